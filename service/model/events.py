@@ -1,0 +1,236 @@
+"""The event envelope, one typed payload per event type, and the canonical encoding.
+
+An event is one line of JSON: `{id, ts, type, origin, project, payload, refs?}`. The payload
+stays raw in the envelope and is decoded by the struct its type names, so unknown types
+survive untouched (forward compatibility) and known ones are typed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from service.model.errors import Invalid
+
+Actor = Literal["agent", "human"]
+Exposure = Literal["full", "index", "search"]
+Scope = Literal["project", "workspace"]
+LinkType = Literal["member-of", "supersedes", "relates"]
+
+
+class Origin(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    actor: Actor
+    confirmed: bool
+    session: str | None = None
+    by: str | None = None
+
+
+class Event(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    id: str
+    ts: str
+    type: str
+    origin: Origin
+    project: str
+    payload: msgspec.Raw
+    refs: dict[str, object] | None = None
+
+
+class Payload(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, forbid_unknown_fields=False):
+    """Base of every payload; unknown keys written by other tools are ignored on read."""
+
+
+class Link(msgspec.Struct, frozen=True, gc=False):
+    type: str
+    target: str
+
+
+class Assertion(Payload, frozen=True, gc=False):
+    """entity.proposed / entity.confirmed: a new record, or (text omitted) a confirmation."""
+
+    entity: str
+    text: str | None = None
+    labels: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    criteria: tuple[str, ...] = ()
+    exposure: Exposure | None = None
+    scope: Scope | None = None
+    priority: int | None = None
+    why: str | None = None
+    target: str | None = None
+
+
+class Superseded(Payload, frozen=True, gc=False):
+    entity: str
+    by: str | None = None
+    why: str | None = None
+
+
+class EntityWhy(Payload, frozen=True, gc=False):
+    """retracted, done, retired, restored, started, unblocked: an entity and maybe a reason."""
+
+    entity: str
+    why: str | None = None
+
+
+class Blocked(Payload, frozen=True, gc=False):
+    entity: str
+    on: str | None = None
+    why: str | None = None
+
+
+class Placed(Payload, frozen=True, gc=False):
+    entity: str
+    exposure: Exposure | None = None
+    priority: int | None = None
+    scope: Scope | None = None
+    why: str | None = None
+    pair: str | None = None
+
+
+class Linked(Payload, frozen=True, gc=False):
+    entity: str
+    link: Link
+
+
+class Covered(Payload, frozen=True, gc=False):
+    entity: str
+    criterion: str
+    why: str | None = None
+
+
+class ReportAdded(Payload, frozen=True, gc=False):
+    text: str
+    work: str | None = None
+    commit: str | None = None
+    artifact: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+class RunStarted(Payload, frozen=True, gc=False):
+    work: str
+
+
+class RunExited(Payload, frozen=True, gc=False):
+    work: str
+    code: int
+
+
+class ProjectAdded(Payload, frozen=True, gc=False):
+    slug: str
+    description: str | None = None
+
+
+class ProjectChanged(Payload, frozen=True, gc=False):
+    slug: str
+    why: str | None = None
+
+
+class Legacy(Payload, frozen=True, gc=False):
+    """Pre-entity Superself kinds (goal.set, decision.*, …): read forever, written by no verb."""
+
+    id: str | None = None
+    entity: str | None = None
+    text: str | None = None
+    title: str | None = None
+    outcome: str | None = None
+    why: str | None = None
+    reason: str | None = None
+    target: str | None = None
+    criteria: tuple[str, ...] = ()
+    criterion: str | None = None
+    objective: str | None = None
+    milestone: str | None = None
+    on: str | None = None
+
+
+PAYLOADS: dict[str, type[Payload]] = {
+    "entity.proposed": Assertion,
+    "entity.confirmed": Assertion,
+    "entity.superseded": Superseded,
+    "entity.retracted": EntityWhy,
+    "entity.placed": Placed,
+    "entity.linked": Linked,
+    "entity.unlinked": Linked,
+    "entity.covered": Covered,
+    "entity.started": EntityWhy,
+    "entity.blocked": Blocked,
+    "entity.unblocked": EntityWhy,
+    "entity.done": EntityWhy,
+    "entity.retired": EntityWhy,
+    "entity.restored": EntityWhy,
+    "report.added": ReportAdded,
+    "work.run-started": RunStarted,
+    "work.run-exited": RunExited,
+    "project.added": ProjectAdded,
+    "project.archived": ProjectChanged,
+    "project.restored": ProjectChanged,
+}
+LEGACY_PREFIXES = ("goal.", "decision.", "convention.", "objective.", "milestone.", "work.")
+WRITABLE = frozenset(PAYLOADS)
+
+_decoders: dict[type[Payload], msgspec.json.Decoder[Payload]] = {}
+_event_decoder = msgspec.json.Decoder(Event)
+_encoder = msgspec.json.Encoder(order="sorted")
+_builtin_decoder = msgspec.json.Decoder()
+
+
+def payload_type(event_type: str) -> type[Payload] | None:
+    """The payload struct of a known type; None for an unknown one (kept, not folded)."""
+    known = PAYLOADS.get(event_type)
+    if known is not None:
+        return known
+    if event_type.startswith(LEGACY_PREFIXES):
+        return Legacy
+    return None
+
+
+def payload_of(event: Event) -> Payload | None:
+    """The typed payload; None for unknown types. Raises msgspec.ValidationError if malformed."""
+    kind = payload_type(event.type)
+    if kind is None:
+        return None
+    decoder = _decoders.get(kind)
+    if decoder is None:
+        decoder = _decoders[kind] = msgspec.json.Decoder(kind)
+    return decoder.decode(event.payload)
+
+
+def decode_line(line: bytes) -> Event:
+    """One log line to an event; raises Invalid with the reason when it is not one."""
+    try:
+        event = _event_decoder.decode(line)
+        payload_of(event)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise Invalid(str(exc)) from exc
+    return event
+
+
+def decode_unchecked(line: bytes) -> Event:
+    """The envelope alone; the payload is validated when the fold reads it."""
+    return _event_decoder.decode(line)
+
+
+def make(
+    event_id: str,
+    ts: str,
+    event_type: str,
+    origin: Origin,
+    project: str,
+    payload: Payload,
+    refs: dict[str, object] | None = None,
+) -> Event:
+    """A new event whose payload is already in canonical bytes."""
+    return Event(event_id, ts, event_type, origin, project, msgspec.Raw(_encoder.encode(payload)), refs)
+
+
+def canonical(event: Event) -> bytes:
+    """The one byte form of an event: keys sorted, no whitespace, UTF-8, newline-terminated."""
+    payload = _encoder.encode(_builtin_decoder.decode(event.payload))
+    return _encoder.encode(msgspec.structs.replace(event, payload=msgspec.Raw(payload))) + b"\n"
+
+
+def as_dict(event: Event) -> dict[str, object]:
+    """The event as plain JSON-ready data (payload decoded)."""
+    data: dict[str, object] = _builtin_decoder.decode(canonical(event))
+    return data

@@ -1,0 +1,436 @@
+"""The fold: events in id order → state. Pure and deterministic.
+
+`fold` advances a state it owns by events whose ids are greater than the state's last id;
+`fold_all` sorts any collection of events by id, drops duplicate copies and folds them from
+nothing. One handler per event type; each reads the typed payload and edits the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import msgspec
+
+from service.model import completion
+from service.model.events import (
+    Assertion,
+    Blocked,
+    Covered,
+    EntityWhy,
+    Event,
+    Legacy,
+    Link,
+    Linked,
+    Payload,
+    Placed,
+    ProjectAdded,
+    ProjectChanged,
+    ReportAdded,
+    RunExited,
+    RunStarted,
+    Superseded,
+    payload_of,
+)
+from service.model.state import Entity, Pending, Project, Report, Run, Signal, State
+
+Handler = Callable[[State, Event, Payload], None]
+
+
+def fold(events: Iterable[Event], state: State | None = None) -> State:
+    """Advance `state` (or a new one) by `events`, which must come in increasing id order."""
+    state = State() if state is None else state
+    for event in events:
+        if state.last_id is not None and event.id <= state.last_id:
+            raise ValueError(f"event {event.id} is not after {state.last_id}; use fold_all")
+        _apply(state, event)
+    return state
+
+
+def fold_all(events: Iterable[Event]) -> State:
+    """Fold any collection of events: id order, one copy of each id, whatever the file order."""
+    by_id: dict[str, Event] = {}
+    conflicts: list[str] = []
+    for event in events:
+        seen = by_id.get(event.id)
+        if seen is None:
+            by_id[event.id] = event
+        elif seen != event:
+            conflicts.append(event.id)
+            if _sort_key(event) < _sort_key(seen):
+                by_id[event.id] = event
+    state = fold(sorted(by_id.values(), key=_id_of))
+    for event_id in sorted(set(conflicts)):
+        state.signals.append(Signal("conflicting-copies", event_id, "two copies differ in bytes"))
+    return state
+
+
+def _id_of(event: Event) -> str:
+    return event.id
+
+
+def _sort_key(event: Event) -> bytes:
+    return msgspec.json.encode(event)
+
+
+def _apply(state: State, event: Event) -> None:
+    state.events += 1
+    state.last_id = event.id
+    try:
+        payload = payload_of(event)
+    except msgspec.ValidationError as exc:
+        state.signals.append(Signal("malformed-payload", event.id, str(exc)))
+        return
+    if payload is None:
+        state.unknown += 1
+        return
+    handler = HANDLERS.get(event.type)
+    if handler is None:
+        handler = _legacy
+    handler(state, event, payload)
+
+
+def _signal(state: State, event: Event, kind: str, detail: str, entity: str | None = None) -> None:
+    state.signals.append(Signal(kind, event.id, detail, entity))
+
+
+def _target(state: State, event: Event, entity_id: str) -> Entity | None:
+    entity = state.entities.get(entity_id)
+    if entity is None:
+        _signal(state, event, "unknown-entity", f"{event.type} names no known record", entity_id)
+        return None
+    entity.updated = event.id
+    return entity
+
+
+# --- assertions -----------------------------------------------------------------------
+
+
+def _assert(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Assertion)
+    confirmed = event.type == "entity.confirmed"
+    existing = state.entities.get(payload.entity)
+    if existing is not None:
+        existing.updated = event.id
+        if confirmed:
+            _confirm(state, event, existing)
+        return
+    if payload.text is None:
+        _signal(state, event, "unknown-entity", "confirmation of no known record", payload.entity)
+        return
+    entity = Entity(
+        id=payload.entity,
+        project=event.project,
+        text=payload.text,
+        labels=list(payload.labels),
+        links=list(payload.links),
+        criteria=list(payload.criteria),
+        covered=[],
+        exposure=payload.exposure or "search",
+        priority=payload.priority,
+        scope=payload.scope or "project",
+        status="proposed",
+        created=event.id,
+        updated=event.id,
+        actor=event.origin.actor,
+        target=payload.target,
+        why=payload.why,
+    )
+    state.entities[entity.id] = entity
+    if confirmed:
+        _confirm(state, event, entity)
+
+
+def _confirm(state: State, event: Event, entity: Entity) -> None:
+    """Confirmation: the record and every placement waiting with it take effect."""
+    if entity.status == "proposed":
+        entity.status = "confirmed"
+        for old in entity.supersedes:
+            _supersede(state, event, old, entity.id, None)
+    if entity.status != "confirmed":
+        return
+    for pending in list(entity.pending):
+        _place_now(entity, pending)
+    entity.pending.clear()
+    for other in state.entities.values():
+        paired = [p for p in other.pending if p.pair == entity.id]
+        for pending in paired:
+            _place_now(other, pending)
+            other.pending.remove(pending)
+
+
+def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why: str | None) -> None:
+    old = state.entities.get(old_id)
+    if old is None:
+        _signal(state, event, "unknown-entity", "supersedes no known record", old_id)
+        return
+    if old.status not in ("proposed", "confirmed"):
+        _signal(state, event, "not-live", f"{old_id} is {old.status}; only live records are superseded", old_id)
+        return
+    old.status = "superseded"
+    old.superseded_by = new_id
+    old.closed_why = why
+    old.pending.clear()
+    old.updated = event.id
+
+
+def _superseded(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Superseded)
+    _supersede(state, event, payload.entity, payload.by, payload.why)
+
+
+def _retracted(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, EntityWhy)
+    entity = _target(state, event, payload.entity)
+    if entity is None or entity.status == "retracted":
+        return
+    entity.status = "retracted"
+    entity.closed_why = payload.why
+    entity.pending.clear()
+
+
+# --- placement and links --------------------------------------------------------------
+
+
+def _placed(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Placed)
+    entity = _target(state, event, payload.entity)
+    if entity is None or entity.status in ("retracted", "superseded"):
+        return
+    pending = Pending(event.id, payload.exposure, payload.priority, payload.scope, payload.why, payload.pair)
+    if event.origin.confirmed:
+        _place_now(entity, pending)
+    else:
+        entity.pending.append(pending)
+
+
+def _place_now(entity: Entity, pending: Pending) -> None:
+    if pending.exposure is not None:
+        entity.exposure = pending.exposure
+    if pending.priority is not None:
+        entity.priority = pending.priority
+    if pending.scope is not None:
+        entity.scope = pending.scope
+
+
+def _linked(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Linked)
+    entity = _target(state, event, payload.entity)
+    if entity is None:
+        return
+    if event.type == "entity.linked":
+        if payload.link not in entity.links:
+            entity.links.append(payload.link)
+    elif payload.link in entity.links:
+        entity.links.remove(payload.link)
+
+
+def _covered(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Covered)
+    entity = _target(state, event, payload.entity)
+    if entity is None:
+        return
+    if payload.criterion not in entity.criteria:
+        _signal(state, event, "undeclared-criterion", f"{payload.criterion!r} is not a criterion", entity.id)
+    elif payload.criterion not in entity.covered:
+        entity.covered.append(payload.criterion)
+
+
+# --- execution facts ------------------------------------------------------------------
+
+
+def _started(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, EntityWhy)
+    entity = _target(state, event, payload.entity)
+    if entity is not None and entity.execution not in ("done", "retired"):
+        entity.execution = "in-progress"
+        entity.started = True
+        entity.blocked_on = None
+
+
+def _blocked(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Blocked)
+    entity = _target(state, event, payload.entity)
+    if entity is not None and entity.execution not in ("done", "retired"):
+        entity.execution = "blocked"
+        entity.blocked_on = payload.on or payload.why or "unspecified"
+
+
+def _unblocked(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, EntityWhy)
+    entity = _target(state, event, payload.entity)
+    if entity is not None and entity.execution == "blocked":
+        entity.execution = "in-progress" if entity.started else None
+        entity.blocked_on = None
+
+
+def _done(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, EntityWhy)
+    entity = _target(state, event, payload.entity)
+    if entity is None:
+        return
+    reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts)
+    if reason is not None:
+        _signal(state, event, "done-refused", reason, entity.id)
+        return
+    entity.execution = "done"
+    entity.blocked_on = None
+    entity.closed_why = payload.why
+
+
+def _retired(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, EntityWhy)
+    entity = _target(state, event, payload.entity)
+    if entity is not None and entity.execution != "done":
+        entity.execution = "retired"
+        entity.closed_why = payload.why
+
+
+def _restored(state: State, event: Event, payload: Payload) -> None:
+    """Undo of done or retired: the unit is open again. Retraction stays terminal."""
+    assert isinstance(payload, EntityWhy)
+    entity = _target(state, event, payload.entity)
+    if entity is not None and entity.execution in ("done", "retired"):
+        entity.execution = "in-progress" if entity.started else None
+        entity.closed_why = None
+
+
+# --- reports, runs, projects ----------------------------------------------------------
+
+
+def _report(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, ReportAdded)
+    refs = event.refs or {}
+    work = payload.work or refs.get("work")
+    key = work if isinstance(work, str) else ""
+    report = Report(event.id, event.ts, payload.text, payload.commit, payload.artifact)
+    state.reports.setdefault(key, []).append(report)
+
+
+def _run_started(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, RunStarted)
+    state.runs[payload.work] = Run(started=event.id)
+
+
+def _run_exited(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, RunExited)
+    run = state.runs.setdefault(payload.work, Run(started=event.id))
+    run.exited = event.id
+    run.code = payload.code
+
+
+def _project_added(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, ProjectAdded)
+    if payload.slug not in state.projects:
+        state.projects[payload.slug] = Project(payload.slug, event.id, payload.description)
+
+
+def _project_changed(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, ProjectChanged)
+    project = state.projects.get(payload.slug)
+    if project is None:
+        _signal(state, event, "unknown-project", f"{event.type} names no known project")
+        return
+    project.archived = event.type == "project.archived"
+    project.why = payload.why
+
+
+# --- legacy Superself kinds -----------------------------------------------------------
+
+LEGACY_PLACEMENT: dict[str, tuple[str, int | None]] = {
+    "goal": ("full", 0),
+    "objective": ("full", 10),
+    "milestone": ("index", 20),
+    "convention": ("full", 30),
+    "decision": ("index", 40),
+    "work": ("search", None),
+}
+_LEGACY_RETRACT = ("retracted", "dropped", "declined", "removed")
+_LEGACY_EXECUTION: dict[str, Handler] = {
+    "started": _started,
+    "unblocked": _unblocked,
+    "done": _done,
+    "reached": _done,
+    "completed": _done,
+    "retired": _retired,
+}
+
+
+def _legacy(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Legacy)
+    label, _, verb = event.type.partition(".")
+    entity_id = payload.id or payload.entity or event.id
+    why = payload.why or payload.reason
+    if verb in _LEGACY_RETRACT:
+        _retracted(state, event, EntityWhy(entity_id, why))
+    elif verb in _LEGACY_EXECUTION:
+        _LEGACY_EXECUTION[verb](state, event, EntityWhy(entity_id, why))
+    elif verb == "blocked":
+        _blocked(state, event, Blocked(entity_id, payload.on, why))
+    elif verb == "covered" and payload.criterion is not None:
+        _covered(state, event, Covered(entity_id, payload.criterion, why))
+    elif verb in ("set", "created", "added", "proposed", "confirmed"):
+        _legacy_assert(state, event, payload, label, entity_id, verb)
+    else:
+        state.unknown += 1
+
+
+def _legacy_assert(
+    state: State, event: Event, payload: Legacy, label: str, entity_id: str, verb: str
+) -> None:
+    text = payload.text or payload.title or payload.outcome
+    existing = state.entities.get(entity_id)
+    if existing is not None or text is None:
+        if verb == "confirmed" and existing is not None:
+            existing.updated = event.id
+            _confirm(state, event, existing)
+        else:
+            _signal(state, event, "unknown-entity", f"{event.type} without text", entity_id)
+        return
+    links: list[Link] = []
+    parent = payload.milestone or payload.objective
+    if parent:
+        links.append(Link("member-of", parent))
+    if event.type == "goal.set":
+        links += [
+            Link("supersedes", e.id)
+            for e in state.entities.values()
+            if "goal" in e.labels and e.live and e.project == event.project
+        ]
+    exposure, priority = LEGACY_PLACEMENT.get(label, ("search", None))
+    assertion = Assertion(
+        entity=entity_id,
+        text=text,
+        labels=(label,),
+        links=tuple(links),
+        criteria=payload.criteria,
+        exposure=exposure,  # type: ignore[arg-type]
+        priority=priority,
+        why=payload.why or payload.reason,
+        target=payload.target,
+    )
+    kind = "entity.proposed" if verb == "proposed" else "entity.confirmed"
+    _assert(state, msgspec.structs.replace(event, type=kind), assertion)
+
+
+HANDLERS: dict[str, Handler] = {
+    "entity.proposed": _assert,
+    "entity.confirmed": _assert,
+    "entity.superseded": _superseded,
+    "entity.retracted": _retracted,
+    "entity.placed": _placed,
+    "entity.linked": _linked,
+    "entity.unlinked": _linked,
+    "entity.covered": _covered,
+    "entity.started": _started,
+    "entity.blocked": _blocked,
+    "entity.unblocked": _unblocked,
+    "entity.done": _done,
+    "entity.retired": _retired,
+    "entity.restored": _restored,
+    "report.added": _report,
+    "work.run-started": _run_started,
+    "work.run-exited": _run_exited,
+    "project.added": _project_added,
+    "project.archived": _project_changed,
+    "project.restored": _project_changed,
+}

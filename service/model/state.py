@@ -1,0 +1,107 @@
+"""The folded state: one entity shape for every record, plus reports, runs and projects."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from service.model.events import Link
+
+Status = Literal["proposed", "confirmed", "superseded", "retracted"]
+Execution = Literal["in-progress", "blocked", "done", "retired"]
+LIVE_STATUSES = ("proposed", "confirmed")
+CLOSED_EXECUTIONS = ("done", "retired")
+
+
+class Pending(msgspec.Struct, gc=False):
+    """A placement proposed by an agent, waiting on a person to confirm it."""
+
+    event: str
+    exposure: str | None = None
+    priority: int | None = None
+    scope: str | None = None
+    why: str | None = None
+    pair: str | None = None
+
+
+class Entity(msgspec.Struct, gc=False):
+    """One record. Mutable only while the fold builds it; projections only read it."""
+
+    id: str
+    project: str
+    text: str
+    labels: list[str]
+    links: list[Link]
+    criteria: list[str]
+    covered: list[str]
+    exposure: str
+    priority: int | None
+    scope: str
+    status: str
+    created: str
+    updated: str
+    actor: str = "agent"
+    target: str | None = None
+    why: str | None = None
+    execution: str | None = None
+    started: bool = False
+    blocked_on: str | None = None
+    superseded_by: str | None = None
+    closed_why: str | None = None
+    pending: list[Pending] = msgspec.field(default_factory=list)
+
+    @property
+    def live(self) -> bool:
+        return self.status in LIVE_STATUSES and self.execution not in CLOSED_EXECUTIONS
+
+    @property
+    def supersedes(self) -> list[str]:
+        return [link.target for link in self.links if link.type == "supersedes"]
+
+
+class Report(msgspec.Struct, frozen=True, gc=False):
+    id: str
+    ts: str
+    text: str
+    commit: str | None = None
+    artifact: str | None = None
+
+
+class Run(msgspec.Struct, gc=False):
+    """What the synced log says of a work unit's process: started, and exited with a code."""
+
+    started: str
+    exited: str | None = None
+    code: int | None = None
+
+
+class Project(msgspec.Struct, gc=False):
+    slug: str
+    added: str
+    description: str | None = None
+    archived: bool = False
+    why: str | None = None
+
+
+class Signal(msgspec.Struct, frozen=True, gc=False):
+    """A health signal: something in the log the fold could not apply as written."""
+
+    kind: str
+    event: str
+    detail: str
+    entity: str | None = None
+
+
+class State(msgspec.Struct, gc=False):
+    entities: dict[str, Entity] = msgspec.field(default_factory=dict)
+    reports: dict[str, list[Report]] = msgspec.field(default_factory=dict)
+    runs: dict[str, Run] = msgspec.field(default_factory=dict)
+    projects: dict[str, Project] = msgspec.field(default_factory=dict)
+    signals: list[Signal] = msgspec.field(default_factory=list)
+    unknown: int = 0
+    events: int = 0
+    last_id: str | None = None
+
+    def live(self) -> list[Entity]:
+        return [e for e in self.entities.values() if e.live]
