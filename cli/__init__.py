@@ -1,0 +1,1 @@
+"""The `self` command line: parse, make one library call, render."""

@@ -1,0 +1,110 @@
+"""Store and project administration: init, project, alias, tokens, import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from cli import render
+from cli.common import OPTIONS, JsonOpt, echo, emit_json, workspace
+from service.model import commands
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("init")
+    def init(directory: str | None = typer.Argument(None, help="Where to create the store (default: --workspace, SELF_WORKSPACE or .)."),
+             as_json: bool = JsonOpt) -> None:
+        """Create a workspace store (a git repository) in DIR."""
+        import os
+
+        from service.store import Store
+
+        target = Path(directory or OPTIONS.workspace or os.environ.get("SELF_WORKSPACE") or ".").expanduser()
+        store = Store.init(target)
+        if as_json:
+            emit_json({"workspace": str(store.root)})
+        else:
+            echo(f"created a workspace store in {store.root}; export SELF_WORKSPACE={store.root}")
+
+    project = typer.Typer(no_args_is_help=True, add_completion=False, help="Projects of the workspace.")
+    app.add_typer(project, name="project")
+
+    @project.command("add")
+    def project_add(slug: str, desc: str | None = typer.Option(None, "--desc", help="One-line description."),
+                    as_json: bool = JsonOpt) -> None:
+        """Register a project."""
+        render.written(workspace().write("", lambda s, c, k: commands.project_add(s, k, slug, desc)), as_json)
+
+    @project.command("list")
+    def project_list(as_json: bool = JsonOpt) -> None:
+        """Every project, with its description and whether it is archived."""
+        rows = workspace().projects()
+        if as_json:
+            return emit_json(rows)
+        for row in rows:
+            mark = "  (archived)" if row["archived"] else ""
+            echo(f"{row['slug']}  {row['description'] or ''}{mark}".rstrip())
+
+    @project.command("archive")
+    def project_archive(slug: str, why: str = typer.Option(..., "--why"), as_json: bool = JsonOpt) -> None:
+        """Archive a project (its log stays; context hides it)."""
+        render.written(workspace().write("", lambda s, c, k: commands.project_archive(s, k, slug, why)), as_json)
+
+    @project.command("restore")
+    def project_restore(slug: str, as_json: bool = JsonOpt) -> None:
+        """Bring an archived project back."""
+        render.written(workspace().write("", lambda s, c, k: commands.project_restore(s, k, slug)), as_json)
+
+    @project.command("link")
+    def project_link(slug: str, path: str = typer.Argument(".", help="The checkout (default: here).")) -> None:
+        """Mark a checkout as belonging to a project (commands run there select it)."""
+        OPTIONS.project = slug
+        where = workspace().link_checkout(Path(path))
+        echo(f"linked {where} to project {slug}")
+
+    @app.command("alias")
+    def alias(
+        action: str | None = typer.Argument(None, help="set | add | restore (none: print the table)."),
+        verb: str | None = typer.Argument(None),
+        label: str | None = typer.Option(None, "--label"),
+        exposure: str | None = typer.Option(None, "--exposure"),
+        priority: int | None = typer.Option(None, "--priority"),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Print the merged alias table, or set, add or restore a row."""
+        ws = workspace()
+        if action is not None:
+            if verb is None:
+                raise commands.Invalid(f"`self alias {action}` needs a verb")
+            ws.edit_alias(action, verb, label, exposure, priority)
+        rows = ws.aliases()
+        if as_json:
+            return emit_json(rows)
+        for row in rows:
+            prio = "" if row["priority"] is None else f" · priority {row['priority']}"
+            echo(f"{row['verb']:<12} {row['label']:<12} {row['exposure']}{prio}{'  (edited)' if row['edited'] else ''}")
+
+    @app.command("tokens")
+    def tokens(set_: float | None = typer.Option(None, "--set", help="Tokens per character, from a measurement."),
+               as_json: bool = JsonOpt) -> None:
+        """Print (or set) the tokens-per-character estimate caps and budgets are measured with."""
+        ws = workspace()
+        doc = ws.tokens(set_)
+        if as_json:
+            return emit_json(doc)
+        echo(f"tokens per character: {doc['tokens_per_char']} (an estimate; measure your model and --set it)")
+        echo(f"caps: full {doc['full_tokens']} · index {doc['index_tokens']} tokens per scope; "
+             f"context budget {doc['context_budget']}")
+
+    imports = typer.Typer(no_args_is_help=True, add_completion=False, help="Bring in state from other tools.")
+    app.add_typer(imports, name="import")
+
+    @imports.command("superself")
+    def import_superself(path: str, as_json: bool = JsonOpt) -> None:
+        """Import a Superself store (registry.jsonl, projects/<slug>/log.jsonl), every event kept."""
+        summary = workspace().import_superself(Path(path))
+        if as_json:
+            return emit_json(summary)
+        for slug, count in summary["projects"].items():  # type: ignore[union-attr]
+            echo(f"{slug}: {count} events imported")

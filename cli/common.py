@@ -1,0 +1,54 @@
+"""What every command shares: the selected workspace, output, and error → exit code."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import msgspec
+import typer
+
+from service.model.errors import Invalid, Refused
+
+
+class Options:
+    workspace: str | None = None
+    project: str | None = None
+
+
+OPTIONS = Options()
+
+
+def workspace():  # type: ignore[no-untyped-def]
+    from service.workspace import Workspace
+
+    return Workspace.locate(OPTIONS.workspace, OPTIONS.project)
+
+
+def emit_json(data: object) -> None:
+    sys.stdout.buffer.write(msgspec.json.encode(data) + b"\n")
+    sys.stdout.flush()
+
+
+def echo(text: str) -> None:
+    typer.echo(text)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"self: {message}", err=True)
+    raise SystemExit(code)
+
+
+def exit_for(exc: BaseException) -> NoReturn:
+    if isinstance(exc, Refused):
+        fail(f"refused: {exc}", 2)
+    if isinstance(exc, Invalid):
+        fail(str(exc), 1)
+    from service.store.errors import StoreError
+
+    if isinstance(exc, StoreError):
+        fail(str(exc), 1)
+    raise exc
+
+
+JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.")

@@ -1,0 +1,110 @@
+"""Entry point of `self`: global options, error mapping, exit codes.
+
+Exit codes: 0 ok; 1 bad input (the message says what to do); 2 refused by a rule.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+import typer
+
+from cli import admin, reads, state, verbs
+from cli.common import OPTIONS
+from service import __version__
+
+app = typer.Typer(
+    cls=verbs.AliasAwareGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    help="selfhub: shared, typed, versioned state for teams of coding agents.",
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"self {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    workspace: str | None = typer.Option(None, "--workspace", help="The workspace store (else SELF_WORKSPACE)."),
+    project: str | None = typer.Option(None, "--project", help="The project (else SELF_PROJECT or the checkout marker)."),
+) -> None:
+    if workspace:
+        OPTIONS.workspace = workspace
+    if project:
+        OPTIONS.project = project
+
+
+admin.register(app)
+reads.register(app)
+state.register(app)
+verbs.register(app)
+
+
+def split_globals(argv: list[str]) -> list[str]:
+    """Take `--project X` and `--workspace DIR` from anywhere in the arguments.
+
+    `--workspace` without a store directory after it stays where it is: on a preset verb
+    it is the flag that records the entry at workspace scope.
+    """
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if arg.startswith("--project="):
+            OPTIONS.project = arg.split("=", 1)[1]
+        elif arg == "--project" and nxt is not None:
+            OPTIONS.project = nxt
+            i += 1
+        elif arg.startswith("--workspace="):
+            OPTIONS.workspace = arg.split("=", 1)[1]
+        elif arg == "--workspace" and nxt is not None and _is_store_dir(nxt, first=not rest):
+            OPTIONS.workspace = nxt
+            i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return rest
+
+
+def _is_store_dir(value: str, first: bool) -> bool:
+    if value.startswith("-"):
+        return False
+    return first or (Path(value).expanduser() / "workspace.json").is_file()
+
+
+def run(argv: list[str] | None = None) -> None:
+    from cli.common import fail
+
+    args = split_globals(list(sys.argv[1:] if argv is None else argv))
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=args, prog_name="self", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(1)
+    except click.UsageError as exc:
+        hint = f" (see `self {exc.ctx.command_path.partition(' ')[2]} --help`)" if exc.ctx else ""
+        fail(f"{exc.format_message()}{hint}".replace("  ", " "), 1)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except Exception as exc:  # noqa: BLE001 - mapped to exit codes in one place
+        from cli.common import exit_for
+
+        exit_for(exc)
+
+
+if __name__ == "__main__":
+    run()
