@@ -11,6 +11,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
+
 from service.model import commands, ids
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
@@ -125,6 +127,147 @@ class Workspace:
             moment = moment.replace(tzinfo=dt.UTC)
         limit = moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         return fold_all(e for e in events if e.ts <= limit)
+
+    # --- projections -----------------------------------------------------------------------
+
+    def runs(self) -> dict[str, str]:
+        """Liveness of every locally recorded process, judged now, on this machine."""
+        return {work: local.liveness(record) for work, record in local.pids(self.store.root).items()}
+
+    def context(self) -> object:
+        from service.model import context
+
+        project = self.require_project()
+        state, quarantined = self.store.state(project)
+        return context.build_context(
+            project, state, self.shared(project), self.config(), today(), self.runs(), len(quarantined)
+        )
+
+    def overview(self) -> object:
+        from service.model import context
+
+        projects = self.state(WORKSPACE_LOG).projects
+        rows = [(p, self.state(slug)) for slug, p in sorted(projects.items())]
+        return context.overview(rows, today())
+
+    def status(self) -> object:
+        from service.model import status
+
+        project = self.require_project()
+        state, quarantined = self.store.state(project)
+        located = [(q.file, q.line, q.reason) for q in quarantined]
+        return status.build_status(project, state, self.runs(), located, today())
+
+    def search(self, query: str, all_: bool, exposure: str | None) -> list[Entity]:
+        from service.model import search
+
+        pool: list[tuple[Entity, bool]] = []
+        for log in self.store.logs():
+            current = log == self.project
+            pool += [(e, current) for e in self.state(log).entities.values()]
+        return search.search(query, pool, all_, exposure)
+
+    def recent(self, n: int) -> list[Event]:
+        if n < 1:
+            raise Invalid(f"-n {n}: give a positive number of events")
+        log = self.require_project() if self.project else WORKSPACE_LOG
+        return sorted(self.store.read(log).events, key=lambda e: e.id)[-n:]
+
+    def refold(self) -> dict[str, object]:
+        """Fold every log from nothing, bypassing the cache, and say what each holds."""
+        from service.model.fold import fold_all
+
+        rows = []
+        for log in self.store.logs():
+            read = self.store.read(log)
+            state = fold_all(read.events)
+            rows.append({
+                "log": log, "events": state.events, "entities": len(state.entities),
+                "unknown": state.unknown, "signals": [s.detail for s in state.signals],
+                "quarantined": [{"file": q.file, "line": q.line, "reason": q.reason} for q in read.quarantined],
+            })
+        return {"logs": rows}
+
+    def show(self, prefix: str, history: bool, at: str | None) -> tuple[Entity, list[Event]]:
+        log = self.log_of(prefix)
+        state = self.state_at(log, at) if at else self.state(log)
+        entity = commands.find(state, prefix)
+        if not history:
+            return entity, []
+        from service.model.history import events_of
+
+        return entity, events_of(entity.id, self.store.read(log).events)
+
+    def work_show(self, prefix: str) -> object:
+        from service.model import views
+
+        state = self.state(self.log_of(prefix))
+        return views.work_show(state, commands.find(state, prefix).id, self.runs())
+
+    def work_list(self, all_: bool) -> object:
+        from service.model import views
+
+        return views.work_list(self.state(self.require_project()), all_)
+
+    def run_started(self, prefix: str, pid: int) -> list[Event]:
+        """The pid goes to this machine's ledger; the log only learns that a run started."""
+        events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
+        local.record_pid(self.store.root, _work_of(events[0]), pid, self.project or "")
+        return events
+
+    # --- administration ------------------------------------------------------------------
+
+    def projects(self) -> list[dict[str, object]]:
+        projects = self.state(WORKSPACE_LOG).projects
+        return [
+            {"slug": p.slug, "description": p.description, "archived": p.archived, "added": p.added}
+            for p in sorted(projects.values(), key=lambda p: p.slug)
+        ]
+
+    def link_checkout(self, path: Path) -> Path:
+        slug = self.require_project()
+        local.write_marker(path, slug)
+        local.link(self.store.root, slug, path)
+        return path.resolve()
+
+    def aliases(self) -> list[dict[str, object]]:
+        from service.model.config import DEFAULT_ALIASES
+
+        config = self.config()
+        return [
+            {"verb": verb, "label": row.label, "exposure": row.exposure, "priority": row.priority,
+             "edited": verb in config.aliases or verb not in DEFAULT_ALIASES}
+            for verb, row in sorted(config.alias_table().items())
+        ]
+
+    def edit_alias(self, action: str, verb: str, label: str | None, exposure: str | None,
+                   priority: int | None) -> None:
+        from service.model.config import edit_alias
+
+        self.store.save_config(edit_alias(self.config(), action, verb, label, exposure, priority))
+
+    def tokens(self, per_char: float | None) -> dict[str, object]:
+        config = self.config()
+        if per_char is not None:
+            if not 0 < per_char <= 4:
+                raise Invalid(f"--set {per_char}: tokens per character must be above 0 and at most 4")
+            config = msgspec.structs.replace(config, tokens_per_char=per_char)
+            self.store.save_config(config)
+        return {"tokens_per_char": config.tokens_per_char, "full_tokens": config.caps.full_tokens,
+                "index_tokens": config.caps.index_tokens, "context_budget": config.context_budget}
+
+    def import_superself(self, path: Path) -> dict[str, object]:
+        from service.store.importer import import_superself
+
+        return import_superself(self.store, path, self.origin)
+
+
+def _work_of(event: Event) -> str:
+    from service.model.events import RunStarted, payload_of
+
+    payload = payload_of(event)
+    assert isinstance(payload, RunStarted)
+    return payload.work
 
 
 def origin_from_env() -> Origin:

@@ -46,3 +46,44 @@ class WorkspaceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, o
         table = {k: v for k, v in DEFAULT_ALIASES.items() if k not in self.removed_aliases}
         table.update(self.aliases)
         return table
+
+
+def edit_alias(
+    config: WorkspaceConfig,
+    action: str,
+    verb: str,
+    label: str | None,
+    exposure: str | None,
+    priority: int | None,
+) -> WorkspaceConfig:
+    """The config with one alias row set, added or restored to its built-in default."""
+    from service.model.errors import Invalid
+
+    table = config.alias_table()
+    user = dict(config.aliases)
+    removed = tuple(v for v in config.removed_aliases if v != verb)
+    if action == "restore":
+        if verb not in DEFAULT_ALIASES:
+            raise Invalid(f"{verb!r} has no built-in row to restore; built-ins: {', '.join(DEFAULT_ALIASES)}")
+        user.pop(verb, None)
+    elif action in ("set", "add"):
+        if action == "set" and verb not in table:
+            raise Invalid(f"no alias {verb!r} to set; `self alias add {verb} --label L` adds one")
+        if action == "add" and verb in table:
+            raise Invalid(f"alias {verb!r} exists; `self alias set {verb} …` changes it")
+        if verb not in DEFAULT_ALIASES and (not verb.isidentifier() or verb in RESERVED_VERBS):
+            raise Invalid(f"{verb!r} cannot be a verb (it must be a word that is not a built-in command)")
+        base = table.get(verb) or AliasRow(label or verb, "search")
+        exposure = exposure or base.exposure
+        if exposure not in ("full", "index", "search"):
+            raise Invalid(f"exposure {exposure!r} is not one of full, index, search")
+        user[verb] = AliasRow(label or base.label, exposure, priority if priority is not None else base.priority)  # type: ignore[arg-type]
+    else:
+        raise Invalid(f"`self alias {action}`: the actions are set, add and restore")
+    return msgspec.structs.replace(config, aliases=user, removed_aliases=removed)
+
+
+RESERVED_VERBS = frozenset({
+    "init", "project", "state", "context", "status", "search", "log", "fold", "alias", "tokens",
+    "import", "report", "work", "serve", "sync", "remote", "clone",
+})
