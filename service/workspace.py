@@ -257,7 +257,7 @@ class Workspace:
                 "index_tokens": config.caps.index_tokens, "context_budget": config.context_budget}
 
     def import_superself(self, path: Path) -> dict[str, object]:
-        from service.store.importer import import_superself
+        from service.importers.superself import import_superself
 
         return import_superself(self.store, path, self.origin)
 

@@ -1,0 +1,1 @@
+"""Importers: other tools' stores brought into a selfhub workspace, every event kept."""

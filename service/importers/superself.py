@@ -1,0 +1,69 @@
+"""`self import superself PATH`: a Superself store (registry.jsonl, projects/<slug>/log.jsonl).
+
+Every event is kept with its own id, legacy kinds included; each passes the sanitize gate
+through the store's import path. Registry rows become `project.added` events.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from service.model import commands
+from service.model.errors import Invalid
+from service.model.events import Event, Origin, ProjectAdded, decode_line, make
+from service.store import Store
+
+
+def read_registry(path: Path) -> list[dict[str, str]]:
+    registry = path / "registry.jsonl"
+    if not registry.is_file():
+        raise Invalid(f"{path} is not a Superself store: it has no registry.jsonl")
+    rows = []
+    for number, line in enumerate(registry.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            commands.valid_slug(row["slug"])
+        except (ValueError, KeyError, TypeError, Invalid) as exc:
+            raise Invalid(f"{registry}:{number} is not a registry row ({exc}); fix or remove it") from exc
+        rows.append(row)
+    return rows
+
+
+def read_log(path: Path) -> tuple[list[Event], list[tuple[int, str]]]:
+    """The events of one Superself log, and the lines that are not events (line, reason)."""
+    events, bad = [], []
+    if not path.is_file():
+        return events, bad
+    for number, line in enumerate(path.read_bytes().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            events.append(decode_line(line))
+        except Invalid as exc:
+            bad.append((number, str(exc)))
+    return events, bad
+
+
+def import_superself(store: Store, path: Path, origin: Origin) -> dict[str, object]:
+    rows = read_registry(path.expanduser())
+    summary: dict[str, int] = {}
+    skipped: dict[str, list[tuple[int, str]]] = {}
+    for row in rows:
+        slug = row["slug"]
+        _register(store, slug, row.get("description"), origin)
+        events, bad = read_log(path / "projects" / slug / "log.jsonl")
+        summary[slug] = store.import_events(slug, events)
+        if bad:
+            skipped[slug] = bad
+    return {"projects": summary, "skipped_lines": skipped}
+
+
+def _register(store: Store, slug: str, description: str | None, origin: Origin) -> None:
+    with store.transaction("") as tx:
+        if slug in tx.state.projects:
+            return
+        event = make(tx.next_ids(1)[0], tx.now(), "project.added", origin, "", ProjectAdded(slug, description))
+        tx.append([event])
