@@ -168,9 +168,7 @@ def _demotion(clock: Clock, entity: Entity, why: str, pair: str | None) -> Event
 
 def confirm(state: State, clock: Clock, prefix: str) -> list[Event]:
     entity = find(state, prefix)
-    waiting = entity.status == "proposed" or entity.pending or any(
-        p.pair == entity.id for other in state.entities.values() for p in other.pending
-    )
+    waiting = entity.status == "proposed" or entity.pending or entity.id in state.pairs
     if not waiting:
         raise Invalid(f"nothing of {entity.id} waits on a person (it is {entity.status})")
     return [_event(clock, "entity.confirmed", Assertion(entity=entity.id), confirmed=True)]

@@ -151,9 +151,9 @@ def _confirm(state: State, event: Event, entity: Entity) -> None:
     for pending in list(entity.pending):
         _place_now(entity, pending)
     entity.pending.clear()
-    for other in state.entities.values():
-        paired = [p for p in other.pending if p.pair == entity.id]
-        for pending in paired:
+    for other_id in state.pairs.pop(entity.id, ()):
+        other = state.entities[other_id]
+        for pending in [p for p in other.pending if p.pair == entity.id]:
             _place_now(other, pending)
             other.pending.remove(pending)
 
@@ -201,6 +201,8 @@ def _placed(state: State, event: Event, payload: Payload) -> None:
         _place_now(entity, pending)
     else:
         entity.pending.append(pending)
+        if pending.pair is not None and pending.pair != entity.id:
+            state.pairs.setdefault(pending.pair, []).append(entity.id)
 
 
 def _place_now(entity: Entity, pending: Pending) -> None:

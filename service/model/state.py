@@ -99,6 +99,7 @@ class State(msgspec.Struct, gc=False):
     runs: dict[str, Run] = msgspec.field(default_factory=dict)
     projects: dict[str, Project] = msgspec.field(default_factory=dict)
     signals: list[Signal] = msgspec.field(default_factory=list)
+    pairs: dict[str, list[str]] = msgspec.field(default_factory=dict)
     unknown: int = 0
     events: int = 0
     last_id: str | None = None
