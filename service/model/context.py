@@ -1,0 +1,368 @@
+"""`self context`: a bounded projection of folded state for a fresh agent session.
+
+Four steps: collect (workspace-scoped records + this project's), order (priority, then
+recency), render (full → full row, index → one line, search → counted in a pointer), and
+anchor the derived live state between the full block and the index lines: work in progress,
+items waiting on a person, the count of other open work, deadlines, health. The agent
+render keeps to a token budget by dropping whole rows from the bottom up, each dropped
+group replaced by a pointer naming the command that shows it again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable
+from functools import partial
+
+import msgspec
+
+from service.model import tokens
+from service.model.config import WorkspaceConfig
+from service.model.render import (
+    full_row,
+    index_row,
+    label_of,
+    one_line,
+    plural,
+    pointer,
+    shorts_for,
+)
+from service.model.state import Entity, Pending, Project, State
+from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
+from service.model.views import is_work, ordered, process_word
+
+FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
+    "full",
+    "progress",
+    "waiting",
+    "deadlines",
+    "health",
+    "index",
+)
+SECTION_ORDER = (FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX)
+DROP_ORDER = (INDEX, HEALTH, DEADLINES, WAITING, PROGRESS, FULL)
+TITLES = {
+    PROGRESS: "Work in progress",
+    WAITING: "Waiting on you",
+    DEADLINES: "Deadlines",
+    HEALTH: "Health",
+    INDEX: "Index",
+}
+DROPPED = {
+    FULL: ("full row", "full rows"),
+    PROGRESS: ("work item in progress", "work items in progress"),
+    WAITING: ("item waiting on you", "items waiting on you"),
+    DEADLINES: ("deadline", "deadlines"),
+    HEALTH: ("health line", "health lines"),
+    INDEX: ("index row", "index rows"),
+}
+
+
+class Row(msgspec.Struct, frozen=True):
+    """One rendered row and the record it is about (None for derived counts)."""
+
+    text: str
+    id: str | None = None
+    short: str | None = None
+
+
+class Section(msgspec.Struct):
+    key: str
+    title: str | None
+    rows: list[Row] = msgspec.field(default_factory=list)
+    pointers: list[str] = msgspec.field(default_factory=list)
+    recover: str = ""
+
+
+class ContextDoc(msgspec.Struct):
+    project: str
+    description: str | None
+    today: str
+    sections: list[Section]
+    counts: dict[str, int]
+    budget: int = 3000
+    tokens_per_char: float = 0.25
+
+
+class Commands(msgspec.Struct, frozen=True):
+    """The recovery commands a project's pointers name."""
+
+    state: str
+    work: str
+    search: str
+    status: str
+
+    @classmethod
+    def of(cls, project: str) -> Commands:
+        slug = shlex.quote(project)
+        return cls(
+            f"self state list --project {slug}",
+            f"self work list --project {slug}",
+            f"self search --project {slug}",
+            f"self status --project {slug}",
+        )
+
+
+def confirm_command(e: Entity, short: str, project: str) -> str:
+    """The exact command that confirms a waiting record or placement."""
+    verb = "decide" if "decision" in e.labels else "state"
+    elsewhere = f" --project {shlex.quote(e.project)}" if e.project and e.project != project else ""
+    return f"self {verb} confirm {short}{elsewhere}"
+
+
+def collect(state: State, shared: Iterable[Entity]) -> list[Entity]:
+    """Workspace-scoped records and this project's live records, once each, in render order."""
+    chosen = {e.id: e for e in shared if e.live}
+    chosen.update((e.id, e) for e in state.live())
+    return ordered(chosen.values())
+
+
+def _shown(entities: list[Entity]) -> set[str]:
+    """Ids that appear in rows or commands (search-exposure records are only counted)."""
+    shown = {
+        e.id
+        for e in entities
+        if e.exposure != "search" or e.status == "proposed" or e.execution or e.pending or e.target
+    }
+    shown.update(p.pair for e in entities for p in e.pending if p.pair)
+    return shown
+
+
+# --- build ----------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Sorts collected records into sections; one method per kind of row."""
+
+    def __init__(self, project: str, shorts: dict[str, str], runs: dict[str, str], state: State):
+        self.project = project
+        self.shorts = shorts
+        self.runs = runs
+        self.state = state
+        self.cmd = Commands.of(project)
+        self.sections = {key: Section(key, TITLES.get(key)) for key in SECTION_ORDER}
+        self.counts = dict.fromkeys(("open_work", "search"), 0)
+
+    def add(self, key: str, text: str, e: Entity | None = None) -> None:
+        row = Row(text, e.id, self.short(e)) if e else Row(text)
+        self.sections[key].rows.append(row)
+
+    def short(self, e: Entity) -> str:
+        return self.shorts.get(e.id, e.id)
+
+    def place(self, e: Entity) -> None:
+        if e.status == "proposed":
+            self.proposal(e)
+        elif e.execution == "in-progress":
+            self.add(PROGRESS, full_row(e) + self.process(e), e)
+        elif e.exposure == "full":
+            self.add(FULL, full_row(e), e)
+        elif e.exposure == "index":
+            self.add(INDEX, index_row(e), e)
+        else:
+            self.counts["open_work" if is_work(e) else "search"] += 1
+        for pending in e.pending if e.status == "confirmed" else ():
+            self.placement(e, pending)
+
+    def process(self, e: Entity) -> str:
+        run = self.state.runs.get(e.id)
+        local = self.runs.get(e.id)
+        if run is None and local is None:
+            return ""
+        return f" — process {process_word(run, local)}"
+
+    def proposal(self, e: Entity) -> None:
+        command = confirm_command(e, self.short(e), self.project)
+        self.add(WAITING, f"- proposed {full_row(e)[2:]} (confirm with `{command}`)", e)
+
+    def placement(self, e: Entity, pending: Pending) -> None:
+        moves = [m for m in (pending.exposure, pending.scope) if m]
+        moves += [f"p{pending.priority}"] if pending.priority is not None else []
+        why = f" ({one_line(pending.why, 80)})" if pending.why else ""
+        owner = self.state.entities.get(pending.pair or "", e)
+        command = confirm_command(owner, self.short(owner), self.project)
+        head = f"- placement [{label_of(e)}] {one_line(e.text, 80)} → {' '.join(moves)}{why}"
+        self.add(WAITING, f"{head} (confirm with `{command}`)", e)
+
+    def finish(self, today: str, entities: list[Entity], health: int) -> list[Section]:
+        for d in deadlines(entities, today):
+            mark = " (overdue)" if d.overdue else " (due today)" if d.target[:10] == today else ""
+            text = f"- {d.target}{mark}: [{d.label}] {one_line(d.text)}"
+            self.sections[DEADLINES].rows.append(Row(text, d.entity, self.shorts.get(d.entity)))
+        if health:
+            self.add(HEALTH, pointer(plural(health, "health signal"), self.cmd.status))
+        open_work = self.counts["open_work"]
+        if open_work:
+            what = f"{open_work} more open work {'item' if open_work == 1 else 'items'}"
+            self.sections[PROGRESS].pointers.append(pointer(what, self.cmd.work))
+        if self.counts["search"]:
+            what = f"{plural(self.counts['search'], 'entity', 'entities')} at search exposure"
+            self.sections[INDEX].pointers.append(pointer(what, self.cmd.search))
+        recover = {PROGRESS: self.cmd.work, HEALTH: self.cmd.status}
+        for section in self.sections.values():
+            section.recover = recover.get(section.key, self.cmd.state)
+        return [s for s in self.sections.values() if s.rows or s.pointers]
+
+
+def build_context(
+    project: str,
+    state: State,
+    shared: list[Entity],
+    config: WorkspaceConfig,
+    today: str,
+    runs: dict[str, str],
+    quarantined: int,
+    description: str | None = None,
+    shorts: dict[str, str] | None = None,
+) -> ContextDoc:
+    """The context document of `project`: sections of rendered rows, counts and pointers.
+
+    `shared` holds workspace-scoped records (the workspace log's and other projects');
+    `runs` maps work id → local liveness word; `today` is the ISO date deadlines are judged
+    against; `quarantined` counts log lines the store could not read. The document
+    carries `config`'s budget and tokens per character for `render_agent`.
+    """
+    entities = collect(state, shared)
+    if shorts is None:
+        universe = [*state.entities, *(e.id for e in shared)]
+        shorts = shorts_for(_shown(entities), universe)
+    builder = _Builder(project, shorts, runs, state)
+    for e in entities:
+        builder.place(e)
+    sections = builder.finish(today, entities, len(state.signals) + quarantined)
+    counts = dict.fromkeys(SECTION_ORDER, 0) | {s.key: len(s.rows) for s in sections}
+    counts |= builder.counts | {"health": len(state.signals) + quarantined}
+    known = state.projects.get(project)
+    return ContextDoc(
+        project=project,
+        description=description or (known.description if known else None),
+        today=today,
+        sections=sections,
+        counts=counts,
+        budget=config.context_budget,
+        tokens_per_char=config.tokens_per_char,
+    )
+
+
+# --- agent render -----------------------------------------------------------------------------
+
+
+def _compose(doc: ContextDoc, keep: dict[str, int]) -> str:
+    lines = [f"# {doc.project}", ""]
+    if doc.description:
+        lines += [one_line(doc.description), ""]
+    for section in doc.sections:
+        if section.title:
+            lines += [f"## {section.title}", ""]
+        kept = keep.get(section.key, len(section.rows))
+        lines += [row.text for row in section.rows[:kept]]
+        dropped = len(section.rows) - kept
+        if dropped:
+            singular, many = DROPPED[section.key]
+            what = f"{dropped} more {singular if dropped == 1 else many}"
+            lines.append(pointer(what, section.recover))
+        lines += [*section.pointers, ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def compose_all(doc: ContextDoc) -> str:
+    """Every row, no budget: the human terminal presentation bypasses the agent budget."""
+    return _compose(doc, {s.key: len(s.rows) for s in doc.sections})
+
+
+def render_agent(
+    doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None
+) -> str:
+    """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`).
+
+    Over budget, whole rows are dropped from the bottom up: index rows first, then the
+    derived rows (health, deadlines, waiting, in progress), then full rows; the header always
+    stays, and each section that lost rows gains a pointer naming the command that lists them.
+    """
+    budget = doc.budget if budget_tokens is None else budget_tokens
+    rate = doc.tokens_per_char if per_char is None else per_char
+    keep = {s.key: len(s.rows) for s in doc.sections}
+
+    def fits(key: str, count: int) -> bool:
+        trial = {**keep, key: count}
+        return tokens.estimate(_compose(doc, trial), rate) <= budget
+
+    if tokens.estimate(_compose(doc, keep), rate) <= budget:
+        return _compose(doc, keep)
+    for key in (k for k in DROP_ORDER if k in keep):
+        if not fits(key, 0):
+            keep[key] = 0
+            continue
+        keep[key] = _most(partial(fits, key), keep[key] - 1)
+        break
+    return _compose(doc, keep)
+
+
+def _most(fits: Callable[[int], bool], upper: int) -> int:
+    """The largest count in [0, upper] that fits, given that 0 fits (binary search)."""
+    low, high = 0, upper
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
+
+
+def render_json(doc: ContextDoc) -> bytes:
+    """The document as JSON (sections, rows, counts, pointers)."""
+    return msgspec.json.encode(doc)
+
+
+# --- outside a project --------------------------------------------------------------------------
+
+
+class ProjectLine(msgspec.Struct, frozen=True):
+    slug: str
+    description: str | None
+    archived: bool
+    goal: str | None
+    work: WorkCounts
+    health: int
+    overdue: int
+
+
+class OverviewDoc(msgspec.Struct):
+    today: str
+    projects: list[ProjectLine]
+
+
+def overview(projects: list[tuple[Project, State]], today: str) -> OverviewDoc:
+    """Each registered project's goal, work counts, health-signal and overdue counts."""
+    lines = []
+    for project, state in projects:
+        goal = current_goal(state)
+        overdue = sum(d.overdue for d in deadlines(state.entities.values(), today))
+        lines.append(
+            ProjectLine(
+                slug=project.slug,
+                description=project.description,
+                archived=project.archived,
+                goal=goal.text if goal else None,
+                work=work_counts(state),
+                health=len(state.signals),
+                overdue=overdue,
+            )
+        )
+    return OverviewDoc(today, lines)
+
+
+def render_overview(doc: OverviewDoc) -> str:
+    """Context outside a registered project: one line per project, archived ones marked."""
+    lines = ["# workspace", ""]
+    for p in doc.projects:
+        mark = " (archived)" if p.archived else ""
+        goal = one_line(p.goal, 100) if p.goal else "no goal set"
+        extra = f"; {p.overdue} overdue" if p.overdue else ""
+        lines.append(
+            f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
+            f"health: {plural(p.health, 'signal')}{extra}"
+        )
+    if not doc.projects:
+        lines.append(pointer("no projects registered yet", "self project add SLUG"))
+    else:
+        lines += ["", pointer("one project's context", "self context --project SLUG")]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,202 @@
+"""`self status`: one project's goal, work counts, progress, waiting items, health, processes.
+
+Everything here is derived from folded state plus two facts the shell supplies: the local
+process ledger's liveness word per work unit, and the log lines the store quarantined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from service.model.render import one_line, plural, shorts_for
+from service.model.state import Entity, State
+from service.model.views import is_waiting, is_work, ordered, process_word
+
+ACTIVE_LIVENESS = ("running", "stale")
+
+
+class WorkCounts(msgspec.Struct, frozen=True):
+    active: int = 0
+    blocked: int = 0
+    next: int = 0
+    done: int = 0
+
+
+class HealthLine(msgspec.Struct, frozen=True):
+    """A health signal from the fold (`where` = event id) or a quarantined line (file:line)."""
+
+    kind: str
+    where: str
+    detail: str
+    entity: str | None = None
+
+
+class ProcessLine(msgspec.Struct, frozen=True):
+    work: str
+    short: str
+    state: str
+    text: str | None = None
+
+
+class Deadline(msgspec.Struct, frozen=True):
+    target: str
+    entity: str
+    label: str
+    text: str
+    overdue: bool
+
+
+class StatusDoc(msgspec.Struct):
+    project: str
+    goal: str | None
+    goal_id: str | None
+    work: WorkCounts
+    objectives_open: int
+    milestones_reached: int
+    milestones_total: int
+    criteria_covered: int
+    criteria_total: int
+    waiting: int
+    unknown: int
+    events: int
+    overdue: list[Deadline]
+    health: list[HealthLine]
+    processes: list[ProcessLine]
+
+
+def current_goal(state: State) -> Entity | None:
+    """The governing goal: the first live goal record in render order, confirmed first."""
+    goals = ordered(e for e in state.live() if "goal" in e.labels)
+    goals.sort(key=lambda e: e.status != "confirmed")
+    return goals[0] if goals else None
+
+
+def work_counts(state: State) -> WorkCounts:
+    """Work units by execution: in progress, blocked, next (not started), done."""
+    counts = {"in-progress": 0, "blocked": 0, None: 0, "done": 0}
+    for e in state.entities.values():
+        if is_work(e) and e.status in ("proposed", "confirmed") and e.execution in counts:
+            counts[e.execution] += 1
+    return WorkCounts(counts["in-progress"], counts["blocked"], counts[None], counts["done"])
+
+
+def deadlines(entities: Iterable[Entity], today: str) -> list[Deadline]:
+    """Open records with a target, soonest first; a target before `today` is overdue."""
+    found = [
+        Deadline(e.target, e.id, e.labels[0] if e.labels else "-", e.text, e.target[:10] < today)
+        for e in entities
+        if e.target and e.live
+    ]
+    return sorted(found, key=lambda d: (d.target, d.entity))
+
+
+def waiting_count(state: State) -> int:
+    """Items waiting on a person: proposed records plus each placement awaiting confirmation."""
+    return sum(
+        (e.status == "proposed") + len(e.pending) for e in state.entities.values() if is_waiting(e)
+    )
+
+
+def _progress(state: State) -> tuple[int, int, int, int, int]:
+    objectives = reached = milestones = covered = criteria = 0
+    for e in state.entities.values():
+        if e.status not in ("proposed", "confirmed") or e.execution == "retired":
+            continue
+        objectives += "objective" in e.labels and e.live
+        if "milestone" in e.labels:
+            milestones += 1
+            reached += e.execution == "done"
+        criteria += len(e.criteria)
+        covered += sum(1 for c in e.criteria if c in e.covered)
+    return objectives, reached, milestones, covered, criteria
+
+
+def health_lines(state: State, quarantined: list[tuple[str, int, str]]) -> list[HealthLine]:
+    lines = [HealthLine(s.kind, s.event, s.detail, s.entity) for s in state.signals]
+    lines += [HealthLine("quarantined", f"{f}:{n}", why) for f, n, why in quarantined]
+    return lines
+
+
+def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
+    """Runs of open units (and any process the local ledger still counts as alive)."""
+    shown: list[str] = []
+    for work_id in sorted(set(state.runs) | set(runs)):
+        e = state.entities.get(work_id)
+        if e is None or e.live or runs.get(work_id) in ACTIVE_LIVENESS:
+            shown.append(work_id)
+    shorts = shorts_for(shown, state.entities)
+    return [
+        ProcessLine(
+            work_id,
+            shorts[work_id],
+            process_word(state.runs.get(work_id), runs.get(work_id)),
+            state.entities[work_id].text if work_id in state.entities else None,
+        )
+        for work_id in shown
+    ]
+
+
+def build_status(
+    project: str,
+    state: State,
+    runs: dict[str, str],
+    quarantined: list[tuple[str, int, str]],
+    today: str,
+) -> StatusDoc:
+    """The status of one project: counts, waiting items, health and process lines."""
+    goal = current_goal(state)
+    objectives, reached, milestones, covered, criteria = _progress(state)
+    return StatusDoc(
+        project=project,
+        goal=goal.text if goal else None,
+        goal_id=goal.id if goal else None,
+        work=work_counts(state),
+        objectives_open=objectives,
+        milestones_reached=reached,
+        milestones_total=milestones,
+        criteria_covered=covered,
+        criteria_total=criteria,
+        waiting=waiting_count(state),
+        unknown=state.unknown,
+        events=state.events,
+        overdue=[d for d in deadlines(state.entities.values(), today) if d.overdue],
+        health=health_lines(state, quarantined),
+        processes=process_lines(state, runs),
+    )
+
+
+def work_text(w: WorkCounts) -> str:
+    return f"{w.active} active, {w.blocked} blocked, {w.next} next, {w.done} done"
+
+
+def render_status(doc: StatusDoc) -> str:
+    """The text render, modelled on Superself's `self status`."""
+    goal = one_line(doc.goal) if doc.goal else 'none set (`self goal "..."` sets one)'
+    lines = [
+        f"{doc.project} — goal: {goal}",
+        f"work: {work_text(doc.work)}",
+        f"objectives: {doc.objectives_open} open, {doc.milestones_reached} of "
+        f"{doc.milestones_total} milestones reached, {doc.criteria_covered} of "
+        f"{doc.criteria_total} exit criteria covered",
+        f"waiting on you: {doc.waiting}",
+    ]
+    if doc.overdue:
+        listed = "; ".join(f"{d.target} [{d.label}] {one_line(d.text, 60)}" for d in doc.overdue)
+        lines.append(f"overdue: {listed}")
+    if doc.unknown:
+        lines.append(f"unknown event types: {plural(doc.unknown, 'event')} kept, not folded")
+    lines += _health_text(doc.health)
+    lines += [f"process {p.short}: {p.state}" for p in doc.processes]
+    return "\n".join(lines) + "\n"
+
+
+def _health_text(health: list[HealthLine]) -> list[str]:
+    if not health:
+        return ["health: ok"]
+    lines = [f"health: {plural(len(health), 'signal')}"]
+    for h in health:
+        about = f" ({h.entity})" if h.entity else ""
+        lines.append(f"  - {h.kind} at {h.where}{about}: {one_line(h.detail)}")
+    return lines

@@ -1,0 +1,171 @@
+"""Status: goal, work counts, progress, waiting, unknown events, health, processes."""
+
+from __future__ import annotations
+
+import msgspec
+
+from service.model import ids
+from service.model.events import (
+    Assertion,
+    Blocked,
+    Covered,
+    EntityWhy,
+    Event,
+    Link,
+    Origin,
+    Payload,
+    Placed,
+    ReportAdded,
+    RunExited,
+    RunStarted,
+    make,
+)
+from service.model.fold import fold_all
+from service.model.state import State
+from service.model.status import build_status, render_status, waiting_count, work_counts
+
+HUMAN = Origin("human", True)
+AGENT = Origin("agent", False)
+TODAY = "2026-12-01"
+
+
+class Log:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def add(self, kind: str, payload: Payload | bytes, origin: Origin = HUMAN) -> str:
+        n = len(self.events) + 1
+        eid = ids.encode((1_800_000_000_000 + 2000 * n) << 80 | n)
+        ts = f"2026-11-30T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+        if isinstance(payload, bytes):
+            event = Event(eid, ts, kind, origin, "app", msgspec.Raw(payload))
+        else:
+            event = make(eid, ts, kind, origin, "app", payload)
+        self.events.append(event)
+        return eid
+
+    def entity(self, text: str, *labels: str, proposed: bool = False, **kw: object) -> str:
+        eid = ids.encode((1_800_000_000_000 + 2000 * (len(self.events) + 1)) << 80 | 1)
+        payload = Assertion(entity=eid, text=text, labels=labels, **kw)  # type: ignore[arg-type]
+        self.add("entity.proposed" if proposed else "entity.confirmed", payload)
+        return eid
+
+    def done(self, entity: str) -> None:
+        self.add("report.added", ReportAdded(text="shipped", work=entity, commit="c0ffee"))
+        self.add("entity.done", EntityWhy(entity=entity))
+
+    def state(self) -> State:
+        return fold_all(self.events)
+
+
+def test_empty_project_status() -> None:
+    doc = build_status("app", State(), {}, [], TODAY)
+    assert doc.goal is None
+    assert render_status(doc).splitlines() == [
+        'app — goal: none set (`self goal "..."` sets one)',
+        "work: 0 active, 0 blocked, 0 next, 0 done",
+        "objectives: 0 open, 0 of 0 milestones reached, 0 of 0 exit criteria covered",
+        "waiting on you: 0",
+        "health: ok",
+    ]
+
+
+def test_work_counts_by_execution() -> None:
+    log = Log()
+    active = log.entity("a", "work")
+    log.add("entity.started", EntityWhy(entity=active))
+    blocked = log.entity("b", "work")
+    log.add("entity.blocked", Blocked(entity=blocked, on="review"))
+    log.entity("c", "work")
+    log.entity("d", "work")
+    done = log.entity("e", "work")
+    log.done(done)
+    retired = log.entity("f", "work")
+    log.add("entity.retired", EntityWhy(entity=retired, why="dropped"))
+    gone = log.entity("g", "work")
+    log.add("entity.retracted", EntityWhy(entity=gone))
+    counts = work_counts(log.state())
+    assert (counts.active, counts.blocked, counts.next, counts.done) == (1, 1, 2, 1)
+
+
+def test_goal_is_the_current_one_after_supersession() -> None:
+    log = Log()
+    old = log.entity("old goal", "goal", exposure="full", priority=0)
+    log.entity("new goal", "goal", exposure="full", priority=0, links=(Link("supersedes", old),))
+    log.entity("a proposed goal", "goal", proposed=True, exposure="full", priority=0)
+    assert build_status("app", log.state(), {}, [], TODAY).goal == "new goal"
+
+
+def test_objectives_milestones_and_criteria() -> None:
+    log = Log()
+    log.entity("ship", "objective", target="2099-01-01")
+    reached = log.entity("alpha", "milestone", criteria=("a",))
+    log.add("entity.covered", Covered(entity=reached, criterion="a"))
+    log.done(reached)
+    open_one = log.entity("beta", "milestone", criteria=("b", "c"))
+    log.add("entity.covered", Covered(entity=open_one, criterion="c"))
+    closed = log.entity("old objective", "objective")
+    log.done(closed)
+    doc = build_status("app", log.state(), {}, [], TODAY)
+    assert doc.objectives_open == 1
+    assert (doc.milestones_reached, doc.milestones_total) == (1, 2)
+    assert (doc.criteria_covered, doc.criteria_total) == (2, 3)
+    assert (
+        "objectives: 1 open, 1 of 2 milestones reached, 2 of 3 exit criteria covered"
+        in render_status(doc)
+    )
+
+
+def test_waiting_counts_proposals_and_each_waiting_placement() -> None:
+    log = Log()
+    log.entity("add a cache", "decision", proposed=True)
+    placed = log.entity("tabs", "convention", exposure="full")
+    log.add("entity.placed", Placed(entity=placed, exposure="index", why="a"), AGENT)
+    log.add("entity.placed", Placed(entity=placed, priority=90, why="b"), AGENT)
+    assert waiting_count(log.state()) == 3
+    assert "waiting on you: 3" in render_status(build_status("app", log.state(), {}, [], TODAY))
+
+
+def test_overdue_unknown_health_and_quarantine_lines() -> None:
+    log = Log()
+    late = log.entity("ship the alpha", "objective", target="2026-11-01")
+    log.add("entity.done", EntityWhy(entity=late))  # refused: no evidence
+    log.add("vendor.thing", b'{"x":1}')
+    doc = build_status(
+        "app", log.state(), {}, [("projects/app/log/000000.jsonl", 7, "not JSON")], TODAY
+    )
+    assert doc.unknown == 1
+    assert [d.text for d in doc.overdue] == ["ship the alpha"]
+    text = render_status(doc)
+    assert "overdue: 2026-11-01 [objective] ship the alpha" in text
+    assert "unknown event types: 1 event kept, not folded" in text
+    assert "health: 2 signals" in text
+    assert f"  - done-refused at {log.events[1].id} ({late}): " in text
+    assert "  - quarantined at projects/app/log/000000.jsonl:7: not JSON" in text
+    msgspec.json.encode(doc)
+
+
+def test_process_lines_combine_the_log_and_local_liveness() -> None:
+    log = Log()
+    exited = log.entity("exited one", "work")
+    log.add("work.run-started", RunStarted(work=exited))
+    log.add("work.run-exited", RunExited(work=exited, code=0))
+    stale = log.entity("stale one", "work")
+    log.add("entity.started", EntityWhy(entity=stale))
+    log.add("work.run-started", RunStarted(work=stale))
+    elsewhere = log.entity("remote one", "work")
+    log.add("work.run-started", RunStarted(work=elsewhere))
+    finished = log.entity("finished", "work")
+    log.add("work.run-started", RunStarted(work=finished))
+    log.add("work.run-exited", RunExited(work=finished, code=0))
+    log.done(finished)
+    runs = {stale: "stale", elsewhere: "other-machine"}
+    doc = build_status("app", log.state(), runs, [], TODAY)
+    words = {p.work: p.state for p in doc.processes}
+    assert words == {
+        exited: "exited (code 0)",
+        stale: "stale: no live process and no recorded exit",
+        elsewhere: "started on another machine",
+    }
+    assert all(p.short == p.work[:8] for p in doc.processes)
+    assert f"process {exited[:8]}: exited (code 0)" in render_status(doc)
