@@ -31,7 +31,7 @@ def emit_json(data: object) -> None:
 
 
 def echo(text: str) -> None:
-    typer.echo(text)
+    typer.echo(text.rstrip("\n"))
 
 
 def fail(message: str, code: int) -> NoReturn:

@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             echo(status.render_status(doc))
 
     @app.command("search")
-    def search_(query: str, all_: bool = typer.Option(False, "--all", help="Include records context shows."),
+    def search_(query: str = typer.Argument("", help="Words to find (empty: every candidate)."), all_: bool = typer.Option(False, "--all", help="Include records context shows."),
                 exposure: str | None = typer.Option(None, "--exposure", help="Only this exposure."),
                 as_json: bool = JsonOpt) -> None:
         """Live records context does not render, across projects, this project first."""

@@ -132,15 +132,17 @@ class Workspace:
 
     def runs(self) -> dict[str, str]:
         """Liveness of every locally recorded process, judged now, on this machine."""
-        return {work: local.liveness(record) for work, record in local.pids(self.store.root).items()}
+        return {work: local.liveness(record) for work, record in self.store.local.pids().items()}
 
     def context(self) -> object:
         from service.model import context
 
         project = self.require_project()
         state, quarantined = self.store.state(project)
+        description = self.state(WORKSPACE_LOG).projects[project].description
         return context.build_context(
-            project, state, self.shared(project), self.config(), today(), self.runs(), len(quarantined)
+            project, state, self.shared(project), self.config(), today(), self.runs(), len(quarantined),
+            description=description,
         )
 
     def overview(self) -> object:
@@ -212,7 +214,7 @@ class Workspace:
     def run_started(self, prefix: str, pid: int) -> list[Event]:
         """The pid goes to this machine's ledger; the log only learns that a run started."""
         events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
-        local.record_pid(self.store.root, _work_of(events[0]), pid, self.project or "")
+        self.store.local.record_pid(_work_of(events[0]), pid, self.project or "")
         return events
 
     # --- administration ------------------------------------------------------------------
@@ -227,7 +229,7 @@ class Workspace:
     def link_checkout(self, path: Path) -> Path:
         slug = self.require_project()
         local.write_marker(path, slug)
-        local.link(self.store.root, slug, path)
+        self.store.local.link(slug, path)
         return path.resolve()
 
     def aliases(self) -> list[dict[str, object]]:
