@@ -25,6 +25,7 @@ from service.model.events import (
 )
 from service.store import Store
 
+FULL_ROWS, INDEX_ROWS = 40, 800  # roughly what the default caps hold
 LABELS = [("decision", "index", 40), ("convention", "full", 30), ("idea", "search", None),
           ("note", "index", 45), ("milestone", "index", 20), ("work", "search", None)]
 WORDS = ("sync merge cache fold segment clone remote index search budget token cap "
@@ -40,6 +41,7 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
     live: list[str] = []
     work: list[str] = []
     with_criteria: list[str] = []
+    tiers: dict[str, list[str]] = {"full": [], "index": []}
 
     def next_event(kind: str, payload: object, refs: dict[str, object] | None = None) -> Event:
         nonlocal last
@@ -62,6 +64,9 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
                 exposure=exposure, priority=priority, why="because " + rng.choice(WORDS)))
             event = _with_entity(event)
             out.append(event)
+            if exposure in tiers:
+                tiers[exposure].append(event.id)
+                out.extend(_demote(tiers, next_event))
             (work if label == "work" else live).append(event.id)
             if criteria:
                 with_criteria.append(event.id)
@@ -78,7 +83,10 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
                                                                commit=f"{rng.getrandbits(160):040x}"),
                                   {"work": unit}))
         elif roll < 0.86 and work:
-            out.append(next_event("entity.done", EntityWhy(work.pop(rng.randrange(len(work))))))
+            unit = work.pop(rng.randrange(len(work)))
+            out.append(next_event("report.added", ReportAdded("done: tests green", work=unit,
+                                                               artifact="dist/report.html"), {"work": unit}))
+            out.append(next_event("entity.done", EntityWhy(unit)))
         elif roll < 0.90 and work:
             out.append(next_event("entity.blocked", Blocked(rng.choice(work), on="review")))
         elif roll < 0.94 and with_criteria:
@@ -86,6 +94,19 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
         else:
             out.append(next_event("entity.linked", EntityWhy(rng.choice(live)) and _link(live, rng)))
     return out[:count]
+
+
+def _demote(tiers: dict[str, list[str]], next_event: object) -> list[Event]:
+    """Keep the rendered tiers within what the caps would allow, as a real team must."""
+    moved: list[Event] = []
+    if len(tiers["full"]) > FULL_ROWS:
+        oldest = tiers["full"].pop(0)
+        moved.append(next_event("entity.placed", Placed(oldest, exposure="index", why="room")))  # type: ignore[operator]
+        tiers["index"].append(oldest)
+    if len(tiers["index"]) > INDEX_ROWS:
+        oldest = tiers["index"].pop(0)
+        moved.append(next_event("entity.placed", Placed(oldest, exposure="search", why="room")))  # type: ignore[operator]
+    return moved
 
 
 def _with_entity(event: Event) -> Event:

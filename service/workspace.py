@@ -19,7 +19,7 @@ from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Event, Origin
 from service.model.state import Entity, State
-from service.store import Store, local
+from service.store import Quarantine, Store, local
 
 WORKSPACE_LOG = ""
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
@@ -32,6 +32,7 @@ class Workspace:
         self.store = store
         self.project = project
         self.origin = origin
+        self._states: dict[str, tuple[State, list[Quarantine]]] = {}
 
     # --- opening -------------------------------------------------------------------------
 
@@ -72,6 +73,7 @@ class Workspace:
             clock = Clock(lambda: tx.next_ids(1)[0], tx.now(), self.origin, log)
             events = command(tx.state, tx.config, clock)
             tx.append(events)
+        self._states.pop(log, None)
         return events
 
     def write_project(self, command: Command) -> list[Event]:
@@ -97,7 +99,13 @@ class Workspace:
     # --- reading -------------------------------------------------------------------------
 
     def state(self, log: str) -> State:
-        return self.store.state(log)[0]
+        return self.folded(log)[0]
+
+    def folded(self, log: str) -> tuple[State, list[Quarantine]]:
+        """A log's state and quarantined lines, folded once per call of a command."""
+        if log not in self._states:
+            self._states[log] = self.store.state(log)
+        return self._states[log]
 
     def config(self) -> WorkspaceConfig:
         return self.store.config()
@@ -138,7 +146,7 @@ class Workspace:
         from service.model import context
 
         project = self.require_project()
-        state, quarantined = self.store.state(project)
+        state, quarantined = self.folded(project)
         description = self.state(WORKSPACE_LOG).projects[project].description
         return context.build_context(
             project, state, self.shared(project), self.config(), today(), self.runs(), len(quarantined),
@@ -156,7 +164,7 @@ class Workspace:
         from service.model import status
 
         project = self.require_project()
-        state, quarantined = self.store.state(project)
+        state, quarantined = self.folded(project)
         located = [(q.file, q.line, q.reason) for q in quarantined]
         return status.build_status(project, state, self.runs(), located, today())
 
