@@ -158,19 +158,23 @@ def _confirm(state: State, event: Event, entity: Entity) -> None:
             other.pending.remove(pending)
 
 
-def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why: str | None) -> None:
+def _supersede(
+    state: State, event: Event, old_id: str, new_id: str | None, why: str | None
+) -> None:
     old = state.entities.get(old_id)
     if old is None:
         _signal(state, event, "unknown-entity", "supersedes no known record", old_id)
         return
     if old.status not in ("proposed", "confirmed"):
-        _signal(state, event, "not-live", f"{old_id} is {old.status}; only live records are superseded", old_id)
+        detail = f"{old_id} is {old.status}; only live records are superseded"
+        _signal(state, event, "not-live", detail, old_id)
         return
     old.status = "superseded"
     old.superseded_by = new_id
     old.closed_why = why
     old.pending.clear()
     old.updated = event.id
+    _drop_pairs(state, old_id)
 
 
 def _superseded(state: State, event: Event, payload: Payload) -> None:
@@ -186,6 +190,15 @@ def _retracted(state: State, event: Event, payload: Payload) -> None:
     entity.status = "retracted"
     entity.closed_why = payload.why
     entity.pending.clear()
+    _drop_pairs(state, entity.id)
+
+
+def _drop_pairs(state: State, entity_id: str) -> None:
+    """A proposal that is withdrawn or replaced unconfirmed takes its paired placements along:
+    the pair was one decision, and its add can no longer be confirmed."""
+    for other_id in state.pairs.pop(entity_id, ()):
+        other = state.entities[other_id]
+        other.pending = [p for p in other.pending if p.pair != entity_id]
 
 
 # --- placement and links --------------------------------------------------------------
@@ -196,7 +209,9 @@ def _placed(state: State, event: Event, payload: Payload) -> None:
     entity = _target(state, event, payload.entity)
     if entity is None or entity.status in ("retracted", "superseded"):
         return
-    pending = Pending(event.id, payload.exposure, payload.priority, payload.scope, payload.why, payload.pair)
+    pending = Pending(
+        event.id, payload.exposure, payload.priority, payload.scope, payload.why, payload.pair
+    )
     if event.origin.confirmed:
         _place_now(entity, pending)
     else:
@@ -232,7 +247,8 @@ def _covered(state: State, event: Event, payload: Payload) -> None:
     if entity is None:
         return
     if payload.criterion not in entity.criteria:
-        _signal(state, event, "undeclared-criterion", f"{payload.criterion!r} is not a criterion", entity.id)
+        detail = f"{payload.criterion!r} is not a criterion"
+        _signal(state, event, "undeclared-criterion", detail, entity.id)
     elif payload.criterion not in entity.covered:
         entity.covered.append(payload.criterion)
 
