@@ -19,10 +19,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate import build  # noqa: E402
+from generate import build
 
 SELF = str(Path(sys.executable).with_name("self"))
-SUPERSELF = {10_000: ("self context", 17.1), 1_000: ("self context", 0.44), 3_000: ("self context", 2.1)}
+SUPERSELF = {
+    10_000: ("self context", 17.1),
+    1_000: ("self context", 0.44),
+    3_000: ("self context", 2.1),
+}
 REFOLD = """
 import resource, sys, time
 from pathlib import Path
@@ -66,12 +70,23 @@ def bench_size(size: int, root: Path) -> dict[str, float]:
     warm = statistics.median(timed(context, env) for _ in range(5))
     timed([SELF, "state", "add", "one more record", "--label", "note"], env)
     after_append = timed(context, env)
-    out = subprocess.run([sys.executable, "-c", REFOLD, str(store_dir)], env=env, check=True,
-                         capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", REFOLD, str(store_dir)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     events, took, maxrss_kb = int(out[0]), float(out[1]), int(out[2])
-    return {"generated_s": generated, "context_first_s": first, "context_warm_s": warm,
-            "context_after_append_s": after_append, "refold_s": took,
-            "refold_events_per_s": events / took, "refold_peak_mib": maxrss_kb / 1024}
+    return {
+        "generated_s": generated,
+        "context_first_s": first,
+        "context_warm_s": warm,
+        "context_after_append_s": after_append,
+        "refold_s": took,
+        "refold_events_per_s": events / took,
+        "refold_peak_mib": maxrss_kb / 1024,
+    }
 
 
 def main() -> None:
@@ -79,13 +94,16 @@ def main() -> None:
     print(f"machine: {machine()}")
     version = subprocess.run([SELF, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"selfhub: {version}; `self --version` takes {timed([SELF, '--version'], dict(os.environ)):.3f} s")
-    print("baseline (Superself 0.7.0 on this machine class, from the issue): self context "
-          "0.44 s @1k, 2.1 s @3k, 17.1 s @10k events; self fold 1.18 s @10k")
+    print(
+        "baseline (Superself 0.7.0 on this machine class, from the issue): self context "
+        "0.44 s @1k, 2.1 s @3k, 17.1 s @10k events; self fold 1.18 s @10k"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             r = bench_size(size, Path(tmp))
             print(
-                f"{size:>9,} events: context first {r['context_first_s']:.3f} s, warm {r['context_warm_s']:.3f} s, "
+                f"{size:>9,} events: context first {r['context_first_s']:.3f} s, "
+                f"warm {r['context_warm_s']:.3f} s, "
                 f"after one append {r['context_after_append_s']:.3f} s | refold {r['refold_s']:.2f} s = "
                 f"{r['refold_events_per_s']:,.0f} events/s, peak {r['refold_peak_mib']:.0f} MiB"
             )

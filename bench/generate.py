@@ -26,10 +26,37 @@ from service.model.events import (
 from service.store import Store
 
 FULL_ROWS, INDEX_ROWS = 40, 800  # roughly what the default caps hold
-LABELS = [("decision", "index", 40), ("convention", "full", 30), ("idea", "search", None),
-          ("note", "index", 45), ("milestone", "index", 20), ("work", "search", None)]
-WORDS = ("sync merge cache fold segment clone remote index search budget token cap "
-         "review claim ground support schema event ledger context agent").split()
+LABELS = [
+    ("decision", "index", 40),
+    ("convention", "full", 30),
+    ("idea", "search", None),
+    ("note", "index", 45),
+    ("milestone", "index", 20),
+    ("work", "search", None),
+]
+WORDS = [
+    "sync",
+    "merge",
+    "cache",
+    "fold",
+    "segment",
+    "clone",
+    "remote",
+    "index",
+    "search",
+    "budget",
+    "token",
+    "cap",
+    "review",
+    "claim",
+    "ground",
+    "support",
+    "schema",
+    "event",
+    "ledger",
+    "context",
+    "agent",
+]
 
 
 def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_000_000) -> list[Event]:
@@ -59,9 +86,19 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
             links: tuple[Link, ...] = ()
             if live and rng.random() < 0.15:
                 links = (Link("supersedes", live.pop(rng.randrange(len(live)))),)
-            event = next_event("entity.confirmed", Assertion(
-                entity="", text=text, labels=(label,), links=links, criteria=criteria,
-                exposure=exposure, priority=priority, why="because " + rng.choice(WORDS)))
+            event = next_event(
+                "entity.confirmed",
+                Assertion(
+                    entity="",
+                    text=text,
+                    labels=(label,),
+                    links=links,
+                    criteria=criteria,
+                    exposure=exposure,
+                    priority=priority,
+                    why="because " + rng.choice(WORDS),
+                ),
+            )
             event = _with_entity(event)
             out.append(event)
             if exposure in tiers:
@@ -71,21 +108,40 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
             if criteria:
                 with_criteria.append(event.id)
         elif roll < 0.50:
-            out.append(next_event("entity.retracted", EntityWhy(live.pop(rng.randrange(len(live))), "dropped")))
+            out.append(
+                next_event("entity.retracted", EntityWhy(live.pop(rng.randrange(len(live))), "dropped"))
+            )
         elif roll < 0.62:
-            out.append(next_event("entity.placed", Placed(rng.choice(live), exposure=rng.choice(
-                ["index", "search"]), why="decayed")))
+            out.append(
+                next_event(
+                    "entity.placed",
+                    Placed(rng.choice(live), exposure=rng.choice(["index", "search"]), why="decayed"),
+                )
+            )
         elif roll < 0.72 and work:
             out.append(next_event("entity.started", EntityWhy(rng.choice(work))))
         elif roll < 0.80 and work:
             unit = rng.choice(work)
-            out.append(next_event("report.added", ReportAdded("progress " + rng.choice(WORDS), work=unit,
-                                                               commit=f"{rng.getrandbits(160):040x}"),
-                                  {"work": unit}))
+            out.append(
+                next_event(
+                    "report.added",
+                    ReportAdded(
+                        "progress " + rng.choice(WORDS),
+                        work=unit,
+                        commit=f"{rng.getrandbits(160):040x}",
+                    ),
+                    {"work": unit},
+                )
+            )
         elif roll < 0.86 and work:
             unit = work.pop(rng.randrange(len(work)))
-            out.append(next_event("report.added", ReportAdded("done: tests green", work=unit,
-                                                               artifact="dist/report.html"), {"work": unit}))
+            out.append(
+                next_event(
+                    "report.added",
+                    ReportAdded("done: tests green", work=unit, artifact="dist/report.html"),
+                    {"work": unit},
+                )
+            )
             out.append(next_event("entity.done", EntityWhy(unit)))
         elif roll < 0.90 and work:
             out.append(next_event("entity.blocked", Blocked(rng.choice(work), on="review")))
@@ -128,8 +184,18 @@ def build(root: Path, slug: str, count: int) -> Store:
     """A fresh store at `root` holding one project with `count` events."""
     store = Store.init(root)
     with store.transaction("") as tx:
-        tx.append([make(tx.next_ids(1)[0], tx.now(), "project.added", Origin("human", True), "",
-                        ProjectAdded(slug, "benchmark project"))])
+        tx.append(
+            [
+                make(
+                    tx.next_ids(1)[0],
+                    tx.now(),
+                    "project.added",
+                    Origin("human", True),
+                    "",
+                    ProjectAdded(slug, "benchmark project"),
+                )
+            ]
+        )
     store.import_events(slug, events_for(slug, count))
     return store
 

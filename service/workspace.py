@@ -37,7 +37,9 @@ class Workspace:
     # --- opening -------------------------------------------------------------------------
 
     @classmethod
-    def locate(cls, workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
+    def locate(
+        cls, workspace: str | None, project: str | None, cwd: Path | None = None
+    ) -> Workspace:
         root = workspace or os.environ.get("SELF_WORKSPACE")
         if not root:
             raise Invalid(
@@ -62,7 +64,9 @@ class Workspace:
         projects = self.state(WORKSPACE_LOG).projects
         if self.project not in projects:
             known = ", ".join(sorted(projects)) or "none yet"
-            raise Invalid(f"no project {self.project!r} (known: {known}); `self project add` registers one")
+            raise Invalid(
+                f"no project {self.project!r} (known: {known}); `self project add` registers one"
+            )
         return self.project
 
     # --- writing -------------------------------------------------------------------------
@@ -115,7 +119,11 @@ class Workspace:
         shared = [e for e in self.state(WORKSPACE_LOG).entities.values() if e.live]
         for other in self.store.logs():
             if other not in (WORKSPACE_LOG, project):
-                shared += [e for e in self.state(other).entities.values() if e.live and e.scope == "workspace"]
+                shared += [
+                    e
+                    for e in self.state(other).entities.values()
+                    if e.live and e.scope == "workspace"
+                ]
         return shared
 
     def state_at(self, log: str, at: str) -> State:
@@ -128,7 +136,9 @@ class Workspace:
         try:
             moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise Invalid(f"--at {at!r} is neither an event id nor an ISO date such as 2026-11-30") from exc
+            raise Invalid(
+                f"--at {at!r} is neither an event id nor an ISO date such as 2026-11-30"
+            ) from exc
         if len(at) == 10:
             moment = moment + dt.timedelta(days=1) - dt.timedelta(milliseconds=1)
         if moment.tzinfo is None:
@@ -149,7 +159,13 @@ class Workspace:
         state, quarantined = self.folded(project)
         description = self.state(WORKSPACE_LOG).projects[project].description
         return context.build_context(
-            project, state, self.shared(project), self.config(), today(), self.runs(), len(quarantined),
+            project,
+            state,
+            self.shared(project),
+            self.config(),
+            today(),
+            self.runs(),
+            len(quarantined),
             description=description,
         )
 
@@ -191,11 +207,19 @@ class Workspace:
         for log in self.store.logs():
             read = self.store.read(log)
             state = fold_all(read.events)
-            rows.append({
-                "log": log, "events": state.events, "entities": len(state.entities),
-                "unknown": state.unknown, "signals": [s.detail for s in state.signals],
-                "quarantined": [{"file": q.file, "line": q.line, "reason": q.reason} for q in read.quarantined],
-            })
+            rows.append(
+                {
+                    "log": log,
+                    "events": state.events,
+                    "entities": len(state.entities),
+                    "unknown": state.unknown,
+                    "signals": [s.detail for s in state.signals],
+                    "quarantined": [
+                        {"file": q.file, "line": q.line, "reason": q.reason}
+                        for q in read.quarantined
+                    ],
+                }
+            )
         return {"logs": rows}
 
     def show(self, prefix: str, history: bool, at: str | None) -> tuple[Entity, list[Event]]:
@@ -245,13 +269,19 @@ class Workspace:
 
         config = self.config()
         return [
-            {"verb": verb, "label": row.label, "exposure": row.exposure, "priority": row.priority,
-             "edited": verb in config.aliases or verb not in DEFAULT_ALIASES}
+            {
+                "verb": verb,
+                "label": row.label,
+                "exposure": row.exposure,
+                "priority": row.priority,
+                "edited": verb in config.aliases or verb not in DEFAULT_ALIASES,
+            }
             for verb, row in sorted(config.alias_table().items())
         ]
 
-    def edit_alias(self, action: str, verb: str, label: str | None, exposure: str | None,
-                   priority: int | None) -> None:
+    def edit_alias(
+        self, action: str, verb: str, label: str | None, exposure: str | None, priority: int | None
+    ) -> None:
         from service.model.config import edit_alias
 
         self.store.save_config(edit_alias(self.config(), action, verb, label, exposure, priority))
@@ -260,11 +290,17 @@ class Workspace:
         config = self.config()
         if per_char is not None:
             if not 0 < per_char <= 4:
-                raise Invalid(f"--set {per_char}: tokens per character must be above 0 and at most 4")
+                raise Invalid(
+                    f"--set {per_char}: tokens per character must be above 0 and at most 4"
+                )
             config = msgspec.structs.replace(config, tokens_per_char=per_char)
             self.store.save_config(config)
-        return {"tokens_per_char": config.tokens_per_char, "full_tokens": config.caps.full_tokens,
-                "index_tokens": config.caps.index_tokens, "context_budget": config.context_budget}
+        return {
+            "tokens_per_char": config.tokens_per_char,
+            "full_tokens": config.caps.full_tokens,
+            "index_tokens": config.caps.index_tokens,
+            "context_budget": config.context_budget,
+        }
 
     def import_superself(self, path: Path) -> dict[str, object]:
         from service.importers.superself import import_superself
@@ -284,7 +320,9 @@ def origin_from_env() -> Origin:
     actor = os.environ.get("SELF_ACTOR", "human")
     if actor not in ("agent", "human"):
         raise Invalid(f"SELF_ACTOR={actor!r} is neither agent nor human")
-    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)  # type: ignore[arg-type]
+    return Origin(
+        actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None
+    )  # type: ignore[arg-type]
 
 
 def today() -> str:

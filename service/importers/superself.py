@@ -27,7 +27,9 @@ def read_registry(path: Path) -> list[dict[str, str]]:
             row = json.loads(line)
             commands.valid_slug(row["slug"])
         except (ValueError, KeyError, TypeError, Invalid) as exc:
-            raise Invalid(f"{registry}:{number} is not a registry row ({exc}); fix or remove it") from exc
+            raise Invalid(
+                f"{registry}:{number} is not a registry row ({exc}); fix or remove it"
+            ) from exc
         rows.append(row)
     return rows
 
@@ -65,5 +67,12 @@ def _register(store: Store, slug: str, description: str | None, origin: Origin) 
     with store.transaction("") as tx:
         if slug in tx.state.projects:
             return
-        event = make(tx.next_ids(1)[0], tx.now(), "project.added", origin, "", ProjectAdded(slug, description))
+        event = make(
+            tx.next_ids(1)[0],
+            tx.now(),
+            "project.added",
+            origin,
+            "",
+            ProjectAdded(slug, description),
+        )
         tx.append([event])

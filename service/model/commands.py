@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import msgspec
 
@@ -22,6 +23,7 @@ from service.model.events import (
     Covered,
     EntityWhy,
     Event,
+    Exposure,
     Link,
     Linked,
     Origin,
@@ -32,6 +34,7 @@ from service.model.events import (
     ReportAdded,
     RunExited,
     RunStarted,
+    Scope,
     make,
 )
 from service.model.state import Entity, Project, Report, State
@@ -65,8 +68,13 @@ class AddRequest(msgspec.Struct, frozen=True, kw_only=True):
     demote: tuple[str, ...] = ()
 
 
-def _event(clock: Clock, event_type: str, payload: Payload, refs: dict[str, object] | None = None,
-           confirmed: bool | None = None) -> Event:
+def _event(
+    clock: Clock,
+    event_type: str,
+    payload: Payload,
+    refs: dict[str, object] | None = None,
+    confirmed: bool | None = None,
+) -> Event:
     origin = clock.origin
     if confirmed is not None and confirmed != origin.confirmed:
         origin = msgspec.structs.replace(origin, confirmed=confirmed)
@@ -103,10 +111,16 @@ def _text(text: str, what: str = "text") -> str:
     return text
 
 
-def _exposure(value: str) -> str:
+def _exposure(value: str) -> Exposure:
     if value not in EXPOSURES:
         raise Invalid(f"exposure {value!r} is not one of full, index, search")
-    return value
+    return cast(Exposure, value)
+
+
+def _scope(value: str) -> Scope:
+    if value not in ("project", "workspace"):
+        raise Invalid(f"scope {value!r} is not project or workspace")
+    return cast(Scope, value)
 
 
 def _priority(value: int | None) -> int | None:
@@ -127,8 +141,7 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
     """A new record, with its demotions; refused past a retention cap."""
     text = _text(request.text)
     exposure = _exposure(request.exposure)
-    if request.scope not in ("project", "workspace"):
-        raise Invalid(f"scope {request.scope!r} is not project or workspace")
+    scope = _scope(request.scope)
     target = valid_date(request.target) if request.target else None
     links = list(request.links)
     replaced: list[Entity] = []
@@ -143,27 +156,47 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
         raise Invalid("a demotion records why: pass --why")
     entity_id = clock.new_id()
     draft = Entity(
-        id=entity_id, project=clock.project, text=text, labels=list(request.labels),
-        links=links, criteria=list(request.criteria), covered=[], exposure=exposure,
-        priority=_priority(request.priority), scope=request.scope, status="confirmed",
-        created=entity_id, updated=entity_id, target=target, why=request.why,
+        id=entity_id,
+        project=clock.project,
+        text=text,
+        labels=list(request.labels),
+        links=links,
+        criteria=list(request.criteria),
+        covered=[],
+        exposure=exposure,
+        priority=_priority(request.priority),
+        scope=request.scope,
+        status="confirmed",
+        created=entity_id,
+        updated=entity_id,
+        target=target,
+        why=request.why,
     )
     caps.check(state.live(), [draft], replaced, demoted, config)
     proposed = not clock.origin.confirmed
     payload = Assertion(
-        entity=entity_id, text=text, labels=tuple(request.labels), links=tuple(links),
-        criteria=tuple(request.criteria), exposure=exposure,  # type: ignore[arg-type]
-        scope=request.scope,  # type: ignore[arg-type]
-        priority=request.priority, why=request.why, target=target,
+        entity=entity_id,
+        text=text,
+        labels=tuple(request.labels),
+        links=tuple(links),
+        criteria=tuple(request.criteria),
+        exposure=exposure,
+        scope=scope,
+        priority=request.priority,
+        why=request.why,
+        target=target,
     )
     kind = "entity.proposed" if proposed else "entity.confirmed"
     first = make(entity_id, clock.now, kind, clock.origin, clock.project, payload)
-    return [first, *(_demotion(clock, d, request.why or "", entity_id if proposed else None) for d in demoted)]
+    return [
+        first,
+        *(_demotion(clock, d, request.why or "", entity_id if proposed else None) for d in demoted),
+    ]
 
 
 def _demotion(clock: Clock, entity: Entity, why: str, pair: str | None) -> Event:
     lower = caps.one_tier_down(entity.exposure)
-    return _event(clock, "entity.placed", Placed(entity.id, exposure=lower, why=why, pair=pair))  # type: ignore[arg-type]
+    return _event(clock, "entity.placed", Placed(entity.id, exposure=_exposure(lower), why=why, pair=pair))
 
 
 def confirm(state: State, clock: Clock, prefix: str) -> list[Event]:
@@ -181,9 +214,18 @@ def retract(state: State, clock: Clock, prefix: str, why: str) -> list[Event]:
     return [_event(clock, "entity.retracted", EntityWhy(entity.id, _text(why, "--why")))]
 
 
-def place(state: State, config: WorkspaceConfig, clock: Clock, prefix: str, *,
-          exposure: str | None = None, priority: int | None = None, scope: str | None = None,
-          why: str | None = None, demote: Sequence[str] = ()) -> list[Event]:
+def place(
+    state: State,
+    config: WorkspaceConfig,
+    clock: Clock,
+    prefix: str,
+    *,
+    exposure: str | None = None,
+    priority: int | None = None,
+    scope: str | None = None,
+    why: str | None = None,
+    demote: Sequence[str] = (),
+) -> list[Event]:
     """Move a record in context; moving up is capped, moving down records why."""
     entity = find(state, prefix)
     if not entity.live:
@@ -191,13 +233,10 @@ def place(state: State, config: WorkspaceConfig, clock: Clock, prefix: str, *,
     if exposure is None and priority is None and scope is None:
         raise Invalid("nothing to place: pass --exposure, --priority or --scope")
     new_exposure = _exposure(exposure) if exposure else entity.exposure
-    if scope is not None and scope not in ("project", "workspace"):
-        raise Invalid(f"scope {scope!r} is not project or workspace")
     lowering = caps.rank(new_exposure) > caps.rank(entity.exposure)
     if lowering and not why:
         raise Invalid(f"demoting {entity.id} to {new_exposure} records why: pass --why")
-    if (lowering and entity.exposure == "full" and clock.origin.actor == "agent"
-            and clock.origin.confirmed):
+    if lowering and entity.exposure == "full" and clock.origin.actor == "agent" and clock.origin.confirmed:
         raise Refused(
             f"demotion out of full is a person's call: record it with --proposed and a person "
             f"confirms it with `self state confirm {entity.id}`"
@@ -205,8 +244,13 @@ def place(state: State, config: WorkspaceConfig, clock: Clock, prefix: str, *,
     demoted = [find(state, d) for d in demote]
     moved = msgspec.structs.replace(entity, exposure=new_exposure, scope=scope or entity.scope)
     caps.check([e for e in state.live() if e.id != entity.id], [moved], [], demoted, config)
-    placed = Placed(entity.id, exposure=new_exposure if exposure else None,  # type: ignore[arg-type]
-                    priority=_priority(priority), scope=scope, why=why)  # type: ignore[arg-type]
+    placed = Placed(
+        entity.id,
+        exposure=_exposure(new_exposure) if exposure else None,
+        priority=_priority(priority),
+        scope=_scope(scope) if scope is not None else None,
+        why=why,
+    )
     first = _event(clock, "entity.placed", placed)
     pair = None if clock.origin.confirmed else entity.id
     return [first, *(_demotion(clock, d, why or "", pair) for d in demoted)]
@@ -282,8 +326,16 @@ def restore(state: State, clock: Clock, prefix: str, why: str | None) -> list[Ev
     return [_event(clock, "entity.restored", EntityWhy(entity.id, why))]
 
 
-def done(state: State, clock: Clock, prefix: str, *, report: str | None = None,
-         commit: str | None = None, artifact: str | None = None, why: str | None = None) -> list[Event]:
+def done(
+    state: State,
+    clock: Clock,
+    prefix: str,
+    *,
+    report: str | None = None,
+    commit: str | None = None,
+    artifact: str | None = None,
+    why: str | None = None,
+) -> list[Event]:
     """Done, gated by the completion rule; a report given here travels with the done."""
     entity = find(state, prefix)
     events: list[Event] = []
@@ -298,8 +350,9 @@ def done(state: State, clock: Clock, prefix: str, *, report: str | None = None,
     return [*events, _event(clock, "entity.done", EntityWhy(entity.id, why))]
 
 
-def report(state: State, clock: Clock, prefix: str, text: str, commit: str | None,
-           artifact: str | None) -> list[Event]:
+def report(
+    state: State, clock: Clock, prefix: str, text: str, commit: str | None, artifact: str | None
+) -> list[Event]:
     entity = find(state, prefix)
     return [report_added(entity.id, clock, _text(text, "report"), commit, artifact)]
 
@@ -358,4 +411,3 @@ def _project(workspace: State, slug: str) -> Project:
     if project is None:
         raise Invalid(f"no project {slug!r}; `self project list` shows them")
     return project
-

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 
 from service.model.events import Exposure
@@ -77,13 +79,33 @@ def edit_alias(
         exposure = exposure or base.exposure
         if exposure not in ("full", "index", "search"):
             raise Invalid(f"exposure {exposure!r} is not one of full, index, search")
-        user[verb] = AliasRow(label or base.label, exposure, priority if priority is not None else base.priority)  # type: ignore[arg-type]
+        chosen = cast(Exposure, exposure)
+        user[verb] = AliasRow(
+            label or base.label, chosen, priority if priority is not None else base.priority
+        )
     else:
         raise Invalid(f"`self alias {action}`: the actions are set, add and restore")
     return msgspec.structs.replace(config, aliases=user, removed_aliases=removed)
 
 
-RESERVED_VERBS = frozenset({
-    "init", "project", "state", "context", "status", "search", "log", "fold", "alias", "tokens",
-    "import", "report", "work", "serve", "sync", "remote", "clone",
-})
+RESERVED_VERBS = frozenset(
+    {
+        "init",
+        "project",
+        "state",
+        "context",
+        "status",
+        "search",
+        "log",
+        "fold",
+        "alias",
+        "tokens",
+        "import",
+        "report",
+        "work",
+        "serve",
+        "sync",
+        "remote",
+        "clone",
+    }
+)

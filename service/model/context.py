@@ -27,6 +27,7 @@ from service.model.render import (
     pointer,
     shorts_for,
 )
+from service.model.slice import ColdCounts
 from service.model.state import Entity, Pending, Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
 from service.model.views import is_work, ordered, process_word
@@ -214,19 +215,25 @@ def build_context(
     quarantined: int,
     description: str | None = None,
     shorts: dict[str, str] | None = None,
+    cold: ColdCounts | None = None,
+    universe: Iterable[str] | None = None,
 ) -> ContextDoc:
     """The context document of `project`: sections of rendered rows, counts and pointers.
 
     `shared` holds workspace-scoped records (the workspace log's and other projects');
-    `runs` maps work id → local liveness word; `today` is the ISO date deadlines are judged
-    against; `quarantined` counts log lines the store could not read. The document
-    carries `config`'s budget and tokens per character for `render_agent`.
+    `runs` maps work id → local liveness word; `cold` counts live records left out of a
+    hot slice (`service.model.slice`) and `universe` holds every id, for short ids; `today`
+    is the ISO date deadlines are judged against; `quarantined` counts log lines the store
+    could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
     """
     entities = collect(state, shared)
     if shorts is None:
-        universe = [*state.entities, *(e.id for e in shared)]
-        shorts = shorts_for(_shown(entities), universe)
+        ids = [*(state.entities if universe is None else universe), *(e.id for e in shared)]
+        shorts = shorts_for(_shown(entities), ids)
     builder = _Builder(project, shorts, runs, state)
+    if cold is not None:
+        builder.counts["search"] += cold.search
+        builder.counts["open_work"] += cold.open_work
     for e in entities:
         builder.place(e)
     sections = builder.finish(today, entities, len(state.signals) + quarantined)
@@ -270,9 +277,7 @@ def compose_all(doc: ContextDoc) -> str:
     return _compose(doc, {s.key: len(s.rows) for s in doc.sections})
 
 
-def render_agent(
-    doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None
-) -> str:
+def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> str:
     """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`).
 
     Over budget, whole rows are dropped from the bottom up: index rows first, then the

@@ -18,6 +18,7 @@ from service.model.events import (
     Covered,
     EntityWhy,
     Event,
+    Exposure,
     Legacy,
     Link,
     Linked,
@@ -158,9 +159,7 @@ def _confirm(state: State, event: Event, entity: Entity) -> None:
             other.pending.remove(pending)
 
 
-def _supersede(
-    state: State, event: Event, old_id: str, new_id: str | None, why: str | None
-) -> None:
+def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why: str | None) -> None:
     old = state.entities.get(old_id)
     if old is None:
         _signal(state, event, "unknown-entity", "supersedes no known record", old_id)
@@ -209,9 +208,7 @@ def _placed(state: State, event: Event, payload: Payload) -> None:
     entity = _target(state, event, payload.entity)
     if entity is None or entity.status in ("retracted", "superseded"):
         return
-    pending = Pending(
-        event.id, payload.exposure, payload.priority, payload.scope, payload.why, payload.pair
-    )
+    pending = Pending(event.id, payload.exposure, payload.priority, payload.scope, payload.why, payload.pair)
     if event.origin.confirmed:
         _place_now(entity, pending)
     else:
@@ -354,7 +351,7 @@ def _project_changed(state: State, event: Event, payload: Payload) -> None:
 
 # --- legacy Superself kinds -----------------------------------------------------------
 
-LEGACY_PLACEMENT: dict[str, tuple[str, int | None]] = {
+LEGACY_PLACEMENT: dict[str, tuple[Exposure, int | None]] = {
     "goal": ("full", 0),
     "objective": ("full", 10),
     "milestone": ("index", 20),
@@ -421,7 +418,7 @@ def _legacy_assert(
         labels=(label,),
         links=tuple(links),
         criteria=payload.criteria,
-        exposure=exposure,  # type: ignore[arg-type]
+        exposure=exposure,
         priority=priority,
         why=payload.why or payload.reason,
         target=payload.target,

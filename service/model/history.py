@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from service.model.events import Event, payload_of
+from service.model.events import Event
 
 
 def events_of(entity_id: str, events: Iterable[Event]) -> list[Event]:
@@ -14,10 +14,6 @@ def events_of(entity_id: str, events: Iterable[Event]) -> list[Event]:
     for event in events:
         if needle not in bytes(event.payload) and not _refs_name(event, entity_id):
             continue
-        try:
-            payload_of(event)
-        except Exception:  # noqa: BLE001 - a malformed payload still belongs to the history
-            pass
         found.append(event)
     return sorted(found, key=lambda e: e.id)
 

@@ -84,5 +84,7 @@ def resolve(prefix: str, known: Iterable[str], what: str = "record") -> str:
         raise Invalid(f"no {what} has an id starting with {prefix!r}; `self state list --all` lists ids")
     if len(matches) > 1:
         shown = ", ".join(sorted(matches)[:5])
-        raise Invalid(f"{prefix!r} is ambiguous: it starts {len(matches)} ids ({shown}); type more characters")
+        raise Invalid(
+            f"{prefix!r} is ambiguous: it starts {len(matches)} ids ({shown}); type more characters"
+        )
     return matches[0]

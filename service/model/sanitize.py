@@ -157,8 +157,20 @@ _KEY_PAIRS: dict[tuple[str, str], str] = {
 }
 # `<x>_key` is a credential when <x> says so; a bare `key` is an ordinary name.
 _KEY_QUALIFIERS = frozenset(
-    {"api", "access", "secret", "private", "signing", "encryption", "ssh", "auth", "client",
-     "master", "deploy", "session"}
+    {
+        "api",
+        "access",
+        "secret",
+        "private",
+        "signing",
+        "encryption",
+        "ssh",
+        "auth",
+        "client",
+        "master",
+        "deploy",
+        "session",
+    }
 )
 _KEY_CACHE: dict[str, str | None] = {}
 
@@ -422,9 +434,7 @@ def _path_fact(text: str) -> str | None:
 
 
 def _assignment_fact(text: str) -> str | None:
-    if "=" in text and (
-        _ENV_WELL_KNOWN.search(text) or ("\n" in text and _ENV_LINES.search(text))
-    ):
+    if "=" in text and (_ENV_WELL_KNOWN.search(text) or ("\n" in text and _ENV_LINES.search(text))):
         return _ENV_KIND
     if not _SECRET_HINT.search(text.lower()):
         return None

@@ -94,9 +94,7 @@ def deadlines(entities: Iterable[Entity], today: str) -> list[Deadline]:
 
 def waiting_count(state: State) -> int:
     """Items waiting on a person: proposed records plus each placement awaiting confirmation."""
-    return sum(
-        (e.status == "proposed") + len(e.pending) for e in state.entities.values() if is_waiting(e)
-    )
+    return sum((e.status == "proposed") + len(e.pending) for e in state.entities.values() if is_waiting(e))
 
 
 def _progress(state: State) -> tuple[int, int, int, int, int]:

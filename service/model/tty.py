@@ -17,8 +17,6 @@ def render_context(doc: ContextDoc, width: int = 100, color: bool = True) -> str
     from rich.markdown import Markdown
 
     out = io.StringIO()
-    console = Console(
-        file=out, width=width, force_terminal=color, color_system="standard" if color else None
-    )
+    console = Console(file=out, width=width, force_terminal=color, color_system="standard" if color else None)
     console.print(Markdown(compose_all(doc)))
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"

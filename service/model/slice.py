@@ -1,0 +1,127 @@
+"""The hot slice: the part of a state that context renders, and what the rest adds up to.
+
+Context on a huge log must not load every record. A record is *hot* when context shows it
+as a row or names it in a command; every other live record only adds to a count. The store
+keeps hot records in a small snapshot and the cold ones where single records can be fetched,
+and folds new events into the slice after fetching the records those events name.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from service.model.events import (
+    Assertion,
+    Event,
+    Legacy,
+    Linked,
+    Placed,
+    ReportAdded,
+    RunExited,
+    RunStarted,
+    Superseded,
+    payload_of,
+)
+from service.model.state import Entity, Report, State
+
+
+class ColdCounts(msgspec.Struct):
+    """Live records outside the slice, by how context counts them."""
+
+    search: int = 0
+    open_work: int = 0
+
+
+class ColdRecord(msgspec.Struct, gc=False):
+    """A record outside the slice, with the reports filed against it."""
+
+    entity: Entity
+    reports: list[Report] = msgspec.field(default_factory=list)
+
+
+def is_work(e: Entity) -> bool:
+    return "work" in e.labels
+
+
+def is_hot(e: Entity) -> bool:
+    """Context renders it as a row or names it in a command."""
+    if not e.live:
+        return False
+    return bool(e.exposure != "search" or e.status == "proposed" or e.execution or e.pending or e.target)
+
+
+def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
+    """Count (or with sign=-1, uncount) a record that sits outside the slice."""
+    if not e.live or is_hot(e):
+        return
+    if is_work(e):
+        counts.open_work += sign
+    else:
+        counts.search += sign
+
+
+def named(event: Event) -> set[str] | None:
+    """Ids of the records folding `event` reads or writes; None when it reads the whole state."""
+    payload = payload_of(event)
+    found: set[str] = set()
+    if isinstance(payload, Legacy):
+        if event.type == "goal.set":
+            return None
+        found.update(x for x in (payload.id, payload.entity, payload.objective, payload.milestone) if x)
+        return found | {event.id}
+    entity = getattr(payload, "entity", None)
+    if isinstance(entity, str):
+        found.add(entity)
+    if isinstance(payload, Assertion):
+        found.update(link.target for link in payload.links)
+    elif isinstance(payload, Superseded) and payload.by:
+        found.add(payload.by)
+    elif isinstance(payload, Linked):
+        found.add(payload.link.target)
+    elif isinstance(payload, Placed) and payload.pair:
+        found.add(payload.pair)
+    elif isinstance(payload, ReportAdded | RunStarted | RunExited):
+        work = getattr(payload, "work", None) or (event.refs or {}).get("work")
+        if isinstance(work, str):
+            found.add(work)
+    return found
+
+
+def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
+    """Partition a whole state into its slice, the cold records and their counts."""
+    hot = msgspec.structs.replace(state, entities={}, reports={})
+    cold: list[ColdRecord] = []
+    counts = ColdCounts()
+    for entity_id, e in state.entities.items():
+        if is_hot(e):
+            hot.entities[entity_id] = e
+            if entity_id in state.reports:
+                hot.reports[entity_id] = state.reports[entity_id]
+        else:
+            cold.append(ColdRecord(e, state.reports.get(entity_id, [])))
+            add_cold(counts, e)
+    if "" in state.reports:
+        hot.reports[""] = state.reports[""]
+    return hot, cold, counts
+
+
+def bring_in(hot: State, counts: ColdCounts, records: list[ColdRecord]) -> None:
+    """Move fetched cold records into the slice before events about them are folded."""
+    for record in records:
+        hot.entities[record.entity.id] = record.entity
+        if record.reports:
+            hot.reports[record.entity.id] = record.reports
+        add_cold(counts, record.entity, -1)
+
+
+def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdRecord]:
+    """After a fold, move touched records that are no longer hot out of the slice."""
+    leaving: list[ColdRecord] = []
+    for entity_id in sorted(touched):
+        e = hot.entities.get(entity_id)
+        if e is None or is_hot(e):
+            continue
+        del hot.entities[entity_id]
+        leaving.append(ColdRecord(e, hot.reports.pop(entity_id, [])))
+        add_cold(counts, e)
+    return leaving
