@@ -266,7 +266,7 @@ def test_budget_generous_renders_everything_and_tty_bypasses_it() -> None:
     assert render_agent(doc, 100_000, 0.25) == compose_all(doc)
     assert "more index rows" in render_agent(doc, 100, 0.25)
 
-    from service.model.tty import render_context
+    from cli.tty import render_context
 
     plain = render_context(doc, width=80, color=False)
     assert "row 0" in plain and "row 49" in plain and "\x1b[" not in plain
@@ -311,7 +311,7 @@ def test_terminal_render_imports_rich_only_when_called() -> None:
     import sys
     from pathlib import Path
 
-    code = "import sys, service.model.tty; assert 'rich' not in sys.modules"
+    code = "import sys, cli.tty; assert 'rich' not in sys.modules"
     root = Path(__file__).resolve().parents[2]
     subprocess.run(
         [sys.executable, "-c", code], check=True, cwd=root, env={"PYTHONPATH": str(root)}

@@ -3,7 +3,7 @@
 Every module under service/model is parsed (not imported) and each import statement, at
 any depth (including imports inside functions), is checked. Within the project the model
 may import only `service.model`; outside it, none of the adapter, process, network or
-filesystem modules below. `io` is allowed only for its in-memory buffers.
+filesystem modules below.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ FORBIDDEN = frozenset(
         "importlib",
     }
 )
-IN_MEMORY_IO = frozenset({"StringIO", "BytesIO"})
 FORBIDDEN_CALLS = frozenset({"open", "__import__", "exec", "eval"})
 
 
@@ -51,14 +50,11 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
     tree = ast.parse(source)
     found: list[str] = []
 
-    def check(name: str, line: int, names: tuple[str, ...] = ()) -> None:
+    def check(name: str, line: int) -> None:
         root = name.split(".")[0]
         if root == "service":
             if name != "service.model" and not name.startswith("service.model."):
                 found.append(f"{line}: imports {name} (the model imports only service.model)")
-        elif root == "io":
-            if not (set(names) <= IN_MEMORY_IO if names else io_in_memory_only(tree)):
-                found.append(f"{line}: imports io beyond its in-memory buffers")
         elif root in FORBIDDEN:
             found.append(f"{line}: imports {name}")
 
@@ -73,7 +69,7 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
                 for name in names:
                     check(f"service.{name}", node.lineno)
             else:
-                check(target, node.lineno, names)
+                check(target, node.lineno)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -81,17 +77,6 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
         ):
             found.append(f"{node.lineno}: calls {node.func.id}()")
     return found
-
-
-def io_in_memory_only(tree: ast.AST) -> bool:
-    """Whether `io` is used only as `io.StringIO` / `io.BytesIO`, never bare or otherwise."""
-    bare = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "io"]
-    attributes = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "io"
-    ]
-    return len(bare) == len(attributes) and all(a.attr in IN_MEMORY_IO for a in attributes)
 
 
 MODULES = sorted(MODEL.rglob("*.py"))
@@ -123,6 +108,7 @@ def test_model_module_imports_no_adapter_and_no_filesystem(path: Path) -> None:
         "import shutil, subprocess",
         "import socket",
         "from io import open",
+        "from io import StringIO",
         "import io\nf = io.FileIO('x')",
         "from service.store import log",
         "from service import sync",
@@ -149,8 +135,6 @@ def test_the_check_catches_each_kind_of_violation(source: str) -> None:
         "from service.model.events import Event",
         "from . import ids",
         "from .fold import fold",
-        "import io\nbuffer = io.StringIO()",
-        "from io import StringIO",
         "from service.model import state",
     ],
 )
