@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         if _agent_output(plain):
             echo(context.render_agent(doc, budget or config.context_budget, config.tokens_per_char))
         else:
-            from service.model import tty
+            from cli import tty
 
             echo(tty.render_context(doc, shutil.get_terminal_size().columns))
 
