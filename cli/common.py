@@ -41,7 +41,8 @@ def fail(message: str, code: int) -> NoReturn:
 
 def exit_for(exc: BaseException) -> NoReturn:
     if isinstance(exc, Refused):
-        fail(f"refused: {exc}", 2)
+        message = str(exc)  # some rules word their refusal with the prefix already
+        fail(message if message.startswith("refused:") else f"refused: {message}", 2)
     if isinstance(exc, Invalid):
         fail(str(exc), 1)
     from service.store.errors import StoreError

@@ -83,20 +83,44 @@ def _is_store_dir(value: str, first: bool) -> bool:
     return first or (Path(value).expanduser() / "workspace.json").is_file()
 
 
+def _parser_errors() -> tuple[tuple[type[BaseException], ...], ...]:
+    """(exit, abort, usage) exception classes of click and of typer's own copy of it.
+
+    Typer 0.29+ parses with a vendored click (`typer._click`), whose exceptions are not the
+    `click` package's; both are caught so a parse error never escapes as a traceback.
+    """
+    usage: list[type[BaseException]] = [click.UsageError]
+    try:
+        from typer._click import exceptions as vendored
+    except ImportError:  # a typer that parses with click itself
+        pass
+    else:
+        usage.append(vendored.UsageError)
+    exits = (click.exceptions.Exit, typer.Exit)
+    return exits, (click.exceptions.Abort, typer.Abort), tuple(usage)
+
+
 def run(argv: list[str] | None = None) -> None:
     from cli.common import fail
 
+    exits, aborts, usage = _parser_errors()
     args = split_globals(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
-        command.main(args=args, prog_name="self", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+        code = command.main(args=args, prog_name="self", standalone_mode=False)
+        if isinstance(code, int) and code:  # an Exit(code) typer returned instead of raising
+            sys.exit(code)
+    except exits as exc:
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+    except aborts:
         sys.exit(1)
-    except click.UsageError as exc:
-        hint = f" (see `self {exc.ctx.command_path.partition(' ')[2]} --help`)" if exc.ctx else ""
-        fail(f"{exc.format_message()}{hint}".replace("  ", " "), 1)
+    except usage as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group run without a subcommand
+            typer.echo(exc.format_message(), err=True)  # type: ignore[attr-defined]
+            sys.exit(1)
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `self {ctx.command_path.partition(' ')[2]} --help`)" if ctx else ""
+        fail(f"{exc.format_message()}{hint}".replace("  ", " "), 1)  # type: ignore[attr-defined]
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
