@@ -13,8 +13,12 @@ from service.model import commands
 
 def register(app: typer.Typer) -> None:
     @app.command("init")
-    def init(directory: str | None = typer.Argument(None, help="Where to create the store (default: --workspace, SELF_WORKSPACE or .)."),
-             as_json: bool = JsonOpt) -> None:
+    def init(
+        directory: str | None = typer.Argument(
+            None, help="Where to create the store (default: --workspace, SELF_WORKSPACE or .)."
+        ),
+        as_json: bool = JsonOpt,
+    ) -> None:
         """Create a workspace store (a git repository) in DIR."""
         import os
 
@@ -31,8 +35,11 @@ def register(app: typer.Typer) -> None:
     app.add_typer(project, name="project")
 
     @project.command("add")
-    def project_add(slug: str, desc: str | None = typer.Option(None, "--desc", help="One-line description."),
-                    as_json: bool = JsonOpt) -> None:
+    def project_add(
+        slug: str,
+        desc: str | None = typer.Option(None, "--desc", help="One-line description."),
+        as_json: bool = JsonOpt,
+    ) -> None:
         """Register a project."""
         render.written(workspace().write("", lambda s, c, k: commands.project_add(s, k, slug, desc)), as_json)
 
@@ -49,7 +56,9 @@ def register(app: typer.Typer) -> None:
     @project.command("archive")
     def project_archive(slug: str, why: str = typer.Option(..., "--why"), as_json: bool = JsonOpt) -> None:
         """Archive a project (its log stays; context hides it)."""
-        render.written(workspace().write("", lambda s, c, k: commands.project_archive(s, k, slug, why)), as_json)
+        render.written(
+            workspace().write("", lambda s, c, k: commands.project_archive(s, k, slug, why)), as_json
+        )
 
     @project.command("restore")
     def project_restore(slug: str, as_json: bool = JsonOpt) -> None:
@@ -57,7 +66,9 @@ def register(app: typer.Typer) -> None:
         render.written(workspace().write("", lambda s, c, k: commands.project_restore(s, k, slug)), as_json)
 
     @project.command("link")
-    def project_link(slug: str, path: str = typer.Argument(".", help="The checkout (default: here).")) -> None:
+    def project_link(
+        slug: str, path: str = typer.Argument(".", help="The checkout (default: here).")
+    ) -> None:
         """Mark a checkout as belonging to a project (commands run there select it)."""
         OPTIONS.project = slug
         where = workspace().link_checkout(Path(path))
@@ -83,19 +94,24 @@ def register(app: typer.Typer) -> None:
             return emit_json(rows)
         for row in rows:
             prio = "" if row["priority"] is None else f" · priority {row['priority']}"
-            echo(f"{row['verb']:<12} {row['label']:<12} {row['exposure']}{prio}{'  (edited)' if row['edited'] else ''}")
+            edited = "  (edited)" if row["edited"] else ""
+            echo(f"{row['verb']:<12} {row['label']:<12} {row['exposure']}{prio}{edited}")
 
     @app.command("tokens")
-    def tokens(set_: float | None = typer.Option(None, "--set", help="Tokens per character, from a measurement."),
-               as_json: bool = JsonOpt) -> None:
+    def tokens(
+        set_: float | None = typer.Option(None, "--set", help="Tokens per character, from a measurement."),
+        as_json: bool = JsonOpt,
+    ) -> None:
         """Print (or set) the tokens-per-character estimate caps and budgets are measured with."""
         ws = workspace()
         doc = ws.tokens(set_)
         if as_json:
             return emit_json(doc)
         echo(f"tokens per character: {doc['tokens_per_char']} (an estimate; measure your model and --set it)")
-        echo(f"caps: full {doc['full_tokens']} · index {doc['index_tokens']} tokens per scope; "
-             f"context budget {doc['context_budget']}")
+        echo(
+            f"caps: full {doc['full_tokens']} · index {doc['index_tokens']} tokens per scope; "
+            f"context budget {doc['context_budget']}"
+        )
 
     imports = typer.Typer(no_args_is_help=True, add_completion=False, help="Bring in state from other tools.")
     app.add_typer(imports, name="import")

@@ -34,9 +34,15 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-    workspace: str | None = typer.Option(None, "--workspace", help="The workspace store (else SELF_WORKSPACE)."),
-    project: str | None = typer.Option(None, "--project", help="The project (else SELF_PROJECT or the checkout marker)."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+    workspace: str | None = typer.Option(
+        None, "--workspace", help="The workspace store (else SELF_WORKSPACE)."
+    ),
+    project: str | None = typer.Option(
+        None, "--project", help="The project (else SELF_PROJECT or the checkout marker)."
+    ),
 ) -> None:
     if workspace:
         OPTIONS.workspace = workspace
@@ -124,7 +130,7 @@ def run(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
-    except Exception as exc:  # noqa: BLE001 - mapped to exit codes in one place
+    except Exception as exc:
         from cli.common import exit_for
 
         exit_for(exc)

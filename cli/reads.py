@@ -21,9 +21,11 @@ def _agent_output(plain: bool) -> bool:
 
 def register(app: typer.Typer) -> None:
     @app.command("context")
-    def context_(plain: bool = typer.Option(False, "--plain", help="The agent render, within the budget."),
-                 budget: int | None = typer.Option(None, "--budget", help="Token budget of the agent render."),
-                 as_json: bool = JsonOpt) -> None:
+    def context_(
+        plain: bool = typer.Option(False, "--plain", help="The agent render, within the budget."),
+        budget: int | None = typer.Option(None, "--budget", help="Token budget of the agent render."),
+        as_json: bool = JsonOpt,
+    ) -> None:
         """Bounded context for this project (outside a project: a workspace overview)."""
         ws = workspace()
         if not ws.project:
@@ -54,9 +56,12 @@ def register(app: typer.Typer) -> None:
             echo(status.render_status(doc))
 
     @app.command("search")
-    def search_(query: str = typer.Argument("", help="Words to find (empty: every candidate)."), all_: bool = typer.Option(False, "--all", help="Include records context shows."),
-                exposure: str | None = typer.Option(None, "--exposure", help="Only this exposure."),
-                as_json: bool = JsonOpt) -> None:
+    def search_(
+        query: str = typer.Argument("", help="Words to find (empty: every candidate)."),
+        all_: bool = typer.Option(False, "--all", help="Include records context shows."),
+        exposure: str | None = typer.Option(None, "--exposure", help="Only this exposure."),
+        as_json: bool = JsonOpt,
+    ) -> None:
         """Live records context does not render, across projects, this project first."""
         from service.model import views
 
@@ -71,7 +76,9 @@ def register(app: typer.Typer) -> None:
         echo(f"{len(hits)} match{'es' if len(hits) != 1 else ''}")
 
     @app.command("log")
-    def log_(n: int = typer.Option(20, "-n", help="How many recent events."), as_json: bool = JsonOpt) -> None:
+    def log_(
+        n: int = typer.Option(20, "-n", help="How many recent events."), as_json: bool = JsonOpt
+    ) -> None:
         """Recent events of this project (of the workspace log outside a project), newest last."""
         from service.model.events import as_dict
 
@@ -91,8 +98,10 @@ def register(app: typer.Typer) -> None:
         if as_json:
             return emit_json(report)
         for row in report["logs"]:  # type: ignore[union-attr]
-            echo(f"{row['log'] or '(workspace)'}: {row['events']} events, {row['entities']} records, "
-                 f"{row['unknown']} unknown types, {len(row['quarantined'])} quarantined")
+            echo(
+                f"{row['log'] or '(workspace)'}: {row['events']} events, {row['entities']} records, "
+                f"{row['unknown']} unknown types, {len(row['quarantined'])} quarantined"
+            )
             for q in row["quarantined"]:
                 echo(f"  quarantined {q['file']}:{q['line']}: {q['reason']}")
 

@@ -38,7 +38,7 @@ class AliasAwareGroup(TyperGroup):
 def _user_alias(verb: str) -> AliasRow | None:
     try:
         return workspace().config().alias_table().get(verb)
-    except Exception:  # noqa: BLE001 - no store selected: the verb is simply unknown
+    except Exception:
         return None
 
 
@@ -50,35 +50,54 @@ def _row(verb: str) -> AliasRow:
 
 
 def alias_app(verb: str, default: AliasRow) -> typer.Typer:
-    sub = typer.Typer(cls=DefaultAddGroup, no_args_is_help=True, add_completion=False,
-                      help=f"Records labelled {default.label!r} ({default.exposure}).")
+    sub = typer.Typer(
+        cls=DefaultAddGroup,
+        no_args_is_help=True,
+        add_completion=False,
+        help=f"Records labelled {default.label!r} ({default.exposure}).",
+    )
 
     @sub.command("add")
     def add(
         text: str,
         why: str | None = typer.Option(None, "--why", help="The rationale."),
-        supersedes: str | None = typer.Option(None, "--supersedes", help="Id of the live record this replaces."),
+        supersedes: str | None = typer.Option(
+            None, "--supersedes", help="Id of the live record this replaces."
+        ),
         proposed: bool = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person."),
-        exposure: str | None = typer.Option(None, "--exposure", help="full|index|search (beats the alias row)."),
+        exposure: str | None = typer.Option(
+            None, "--exposure", help="full|index|search (beats the alias row)."
+        ),
         priority: int | None = typer.Option(None, "--priority", help="Render order, 0 is the top."),
         criterion: list[str] = typer.Option([], "--criterion", help="An exit criterion (repeatable)."),
         target: str | None = typer.Option(None, "--target", help="Deadline, YYYY-MM-DD."),
         demote: list[str] = typer.Option([], "--demote", help="Move this record one tier down to make room."),
-        scope_workspace: bool = typer.Option(False, "--workspace", help="Record at workspace scope (every project)."),
+        scope_workspace: bool = typer.Option(
+            False, "--workspace", help="Record at workspace scope (every project)."
+        ),
         as_json: bool = JsonOpt,
     ) -> None:
         row = _row(verb)
         request = AddRequest(
-            text=text, labels=(row.label,), exposure=exposure or row.exposure,
+            text=text,
+            labels=(row.label,),
+            exposure=exposure or row.exposure,
             priority=priority if priority is not None else row.priority,
-            scope="workspace" if scope_workspace else "project", criteria=tuple(criterion),
-            target=target, why=why, supersedes=supersedes, demote=tuple(demote),
+            scope="workspace" if scope_workspace else "project",
+            criteria=tuple(criterion),
+            target=target,
+            why=why,
+            supersedes=supersedes,
+            demote=tuple(demote),
         )
         render.written(add_record(request, proposed), as_json)
 
     @sub.command("retract")
-    def retract(record: str, why: str = typer.Option(..., "--why", help="Why it is withdrawn."),
-                as_json: bool = JsonOpt) -> None:
+    def retract(
+        record: str,
+        why: str = typer.Option(..., "--why", help="Why it is withdrawn."),
+        as_json: bool = JsonOpt,
+    ) -> None:
         ws = workspace()
         render.written(ws.write_entity(record, lambda s, c, k: commands.retract(s, k, record, why)), as_json)
 
@@ -119,15 +138,19 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report(
-        work: str, text: str,
+        work: str,
+        text: str,
         commit: str | None = typer.Option(None, "--commit", help="The commit sha that carries the work."),
-        artifact: str | None = typer.Option(None, "--artifact", help="A produced artifact (repo-relative path or URL)."),
+        artifact: str | None = typer.Option(
+            None, "--artifact", help="A produced artifact (repo-relative path or URL)."
+        ),
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a report to a work unit (evidence when it names a commit or artifact)."""
         ws = workspace()
         render.written(
-            ws.write_entity(work, lambda s, c, k: commands.report(s, k, work, text, commit, artifact)), as_json
+            ws.write_entity(work, lambda s, c, k: commands.report(s, k, work, text, commit, artifact)),
+            as_json,
         )
 
 
@@ -144,10 +167,16 @@ def work_app() -> typer.Typer:
     execution("unblock", commands.unblock, "Clear a block.")
 
     @sub.command("block")
-    def block(record: str, on: str | None = typer.Option(None, "--on", help="What it waits on."),
-              why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt) -> None:
+    def block(
+        record: str,
+        on: str | None = typer.Option(None, "--on", help="What it waits on."),
+        why: str | None = typer.Option(None, "--why"),
+        as_json: bool = JsonOpt,
+    ) -> None:
         ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.block(s, k, record, on, why)), as_json)
+        render.written(
+            ws.write_entity(record, lambda s, c, k: commands.block(s, k, record, on, why)), as_json
+        )
 
     @sub.command("retire")
     def retire(record: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt) -> None:
@@ -162,7 +191,9 @@ def work_app() -> typer.Typer:
     @sub.command("done")
     def done(
         record: str,
-        report: str | None = typer.Option(None, "--report", help="A done-time report: what verifiably happened."),
+        report: str | None = typer.Option(
+            None, "--report", help="A done-time report: what verifiably happened."
+        ),
         commit: str | None = typer.Option(None, "--commit"),
         artifact: str | None = typer.Option(None, "--artifact"),
         why: str | None = typer.Option(None, "--why"),
@@ -170,22 +201,35 @@ def work_app() -> typer.Typer:
     ) -> None:
         """Mark done; refused without evidence or with uncovered criteria."""
         ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.done(
-            s, k, record, report=report, commit=commit, artifact=artifact, why=why)), as_json)
+        render.written(
+            ws.write_entity(
+                record,
+                lambda s, c, k: commands.done(
+                    s, k, record, report=report, commit=commit, artifact=artifact, why=why
+                ),
+            ),
+            as_json,
+        )
 
     @sub.command("started")
-    def started(record: str, pid: int = typer.Option(..., "--pid", help="The process id (kept on this machine only)."),
-                as_json: bool = JsonOpt) -> None:
+    def started(
+        record: str,
+        pid: int = typer.Option(..., "--pid", help="The process id (kept on this machine only)."),
+        as_json: bool = JsonOpt,
+    ) -> None:
         """Record that a process runs this unit: the pid stays local, the log gets work.run-started."""
         from cli.reads import run_started
 
         run_started(record, pid, as_json)
 
     @sub.command("exited")
-    def exited(record: str, code: int = typer.Option(..., "--code", help="The exit code."),
-               as_json: bool = JsonOpt) -> None:
+    def exited(
+        record: str, code: int = typer.Option(..., "--code", help="The exit code."), as_json: bool = JsonOpt
+    ) -> None:
         ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.run_exited(s, k, record, code)), as_json)
+        render.written(
+            ws.write_entity(record, lambda s, c, k: commands.run_exited(s, k, record, code)), as_json
+        )
 
     @sub.command("show")
     def show(record: str, as_json: bool = JsonOpt) -> None:

@@ -46,18 +46,27 @@ def base_env() -> dict[str, str]:
     return env
 
 
-def run_self(args: tuple[str, ...], env: dict[str, str], input: str | None = None,
-             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_self(
+    args: tuple[str, ...], env: dict[str, str], input: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [SELF, *args], env=env, input=input, cwd=cwd, capture_output=True, text=True,
-        timeout=TIMEOUT, check=False,
+        [SELF, *args],
+        env=env,
+        input=input,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
     )
 
 
 def describe(proc: subprocess.CompletedProcess[str]) -> str:
     """A failure message naming the command and all it printed."""
-    return (f"`self {' '.join(proc.args[1:])}` exited {proc.returncode}\n"
-            f"--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}")
+    return (
+        f"`self {' '.join(proc.args[1:])}` exited {proc.returncode}\n"
+        f"--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
+    )
 
 
 class Store:
@@ -77,8 +86,9 @@ class Store:
         env.update(env_extra or {})
         return {k: v for k, v in env.items() if v is not None}
 
-    def run(self, *args: str, env_extra: dict[str, str | None] | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, env_extra: dict[str, str | None] | None = None, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """`self ARGS…` with SELF_WORKSPACE (and SELF_PROJECT when there is a project)."""
         return run_self(args, self.env(env_extra), input, cwd=self.cwd)
 
@@ -94,8 +104,9 @@ class Store:
         try:
             return json.loads(out)
         except json.JSONDecodeError as exc:
-            raise AssertionError(f"`self {' '.join(args)} --json` printed no single JSON "
-                                 f"document ({exc}):\n{out}") from exc
+            raise AssertionError(
+                f"`self {' '.join(args)} --json` printed no single JSON document ({exc}):\n{out}"
+            ) from exc
 
     def add(self, *args: str, **kwargs: Any) -> str:
         """Run a write command with --json; the id of the record its first event is about."""

@@ -13,10 +13,16 @@ def row(table: list[dict[str, Any]], verb: str) -> dict[str, Any]:
 
 
 def test_alias_add_set_restore(store: Store) -> None:
-    table = store.json("alias", "add", "sprint", "--label", "sprint", "--exposure", "index",
-                       "--priority", "25")
-    assert row(table, "sprint") == {"verb": "sprint", "label": "sprint", "exposure": "index",
-                                    "priority": 25, "edited": True}
+    table = store.json(
+        "alias", "add", "sprint", "--label", "sprint", "--exposure", "index", "--priority", "25"
+    )
+    assert row(table, "sprint") == {
+        "verb": "sprint",
+        "label": "sprint",
+        "exposure": "index",
+        "priority": 25,
+        "edited": True,
+    }
     sprint = store.add("sprint", "two week push")
 
     table = store.json("alias", "set", "goal", "--exposure", "index")
@@ -24,12 +30,21 @@ def test_alias_add_set_restore(store: Store) -> None:
     indexed = store.add("goal", "goal while edited")
 
     table = store.json("alias", "restore", "goal")
-    assert row(table, "goal") == {"verb": "goal", "label": "goal", "exposure": "full",
-                                  "priority": 0, "edited": False}
+    assert row(table, "goal") == {
+        "verb": "goal",
+        "label": "goal",
+        "exposure": "full",
+        "priority": 0,
+        "edited": False,
+    }
     restored = store.add("goal", "goal after restore")
 
     rows = store.by_id()
-    placed = {i: (rows[i]["labels"], rows[i]["exposure"], rows[i]["priority"])
-              for i in (sprint, indexed, restored)}
-    assert placed == {sprint: (["sprint"], "index", 25), indexed: (["goal"], "index", 0),
-                      restored: (["goal"], "full", 0)}
+    placed = {
+        i: (rows[i]["labels"], rows[i]["exposure"], rows[i]["priority"]) for i in (sprint, indexed, restored)
+    }
+    assert placed == {
+        sprint: (["sprint"], "index", 25),
+        indexed: (["goal"], "index", 0),
+        restored: (["goal"], "full", 0),
+    }

@@ -17,8 +17,9 @@ def test_malformed_line_is_located_and_the_rest_still_reads(store: Store) -> Non
     for command in ("status", "fold"):
         proc = store.run(command)
         assert proc.returncode == 0, describe(proc)
-        assert where in proc.stdout + proc.stderr, f"`self {command}` does not name {where}:\n" \
-            + describe(proc)
+        assert where in proc.stdout + proc.stderr, f"`self {command}` does not name {where}:\n" + describe(
+            proc
+        )
 
     listed = store.run("state", "list")
     assert listed.returncode == 0, describe(listed)

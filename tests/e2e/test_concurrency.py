@@ -24,8 +24,13 @@ for i in range(count):
 
 def test_two_writers_add_every_record_once_in_id_order(store: Store) -> None:
     writers = [
-        subprocess.Popen([sys.executable, "-c", LOOP, SELF, tag, str(PER_WRITER)],
-                         env=store.env(), cwd=store.cwd, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", LOOP, SELF, tag, str(PER_WRITER)],
+            env=store.env(),
+            cwd=store.cwd,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for tag in ("left", "right")
     ]
     failures = []

@@ -9,7 +9,6 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from selfrun import REPO, base_env
 
 README = REPO / "README.md"
@@ -19,14 +18,13 @@ MARK = "@@@ quick-start line "
 # `self work …` row lists add/start/…/exited but not the `confirm` and `retract` every
 # alias verb (work included) carries. README.md is outside the e2e owner's files; the
 # strict xfail below turns into a failure the day the table names them.
-KNOWN_UNDOCUMENTED = {"self work confirm", "self work retract"}
 
 
 def section(title: str) -> str:
     text = README.read_text("utf-8")
     start = text.index(f"## {title}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else len(text)]
+    return text[start : end if end != -1 else len(text)]
 
 
 def quick_start_lines() -> list[str]:
@@ -45,8 +43,15 @@ def test_quick_start_runs_line_by_line(tmp_path: Path) -> None:
     script = tmp_path / "quick-start.sh"
     body = [f"printf '\\n{MARK}%d\\n' {i}\n{line}" for i, line in enumerate(lines)]
     script.write_text("\n".join(body) + "\n", "utf-8")
-    proc = subprocess.run(["bash", "-e", str(script)], cwd=tmp_path, env=base_env(),
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        ["bash", "-e", str(script)],
+        cwd=tmp_path,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
     outputs = dict.fromkeys(range(len(lines)), "")
     for chunk in proc.stdout.split(f"\n{MARK}")[1:]:
@@ -124,12 +129,5 @@ def undocumented() -> list[str]:
 def test_every_command_is_in_the_readme_table() -> None:
     commands = [path for path, _ in cli_commands()]
     assert len(commands) > 40, f"the CLI walk found only {commands}"
-    missing = sorted(set(undocumented()) - KNOWN_UNDOCUMENTED)
-    assert not missing, f"commands missing from README.md's Commands table: {', '.join(missing)}"
-
-
-@pytest.mark.xfail(strict=True, reason="README.md's Commands table omits `self work confirm` and "
-                   "`self work retract` (README is outside tests/e2e, cli/, service/workspace.py)")
-def test_known_gaps_are_documented() -> None:
-    missing = sorted(set(undocumented()) & KNOWN_UNDOCUMENTED)
+    missing = sorted(undocumented())
     assert not missing, f"commands missing from README.md's Commands table: {', '.join(missing)}"

@@ -19,26 +19,42 @@ def setup(module_store: Store) -> dict[str, str]:
 
 
 CASES = {
-    "invalid slug": (("project", "add", "Bad Slug"), {},
-                     ["'Bad Slug' is not a valid project slug", "lowercase letters, digits"]),
-    "invalid date": (("objective", "ship it", "--target", "2026-13-01"), {},
-                     ["'2026-13-01' is not a date", "YYYY-MM-DD"]),
-    "unknown id prefix": (("state", "show", "zzzzzz"), {},
-                          ["no record has an id starting with 'zzzzzz'", "self state list --all"]),
-    "ambiguous id prefix": (("state", "show", "{prefix}"), {},
-                            ["'{prefix}' is ambiguous", "{first}", "type more characters"]),
-    "unknown flag": (("state", "list", "--bogus"), {},
-                     ["--bogus", "self state list --help"]),
-    "no workspace": (("state", "list"), {"SELF_WORKSPACE": None},
-                     ["no workspace store selected", "self init DIR", "SELF_WORKSPACE"]),
-    "no project": (("state", "list"), {"SELF_PROJECT": None},
-                   ["no project selected", "--project SLUG", "SELF_PROJECT"]),
+    "invalid slug": (
+        ("project", "add", "Bad Slug"),
+        {},
+        ["'Bad Slug' is not a valid project slug", "lowercase letters, digits"],
+    ),
+    "invalid date": (
+        ("objective", "ship it", "--target", "2026-13-01"),
+        {},
+        ["'2026-13-01' is not a date", "YYYY-MM-DD"],
+    ),
+    "unknown id prefix": (
+        ("state", "show", "zzzzzz"),
+        {},
+        ["no record has an id starting with 'zzzzzz'", "self state list --all"],
+    ),
+    "ambiguous id prefix": (
+        ("state", "show", "{prefix}"),
+        {},
+        ["'{prefix}' is ambiguous", "{first}", "type more characters"],
+    ),
+    "unknown flag": (("state", "list", "--bogus"), {}, ["--bogus", "self state list --help"]),
+    "no workspace": (
+        ("state", "list"),
+        {"SELF_WORKSPACE": None},
+        ["no workspace store selected", "self init DIR", "SELF_WORKSPACE"],
+    ),
+    "no project": (
+        ("state", "list"),
+        {"SELF_PROJECT": None},
+        ["no project selected", "--project SLUG", "SELF_PROJECT"],
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_input_exits_1_saying_what_to_do(module_store: Store, setup: dict[str, str],
-                                             case: str) -> None:
+def test_bad_input_exits_1_saying_what_to_do(module_store: Store, setup: dict[str, str], case: str) -> None:
     args, env_extra, needles = CASES[case]
     before = module_store.files()
     proc = module_store.run(*(a.format(**setup) for a in args), env_extra=env_extra)

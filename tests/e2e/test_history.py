@@ -26,17 +26,18 @@ def live(store: Store, *args: str) -> set[str]:
 
 def test_at_folds_the_prefix(module_store: Store, story: dict[str, str]) -> None:
     assert live(module_store, "--at", story["doomed"]) == {"first", "doomed"}, (
-        "at the event that added `doomed`: `later` is not yet added, `doomed` not yet retracted")
+        "at the event that added `doomed`: `later` is not yet added, `doomed` not yet retracted"
+    )
     assert live(module_store, "--at", story["doomed_ts"]) == {"first", "doomed"}
 
     today = dt.datetime.now(dt.UTC).date()
     assert live(module_store, "--at", (today - dt.timedelta(days=1)).isoformat()) == set(), (
-        "records added today are live at yesterday's end")
+        "records added today are live at yesterday's end"
+    )
     assert live(module_store, "--at", today.isoformat()) == {"first", "later"}
 
 
-def test_history_lists_a_records_events_oldest_first(module_store: Store,
-                                                     story: dict[str, str]) -> None:
+def test_history_lists_a_records_events_oldest_first(module_store: Store, story: dict[str, str]) -> None:
     shown = module_store.json("state", "show", story["doomed"][:12], "--history")
     assert shown["id"] == story["doomed"] and shown["status"] == "retracted"
     history = shown["history"]

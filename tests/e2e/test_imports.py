@@ -26,14 +26,19 @@ runpy.run_path(script, run_name="__main__")
 
 
 @pytest.mark.parametrize("args", [("--version",), ("context", "--plain")], ids=" ".join)
-def test_fast_commands_import_no_heavy_stack(store: Store, tmp_path: Path,
-                                             args: tuple[str, ...]) -> None:
+def test_fast_commands_import_no_heavy_stack(store: Store, tmp_path: Path, args: tuple[str, ...]) -> None:
     if args[0] == "context":
         store.ok("goal", "keep imports light")
     dump = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(dump), SELF, *args],
-                          env=store.env(), cwd=store.cwd, capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(dump), SELF, *args],
+        env=store.env(),
+        cwd=store.cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, describe(proc)
     assert ("keep imports light" if args[0] == "context" else "self ") in proc.stdout, proc.stdout
     modules = set(json.loads(dump.read_text()))

@@ -9,15 +9,37 @@ from typing import Any
 import pytest
 from selfrun import Store, describe
 
-ROW_KEYS = {"id", "project", "labels", "text", "why", "status", "execution", "exposure",
-            "priority", "scope", "target", "criteria", "covered"}
+ROW_KEYS = {
+    "id",
+    "project",
+    "labels",
+    "text",
+    "why",
+    "status",
+    "execution",
+    "exposure",
+    "priority",
+    "scope",
+    "target",
+    "criteria",
+    "covered",
+}
 
 
 @pytest.fixture(scope="module")
 def ids(module_store: Store) -> dict[str, str]:
-    goal = module_store.add("objective", "ship the sync beta", "--why", "users asked",
-                           "--target", "2099-03-31", "--criterion", "beta tag pushed",
-                           "--criterion", "docs published")
+    goal = module_store.add(
+        "objective",
+        "ship the sync beta",
+        "--why",
+        "users asked",
+        "--target",
+        "2099-03-31",
+        "--criterion",
+        "beta tag pushed",
+        "--criterion",
+        "docs published",
+    )
     module_store.ok("state", "cover", goal, "1")
     unit = module_store.add("work", "write the sync")
     module_store.ok("work", "start", unit)
@@ -36,8 +58,10 @@ READS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict[str, str]], bool]]] 
     "log": (("log",), lambda d, i: [e["type"] for e in d].count("entity.covered") == 1),
     "fold": (("fold",), lambda d, i: {r["log"]: r["entities"] for r in d["logs"]}["app"] == 2),
     "state list": (("state", "list"), lambda d, i: _ids(d) == {i["goal"], i["work"]}),
-    "state show": (("state", "show", "{goal}", "--history"),
-                   lambda d, i: d["id"] == i["goal"] and len(d["history"]) == 2),
+    "state show": (
+        ("state", "show", "{goal}", "--history"),
+        lambda d, i: d["id"] == i["goal"] and len(d["history"]) == 2,
+    ),
     "work list": (("work", "list"), lambda d, i: _ids(d["units"]) == {i["work"]}),
     "work show": (("work", "show", "{work}"), lambda d, i: d["id"] == i["work"]),
     "project list": (("project", "list"), lambda d, i: [r["slug"] for r in d] == ["app"]),
@@ -47,8 +71,7 @@ READS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict[str, str]], bool]]] 
 
 
 @pytest.mark.parametrize("command", list(READS))
-def test_read_prints_one_json_document(module_store: Store, ids: dict[str, str],
-                                       command: str) -> None:
+def test_read_prints_one_json_document(module_store: Store, ids: dict[str, str], command: str) -> None:
     args, says = READS[command]
     proc = module_store.run(*(a.format(**ids) for a in args), "--json")
     assert proc.returncode == 0, describe(proc)
@@ -66,9 +89,18 @@ def test_state_list_rows_carry_every_field(module_store: Store, ids: dict[str, s
     assert not missing, missing
     goal = rows[ids["goal"]]
     assert {k: goal[k] for k in sorted(ROW_KEYS)} == {
-        "covered": ["beta tag pushed"], "criteria": ["beta tag pushed", "docs published"],
-        "execution": None, "exposure": "full", "id": ids["goal"], "labels": ["objective"],
-        "priority": 10, "project": "app", "scope": "project", "status": "confirmed",
-        "target": "2099-03-31", "text": "ship the sync beta", "why": "users asked",
+        "covered": ["beta tag pushed"],
+        "criteria": ["beta tag pushed", "docs published"],
+        "execution": None,
+        "exposure": "full",
+        "id": ids["goal"],
+        "labels": ["objective"],
+        "priority": 10,
+        "project": "app",
+        "scope": "project",
+        "status": "confirmed",
+        "target": "2099-03-31",
+        "text": "ship the sync beta",
+        "why": "users asked",
     }
     assert rows[ids["work"]]["execution"] == "in-progress"

@@ -19,8 +19,11 @@ def test_pid_stays_local_and_status_judges_the_process(store: Store) -> None:
         assert last["payload"] == {"work": unit}
 
         pid = re.compile(rf"(?<![0-9A-Za-z]){sleeper.pid}(?![0-9A-Za-z])")
-        leaks = [name for name, data in store.files().items()
-                 if pid.search(data.decode("utf-8", "replace")) or b'"pid"' in data]
+        leaks = [
+            name
+            for name, data in store.files().items()
+            if pid.search(data.decode("utf-8", "replace")) or b'"pid"' in data
+        ]
         assert not leaks, f"the pid {sleeper.pid} reached tracked files: {leaks}"
         local = (store.root / ".local").rglob("*")
         assert any(pid.search(p.read_text("utf-8", "replace")) for p in local if p.is_file()), (
@@ -33,7 +36,6 @@ def test_pid_stays_local_and_status_judges_the_process(store: Store) -> None:
         sleeper.kill()
         sleeper.wait()
 
-    lines = [line for line in store.ok("status").splitlines()
-             if line.startswith(f"process {run['short']}")]
+    lines = [line for line in store.ok("status").splitlines() if line.startswith(f"process {run['short']}")]
     assert len(lines) == 1, "`self status` does not list the stopped process"
     assert "running" not in lines[0] and ("exited" in lines[0] or "stale" in lines[0]), lines

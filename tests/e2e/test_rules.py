@@ -43,8 +43,10 @@ def test_sanitize_refuses_secrets_without_repeating_them(store: Store) -> None:
     before = store.files()
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     assert len(token) == 40
-    for text, secret in (("contact me at someone@example.com", "someone@example.com"),
-                         (f"push with {token}", token)):
+    for text, secret in (
+        ("contact me at someone@example.com", "someone@example.com"),
+        (f"push with {token}", token),
+    ):
         proc = store.run("state", "add", text, "--label", "note")
         assert proc.returncode == 2, describe(proc)
         assert "payload.text" in proc.stderr, describe(proc)

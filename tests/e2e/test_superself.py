@@ -12,8 +12,10 @@ from selfrun import SHARED, Store
 SAMPLE = SHARED / "conformance" / "superself-sample"
 ROW = re.compile(r"^(\S+)  (\S+)  (full|index|search)(?: p(\d+))?  (.*?)(  \(proposed\))?$")
 
-pytestmark = pytest.mark.skipif(not (SAMPLE / "store" / "registry.jsonl").is_file(),
-                                reason=f"the Superself conformance sample is not at {SAMPLE}")
+pytestmark = pytest.mark.skipif(
+    not (SAMPLE / "store" / "registry.jsonl").is_file(),
+    reason=f"the Superself conformance sample is not at {SAMPLE}",
+)
 
 
 def expected(name: str) -> str:
@@ -26,17 +28,20 @@ def expected_rows() -> dict[str, dict[str, object]]:
         match = ROW.match(line)
         if match:
             ident, label, exposure, priority, text, proposed = match.groups()
-            rows[ident] = {"labels": [] if label == "-" else [label], "exposure": exposure,
-                           "priority": None if priority is None else int(priority),
-                           "text": text, "proposed": bool(proposed)}
+            rows[ident] = {
+                "labels": [] if label == "-" else [label],
+                "exposure": exposure,
+                "priority": None if priority is None else int(priority),
+                "text": text,
+                "proposed": bool(proposed),
+            }
     assert len(rows) == 12, f"expected/state-list.txt parsed to {len(rows)} rows"
     return rows
 
 
 def sections(text: str) -> dict[str, str]:
     parts = re.split(r"^## (.+)$", text, flags=re.M)
-    return {title.strip().lower(): body for title, body in zip(parts[1::2], parts[2::2],
-                                                                 strict=True)}
+    return {title.strip().lower(): body for title, body in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 def test_import_matches_the_superself_outputs(fresh: Store, tmp_path: Path) -> None:
@@ -52,26 +57,40 @@ def test_import_matches_the_superself_outputs(fresh: Store, tmp_path: Path) -> N
     for ident, row in want.items():
         mine = got[ident]
         assert (mine["labels"], mine["exposure"], mine["priority"], mine["text"]) == (
-            row["labels"], row["exposure"], row["priority"], row["text"]), (ident, mine)
+            row["labels"],
+            row["exposure"],
+            row["priority"],
+            row["text"],
+        ), (ident, mine)
         assert (mine["status"] == "proposed") == row["proposed"], (ident, mine["status"])
     assert got["o-vjaax"]["target"] == "2099-03-31"
 
     status = fresh.json("status")
     text = expected("status.txt")
     work = re.search(r"work: (\d+) active, (\d+) blocked, (\d+) next, (\d+) done", text)
-    objectives = re.search(r"objectives: (\d+) open, (\d+) of (\d+) milestones reached, "
-                           r"(\d+) of (\d+) exit criteria covered", text)
+    objectives = re.search(
+        r"objectives: (\d+) open, (\d+) of (\d+) milestones reached, "
+        r"(\d+) of (\d+) exit criteria covered",
+        text,
+    )
     waiting = re.search(r"waiting on you: (\d+)", text)
     process = re.search(r"process (\S+): (.+)", text)
     assert work and objectives and waiting and process, text
     assert [status["work"][k] for k in ("active", "blocked", "next", "done")] == [
-        int(n) for n in work.groups()]
-    assert [status[k] for k in ("objectives_open", "milestones_reached", "milestones_total",
-                                "criteria_covered", "criteria_total")] == [
-        int(n) for n in objectives.groups()]
+        int(n) for n in work.groups()
+    ]
+    assert [
+        status[k]
+        for k in (
+            "objectives_open",
+            "milestones_reached",
+            "milestones_total",
+            "criteria_covered",
+            "criteria_total",
+        )
+    ] == [int(n) for n in objectives.groups()]
     assert status["waiting"] == int(waiting.group(1))
-    assert {p["work"]: p["state"] for p in status["processes"]} == {
-        process.group(1): process.group(2)}
+    assert {p["work"]: p["state"] for p in status["processes"]} == {process.group(1): process.group(2)}
 
     context = fresh.ok("context", "--plain")
     shown = expected("context.txt")
@@ -79,7 +98,8 @@ def test_import_matches_the_superself_outputs(fresh: Store, tmp_path: Path) -> N
         text = str(row["text"])
         assert (text in context) == (text in shown), (
             f"{ident} {text!r} is {'shown' if text in shown else 'hidden'} by Superself "
-            f"but not by us:\n{context}")
+            f"but not by us:\n{context}"
+        )
     mine, theirs = sections(context), sections(shown)
     for title in ("waiting on you", "deadlines"):
         assert title in mine, f"our context has no {title!r} section:\n{context}"

@@ -106,10 +106,8 @@ def test_proposals_wait_with_the_exact_confirm_command() -> None:
     shorts = {r.id: r.short for s in doc.sections for r in s.rows if r.id}
     text = render_agent(doc)
     assert section(text, "Waiting on you") == [
-        f"- proposed [decision] add a cache (confirm with "
-        f"`self decide confirm {shorts[decision]}`)",
-        f"- proposed [convention] a proposed convention (confirm with "
-        f"`self state confirm {shorts[note]}`)",
+        f"- proposed [decision] add a cache (confirm with `self decide confirm {shorts[decision]}`)",
+        f"- proposed [convention] a proposed convention (confirm with `self state confirm {shorts[note]}`)",
     ]
     assert shorts[decision] == decision[:8]
     assert "## Index" not in text  # a proposal is not rendered as current truth
@@ -124,9 +122,7 @@ def test_pending_placement_waits_while_the_record_keeps_its_placement() -> None:
     assert "- [convention] events are never edited\n" in text
     waiting = section(text, "Waiting on you")
     assert len(waiting) == 1
-    assert waiting[0].startswith(
-        "- placement [convention] events are never edited → index (rarely needed)"
-    )
+    assert waiting[0].startswith("- placement [convention] events are never edited → index (rarely needed)")
     assert waiting[0].endswith(f"(confirm with `self state confirm {e[:8]}`)")
 
 
@@ -190,9 +186,7 @@ def test_shared_workspace_records_render_once_in_order() -> None:
     log = Log()
     log.entity("project goal", "goal", exposure="full", priority=0)
     other = Log("web", base=1_700_000_000_000)
-    rule = other.entity(
-        "all repos use main", "convention", exposure="full", priority=5, scope="workspace"
-    )
+    rule = other.entity("all repos use main", "convention", exposure="full", priority=5, scope="workspace")
     waiting = other.entity("share the linter", "convention", proposed=True, scope="workspace")
     shared = list(other.state().entities.values())
     text = render_agent(context(log, shared=shared))
@@ -234,10 +228,7 @@ def test_budget_drops_index_rows_from_the_bottom_with_a_pointer() -> None:
         f"- [note] index entity number {n:03d} with some descriptive words"
         for n in range(299, 299 - len(kept), -1)
     ]
-    assert (
-        index[len(kept)]
-        == f"- {300 - len(kept)} more index rows; run `self state list --project app`"
-    )
+    assert index[len(kept)] == f"- {300 - len(kept)} more index rows; run `self state list --project app`"
     assert index[-1] == "- 1 entity at search exposure; run `self search --project app`"
     assert "- [goal] the goal" in text
     # the budget is used, not wasted: one more row would not fit
@@ -313,6 +304,4 @@ def test_terminal_render_imports_rich_only_when_called() -> None:
 
     code = "import sys, cli.tty; assert 'rich' not in sys.modules"
     root = Path(__file__).resolve().parents[2]
-    subprocess.run(
-        [sys.executable, "-c", code], check=True, cwd=root, env={"PYTHONPATH": str(root)}
-    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, env={"PYTHONPATH": str(root)})

@@ -130,9 +130,7 @@ class History:
         if confirmed is None:
             confirmed = self.draw(st.booleans())
         actor = "human" if confirmed else "agent"
-        self.events.append(
-            Event(event_id, ts, kind, Origin(actor, confirmed), "app", raw(payload), refs)
-        )
+        self.events.append(Event(event_id, ts, kind, Origin(actor, confirmed), "app", raw(payload), refs))
         return event_id
 
     def assertion(self, supersedes: str | None) -> None:
@@ -290,8 +288,7 @@ def test_incremental_fold_equals_full_fold(events: list[Event], data: st.DataObj
 
 def test_fold_refuses_events_out_of_order() -> None:
     history = [
-        Event(ids.encode(n << 80), iso(n), "zz.x", Origin("agent", False), "app", raw({}))
-        for n in (1, 2)
+        Event(ids.encode(n << 80), iso(n), "zz.x", Origin("agent", False), "app", raw({})) for n in (1, 2)
     ]
     state = fold(history)
     with pytest.raises(ValueError, match="fold_all"):
@@ -336,13 +333,18 @@ REFS = st.none() | st.dictionaries(JSON_KEY, JSON, max_size=4)
 @st.composite
 def any_events(draw: st.DrawFn) -> Event:
     """An event of an unknown type with any JSON payload, or a typed one with unicode text."""
-    event_id, ts, origin, project, refs = (
-        draw(ID), draw(UNICODE), draw(ORIGIN), draw(UNICODE), draw(REFS)
-    )
+    event_id, ts, origin, project, refs = (draw(ID), draw(UNICODE), draw(ORIGIN), draw(UNICODE), draw(REFS))
     if draw(st.booleans()):
         payload = draw(st.dictionaries(JSON_KEY, JSON, max_size=5))
-        return Event(event_id, ts, "zz." + draw(UNICODE), origin, project,
-                     msgspec.Raw(msgspec.json.encode(payload)), refs)
+        return Event(
+            event_id,
+            ts,
+            "zz." + draw(UNICODE),
+            origin,
+            project,
+            msgspec.Raw(msgspec.json.encode(payload)),
+            refs,
+        )
     assertion = Assertion(
         entity=draw(ID),
         text=draw(UNICODE),
@@ -352,8 +354,15 @@ def any_events(draw: st.DrawFn) -> Event:
         why=draw(st.none() | UNICODE),
         target=draw(st.none() | UNICODE),
     )
-    return make(event_id, ts, draw(st.sampled_from(("entity.proposed", "entity.confirmed"))),
-                origin, project, assertion, refs)
+    return make(
+        event_id,
+        ts,
+        draw(st.sampled_from(("entity.proposed", "entity.confirmed"))),
+        origin,
+        project,
+        assertion,
+        refs,
+    )
 
 
 def keys_sorted(value: Any) -> bool:
@@ -471,9 +480,7 @@ def test_decode_refuses_what_is_not_an_id(text: str) -> None:
 
 @PROPERTY
 @given(known=st.lists(ID, min_size=1, max_size=30, unique=True), data=st.data())
-def test_resolve_finds_unique_prefixes_and_reports_the_rest(
-    known: list[str], data: st.DataObject
-) -> None:
+def test_resolve_finds_unique_prefixes_and_reports_the_rest(known: list[str], data: st.DataObject) -> None:
     target = data.draw(st.sampled_from(known))
     short = ids.short(target, known)
     assert target.startswith(short) and len(short) >= 8
@@ -489,9 +496,7 @@ def test_resolve_finds_unique_prefixes_and_reports_the_rest(
                 ids.resolve(prefix, known)
         else:
             assert ids.resolve(prefix, known) == target
-    unknown = next(
-        c * 12 for c in ids.ALPHABET if not any(k.startswith(c * 12) for k in known)
-    )
+    unknown = next(c * 12 for c in ids.ALPHABET if not any(k.startswith(c * 12) for k in known))
     with pytest.raises(Invalid, match="no record"):
         ids.resolve(unknown, known)
 

@@ -329,8 +329,9 @@ def test_legacy_decision_convention_and_work() -> None:
     log.add("convention.added", {"id": "c-1", "text": "tabs"})
     log.add("convention.dropped", {"id": "c-1", "reason": "spaces now"})
     log.add("objective.created", {"id": "o-1", "text": "ship sync", "target": "2099-03-31"})
-    log.add("milestone.created", {"id": "m-1", "text": "converge", "criteria": ["tests pass"],
-                                  "objective": "o-1"})
+    log.add(
+        "milestone.created", {"id": "m-1", "text": "converge", "criteria": ["tests pass"], "objective": "o-1"}
+    )
     log.add("work.created", {"id": "w-1", "title": "write the merge", "milestone": "m-1"})
     log.add("work.started", {"id": "w-1"})
     log.add("work.done", {"id": "w-1"})
@@ -369,9 +370,7 @@ def expected_rows() -> list[tuple[str, str, str, int | None, str, bool]]:
         entity_id, label, placement, text = parts[:4]
         exposure, _, priority = placement.partition(" p")
         proposed = parts[4:] == ["(proposed)"]
-        rows.append(
-            (entity_id, label, exposure, int(priority) if priority else None, text, proposed)
-        )
+        rows.append((entity_id, label, exposure, int(priority) if priority else None, text, proposed))
     return rows
 
 

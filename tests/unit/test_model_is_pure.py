@@ -18,10 +18,27 @@ MODEL = Path(__file__).resolve().parents[2] / "service" / "model"
 FORBIDDEN = frozenset(
     {
         # adapters
-        "dulwich", "sqlite3", "sqlite_utils", "litestar", "structlog", "typer", "cli",
+        "dulwich",
+        "sqlite3",
+        "sqlite_utils",
+        "litestar",
+        "structlog",
+        "typer",
+        "cli",
         # the filesystem, processes, the network
-        "os", "pathlib", "shutil", "io", "subprocess", "socket", "tempfile", "glob", "fcntl",
-        "mmap", "multiprocessing", "urllib", "ssl",
+        "os",
+        "pathlib",
+        "shutil",
+        "io",
+        "subprocess",
+        "socket",
+        "tempfile",
+        "glob",
+        "fcntl",
+        "mmap",
+        "multiprocessing",
+        "urllib",
+        "ssl",
         # imports the check could not see
         "importlib",
     }
@@ -71,9 +88,7 @@ def violations(source: str, module: str, is_package: bool = False) -> list[str]:
             else:
                 check(target, node.lineno)
         elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in FORBIDDEN_CALLS
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS
         ):
             found.append(f"{node.lineno}: calls {node.func.id}()")
     return found

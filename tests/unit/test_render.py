@@ -27,9 +27,7 @@ HUMAN = Origin("human", True)
 def entity(text: str, labels: tuple[str, ...] = ("note",), **kw: object) -> Entity:
     eid = ids.encode(1_800_000_000_000 << 80 | 7)
     payload = Assertion(entity=eid, text=text, labels=labels, **kw)  # type: ignore[arg-type]
-    state = fold_all(
-        [make(eid, "2026-11-30T10:00:00.000Z", "entity.confirmed", HUMAN, "app", payload)]
-    )
+    state = fold_all([make(eid, "2026-11-30T10:00:00.000Z", "entity.confirmed", HUMAN, "app", payload)])
     return state.entities[eid]
 
 
@@ -123,9 +121,7 @@ def test_short_ids_agree_with_the_reference_and_resolve_back() -> None:
 
 def test_shorts_for_matches_short_ids_on_the_whole_universe() -> None:
     rng = random.Random(9)
-    pool = [
-        ids.next_id(None, 1_800_000_000_000 + n // 50, rng.getrandbits(80)) for n in range(2000)
-    ]
+    pool = [ids.next_id(None, 1_800_000_000_000 + n // 50, rng.getrandbits(80)) for n in range(2000)]
     wanted = [*pool[::97], "w-s7h2x"]
     full = short_ids([*pool, "w-s7h2x"])
     assert shorts_for(wanted, pool) == {w: full[w] for w in wanted}

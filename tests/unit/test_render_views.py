@@ -47,9 +47,7 @@ class Log:
     def __init__(self) -> None:
         self.events: list[Event] = []
 
-    def add(
-        self, kind: str, payload: Payload, origin: Origin = HUMAN, ts: str | None = None
-    ) -> str:
+    def add(self, kind: str, payload: Payload, origin: Origin = HUMAN, ts: str | None = None) -> str:
         n = len(self.events) + 1
         eid = ids.encode((1_800_000_000_000 + n) << 80 | n)
         self.events.append(
@@ -196,9 +194,7 @@ def test_work_show_runs_combine_log_and_local_liveness() -> None:
     assert doc["runs"][0]["local"] == "running" and doc["runs"][0]["exited"] is None
     assert "process: running" in work_show_text(doc)
     log.add("work.run-exited", RunExited(work=unit, code=3))
-    assert "process: exited (code 3)" in work_show_text(
-        work_show(log.state(), unit, {unit: "exited"})
-    )
+    assert "process: exited (code 3)" in work_show_text(work_show(log.state(), unit, {unit: "exited"}))
     assert process_word(None, "stale").startswith("stale")
     assert process_word(None, None) == "started (no local process record)"
 

@@ -23,9 +23,7 @@ class Log:
     def add(self, kind: str, payload: Payload) -> str:
         n = len(self.events) + 1
         eid = ids.encode((self.base + 2000 * n) << 80 | n)
-        self.events.append(
-            make(eid, "2026-11-30T10:00:00.000Z", kind, HUMAN, self.project, payload)
-        )
+        self.events.append(make(eid, "2026-11-30T10:00:00.000Z", kind, HUMAN, self.project, payload))
         return eid
 
     def entity(self, text: str, *labels: str, **kw: object) -> str:

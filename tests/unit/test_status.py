@@ -110,10 +110,7 @@ def test_objectives_milestones_and_criteria() -> None:
     assert doc.objectives_open == 1
     assert (doc.milestones_reached, doc.milestones_total) == (1, 2)
     assert (doc.criteria_covered, doc.criteria_total) == (2, 3)
-    assert (
-        "objectives: 1 open, 1 of 2 milestones reached, 2 of 3 exit criteria covered"
-        in render_status(doc)
-    )
+    assert "objectives: 1 open, 1 of 2 milestones reached, 2 of 3 exit criteria covered" in render_status(doc)
 
 
 def test_waiting_counts_proposals_and_each_waiting_placement() -> None:
@@ -131,9 +128,7 @@ def test_overdue_unknown_health_and_quarantine_lines() -> None:
     late = log.entity("ship the alpha", "objective", target="2026-11-01")
     log.add("entity.done", EntityWhy(entity=late))  # refused: no evidence
     log.add("vendor.thing", b'{"x":1}')
-    doc = build_status(
-        "app", log.state(), {}, [("projects/app/log/000000.jsonl", 7, "not JSON")], TODAY
-    )
+    doc = build_status("app", log.state(), {}, [("projects/app/log/000000.jsonl", 7, "not JSON")], TODAY)
     assert doc.unknown == 1
     assert [d.text for d in doc.overdue] == ["ship the alpha"]
     text = render_status(doc)
