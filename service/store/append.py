@@ -1,0 +1,167 @@
+"""The append gate: the only writer of logs.
+
+Every event is checked (known type, payload that decodes, the log's project, an id after
+the log's last one), passed through the sanitize gate and encoded canonically before a byte
+is written. Then the lines go to the segment files (1,000 lines per segment, only the last
+one grows), are fsynced, and the changed segments are committed as one commit. A failure
+at any step leaves the log files as they were.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+from dulwich.repo import Repo
+
+from service.model import ids
+from service.model.errors import Invalid
+from service.model.events import WRITABLE, Event, canonical, payload_of
+from service.store import gitcommit, layout
+from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
+from service.store.segments import read_log
+
+_plain = msgspec.json.Decoder(dict[str, object])
+
+
+def append(
+    root: Path,
+    repo: Repo,
+    log: str,
+    events: list[Event],
+    last_id: str | None,
+    local: Sequence[str] = (),
+) -> str | None:
+    """Append new events (ids in increasing order, after `last_id`); returns the commit id.
+
+    `local`: machine-local strings (home, store and checkout paths) no event may contain.
+    """
+    if not events:
+        return None
+    ordered = _in_order(events, last_id)
+    lines = [_checked(log, event, writable=True, local=local) for event in ordered]
+    return _write(root, repo, log, lines, f"append: {_count(len(lines))} to {display(log)}")
+
+
+def import_events(
+    root: Path, repo: Repo, log: str, events: list[Event], local: Sequence[str] = ()
+) -> list[Event]:
+    """Append events keeping their own ids: sorted, ids already in the log skipped.
+
+    Legacy and unknown types are kept (an import keeps every event); the sanitize gate
+    still runs. Returns the events written.
+    """
+    present = {event.id for event in read_log(root, log).events}
+    fresh: dict[str, Event] = {}
+    for event in sorted(events, key=lambda e: e.id):
+        if event.id not in present:
+            fresh.setdefault(event.id, event)
+    batch = list(fresh.values())
+    if batch:
+        lines = [_checked(log, event, writable=False, local=local) for event in batch]
+        _write(root, repo, log, lines, f"import: {_count(len(lines))} to {display(log)}")
+    return batch
+
+
+def _count(n: int) -> str:
+    return "1 event" if n == 1 else f"{n} events"
+
+
+def _in_order(events: list[Event], last_id: str | None) -> list[Event]:
+    previous = last_id
+    for event in events:
+        if previous is not None and event.id <= previous:
+            raise Invalid(
+                f"event {event.id} is not after {previous}, the last id of its log; "
+                "take ids from the transaction's next_ids()"
+            )
+        previous = event.id
+    return events
+
+
+def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) -> bytes:
+    """The canonical line of an event that passes every check; Invalid or Refused if not."""
+    if not ids.is_id(event.id):
+        raise Invalid(f"{event.id!r} is not an id (26 lowercase Crockford base32 characters)")
+    if event.project != log:
+        raise Invalid(
+            f"event {event.id} belongs to project {event.project!r}, not to {display(log)}"
+        )
+    if writable and event.type not in WRITABLE:
+        known = ", ".join(sorted(WRITABLE))
+        raise Invalid(f"{event.type!r} is not a type any command writes; known: {known}")
+    try:
+        payload_of(event)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise Invalid(f"event {event.id} ({event.type}) has a malformed payload: {exc}") from exc
+    line = canonical(event)
+    from service.model.sanitize import check_event  # the one sanitize gate
+
+    check_event(_plain.decode(line), local=local)
+    return line
+
+
+def _write(root: Path, repo: Repo, log: str, lines: list[bytes], message: str) -> str:
+    folder = root / layout.log_dir(log)
+    plan = _plan(root, log, lines)
+    written: list[tuple[Path, int | None]] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, (old, new) in plan.items():
+            written.append((folder / name, len(old) if old is not None else None))
+            _append_bytes(folder / name, new)
+        _fsync_dir(folder)
+        rel = layout.log_dir(log)
+        files = {f"{rel}/{name}": (old or b"") + new for name, (old, new) in plan.items()}
+        commit = gitcommit.commit_files(repo, files, message)
+    except BaseException:
+        _undo(written)
+        raise
+    gitcommit.update_index(repo, list(files))
+    return commit.decode("ascii")
+
+
+def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | None, bytes]]:
+    """Segment name → (its current bytes or None if new, the bytes to add)."""
+    names = layout.segments(root, log)
+    index = segment_index(names[-1]) if names else 0
+    old: bytes | None = (root / layout.log_dir(log) / names[-1]).read_bytes() if names else None
+    lead = b"\n" if old and not old.endswith(b"\n") else b""
+    count = (old or b"").count(b"\n") + len(lead)
+    if count >= SEGMENT_EVENTS:
+        index, old, lead, count = index + 1, None, b"", 0
+    plan: dict[str, tuple[bytes | None, bytes]] = {}
+    while lines:
+        take, lines = lines[: SEGMENT_EVENTS - count], lines[SEGMENT_EVENTS - count :]
+        plan[segment_name(index)] = (old, lead + b"".join(take))
+        index, old, lead, count = index + 1, None, b"", 0
+    return plan
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    with open(path, "ab") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _undo(written: list[tuple[Path, int | None]]) -> None:
+    """Put every touched segment back to its size before the append (new ones removed)."""
+    for path, size in written:
+        try:
+            if size is None:
+                path.unlink(missing_ok=True)
+            else:
+                os.truncate(path, size)
+        except OSError:
+            pass

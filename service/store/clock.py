@@ -1,0 +1,54 @@
+"""The store's hybrid logical clock: a high-water mark of every id issued or seen.
+
+Kept in `.local/clock` (one id and a newline). Callers hold the store lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from service.model import ids
+from service.store.layout import atomic_write
+
+
+def high_water(path: Path) -> str | None:
+    """The greatest id recorded, or None when the file is missing or unreadable."""
+    try:
+        text = path.read_text("ascii").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    return text if ids.is_id(text) else None
+
+
+def observe(path: Path, seen: Iterable[str]) -> str | None:
+    """Raise the high-water mark to the greatest valid id in `seen`; returns the new mark."""
+    mark = high_water(path)
+    top = max((i for i in seen if ids.is_id(i)), default=None)
+    if top is not None and (mark is None or top > mark):
+        atomic_write(path, top.encode("ascii") + b"\n", durable=True)
+        return top
+    return mark
+
+
+def issue(path: Path, n: int, floor: str | None) -> list[str]:
+    """`n` new ids, each greater than the mark, than `floor` and than the one before."""
+    mark = high_water(path)
+    last = max((m for m in (mark, floor) if m is not None), default=None)
+    out: list[str] = []
+    for _ in range(n):
+        last = ids.next_id(last, time.time_ns() // 1_000_000, secrets.randbits(80))
+        out.append(last)
+    if out:
+        atomic_write(path, out[-1].encode("ascii") + b"\n", durable=True)
+    return out
+
+
+def now() -> str:
+    """The wall clock as ISO-8601 UTC with milliseconds and Z: 2026-11-30T09:57:45.069Z."""
+    ms = time.time_ns() // 1_000_000
+    moment = dt.datetime.fromtimestamp(ms // 1000, tz=dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"

@@ -1,0 +1,51 @@
+"""Errors of the on-disk store. Every message says what to do next."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Root of every error the store raises."""
+
+
+class NotAStore(StoreError):
+    """The path holds no workspace store."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"{path} is not a selfhub workspace (no workspace.json and .git there); "
+            "run `self init` to create one, or pass --workspace PATH to use another"
+        )
+
+
+class AlreadyAStore(StoreError):
+    """`init` on a path that already holds a store."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"{path} is already a selfhub workspace; open it instead of running `self init`"
+        )
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store lock for longer than the timeout."""
+
+    def __init__(self, lock_file: object, timeout: float) -> None:
+        super().__init__(
+            f"the workspace is locked by another process ({lock_file}, waited {timeout:g} s); "
+            "wait for it to finish and retry, or raise the lock timeout"
+        )
+
+
+class RefMoved(StoreError):
+    """refs/heads/main moved while a commit was being built (compare-and-swap failed)."""
+
+    def __init__(self, expected: str | None, found: str | None) -> None:
+        super().__init__(
+            f"refs/heads/main moved during the commit (expected {expected or 'no commit'}, "
+            f"found {found or 'no commit'}); something outside selfhub wrote the branch. "
+            "Nothing was appended; retry the command"
+        )
+
+
+class CorruptFile(StoreError):
+    """A machine-local or settings file cannot be read."""

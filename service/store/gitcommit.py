@@ -1,0 +1,177 @@
+"""Commits built straight from the object store: no porcelain, no git binary.
+
+Only the changed files get blobs; only the trees on their paths are rebuilt, every other
+subtree is reused from the parent commit. refs/heads/main moves by compare-and-swap.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from pathlib import Path
+
+from dulwich.file import FileLocked
+from dulwich.index import index_entry_from_stat
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from service.store.errors import RefMoved, StoreError
+
+BRANCH = Ref(b"refs/heads/main")
+AUTHOR_ENV = "SELF_AUTHOR"
+DEFAULT_AUTHOR = "selfhub <selfhub@localhost>"
+FILE_MODE = 0o100644
+DIR_MODE = 0o040000
+
+Changes = dict[bytes, "Changes | ObjectID"]
+
+
+class _Head(enum.Enum):
+    CURRENT = "the commit main points at now"
+
+
+CURRENT = _Head.CURRENT
+
+
+def identity() -> bytes:
+    """The author and committer: $SELF_AUTHOR, or the fixed selfhub identity."""
+    return (os.environ.get(AUTHOR_ENV) or DEFAULT_AUTHOR).encode("utf-8")
+
+
+def head(repo: Repo) -> ObjectID | None:
+    """The commit refs/heads/main points at, or None before the first commit."""
+    try:
+        return repo.refs[BRANCH]
+    except KeyError:
+        return None
+
+
+def commit_files(
+    repo: Repo, files: dict[str, bytes], message: str, *, parent: ObjectID | _Head | None = CURRENT
+) -> ObjectID:
+    """Commit `files` (path relative to the root → new content); returns the commit id.
+
+    The parent is main's current commit, or `parent` when given (None: a root commit);
+    main moves only if it still points at that parent, else RefMoved.
+    """
+    if parent is CURRENT:
+        parent = head(repo)
+    blobs = {path: Blob.from_string(data) for path, data in files.items()}
+    written: list[ShaFile] = list(blobs.values())
+    base = _tree_of(repo, parent)
+    tree_id = _rebuild(repo, base, _nest({p: b.id for p, b in blobs.items()}), written)
+    if parent is not None and base is not None and tree_id == base.id:
+        return parent
+    commit = _commit(tree_id, parent, message)
+    written.append(commit)
+    for obj in written:
+        repo.object_store.add_object(obj)
+    _move_branch(repo, parent, commit.id, message)
+    return commit.id
+
+
+def _tree_of(repo: Repo, commit_id: ObjectID | None) -> Tree | None:
+    if commit_id is None:
+        return None
+    commit = repo[commit_id]
+    assert isinstance(commit, Commit)
+    tree = repo[commit.tree]
+    assert isinstance(tree, Tree)
+    return tree
+
+
+def _nest(paths: dict[str, ObjectID]) -> Changes:
+    root: Changes = {}
+    for path, blob_id in paths.items():
+        *dirs, name = path.encode("utf-8").split(b"/")
+        node = root
+        for part in dirs:
+            child = node.setdefault(part, {})
+            assert isinstance(child, dict)
+            node = child
+        node[name] = blob_id
+    return root
+
+
+def _rebuild(repo: Repo, old: Tree | None, changes: Changes, written: list[ShaFile]) -> ObjectID:
+    """A copy of `old` with `changes` applied; new trees are added to `written`."""
+    tree = Tree()
+    if old is not None:
+        for entry in old.iteritems():
+            tree.add(entry.path, entry.mode, entry.sha)
+    for name, change in changes.items():
+        if isinstance(change, dict):
+            tree[name] = (DIR_MODE, _rebuild(repo, _subtree(repo, old, name), change, written))
+        else:
+            tree[name] = (FILE_MODE, change)
+    written.append(tree)
+    return tree.id
+
+
+def _subtree(repo: Repo, tree: Tree | None, name: bytes) -> Tree | None:
+    if tree is None or name not in tree:
+        return None
+    mode, sha = tree[name]
+    if mode != DIR_MODE:
+        return None
+    sub = repo[sha]
+    assert isinstance(sub, Tree)
+    return sub
+
+
+def _commit(tree_id: ObjectID, parent: ObjectID | None, message: str) -> Commit:
+    who = identity()
+    now = int(time.time())
+    commit = Commit()
+    commit.tree = tree_id
+    commit.parents = [parent] if parent is not None else []
+    commit.author = commit.committer = who
+    commit.author_time = commit.commit_time = now
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.encoding = b"UTF-8"
+    commit.message = message.encode("utf-8") + b"\n"
+    return commit
+
+
+def _move_branch(repo: Repo, parent: ObjectID | None, new: ObjectID, message: str) -> None:
+    reflog = b"commit: " + message.encode("utf-8")
+    try:
+        if parent is None:
+            moved = repo.refs.add_if_new(BRANCH, new, committer=identity(), message=reflog)
+        else:
+            moved = repo.refs.set_if_equals(
+                BRANCH, parent, new, committer=identity(), message=reflog
+            )
+    except FileLocked as exc:
+        raise StoreError(
+            "refs/heads/main is locked by another git process (.git/refs/heads/main.lock); "
+            "nothing was appended; retry when it is done, or remove a stale lock file"
+        ) from exc
+    if not moved:
+        found = head(repo)
+        raise RefMoved(_text(parent), _text(found))
+
+
+def _text(sha: ObjectID | None) -> str | None:
+    return None if sha is None else sha.decode("ascii")
+
+
+def update_index(repo: Repo, paths: list[str]) -> None:
+    """Point .git/index at the worktree files just committed, so plain git sees them clean.
+
+    The index is a convenience for people who look at the store with git; the commit is
+    already made, so a failure here is not an error of the caller.
+    """
+    root = Path(repo.path)
+    try:
+        index = repo.open_index()
+        for path in paths:
+            data = (root / path).read_bytes()
+            stat = os.stat(root / path)
+            blob_id = Blob.from_string(data).id
+            index[path.encode("utf-8")] = index_entry_from_stat(stat, blob_id, FILE_MODE)
+        index.write()
+    except (OSError, FileLocked):
+        pass

@@ -1,0 +1,83 @@
+"""Where things live in a store: log keys, segment files, the machine-local folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+
+from service.model.errors import Invalid
+
+WORKSPACE_LOG = ""
+SEGMENT_EVENTS = 1000
+CONFIG_FILE = "workspace.json"
+LOCAL_DIR = ".local"
+SEGMENT_NAME = re.compile(r"^[0-9]{6}\.jsonl$")
+LOG_KEY = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+
+
+def check_key(log: str) -> str:
+    """The log key itself; Invalid unless it is "" (workspace) or a safe project slug."""
+    if log != WORKSPACE_LOG and (not LOG_KEY.match(log) or ".." in log):
+        raise Invalid(
+            f"{log!r} is not a project slug: use lowercase letters, digits and dashes, "
+            "starting with a letter or digit"
+        )
+    return log
+
+
+def log_dir(log: str) -> str:
+    """The log folder relative to the store root, with forward slashes."""
+    check_key(log)
+    return "workspace/log" if log == WORKSPACE_LOG else f"projects/{log}/log"
+
+
+def display(log: str) -> str:
+    """How a log is named in messages and commit subjects."""
+    return "workspace" if log == WORKSPACE_LOG else f"projects/{log}"
+
+
+def segment_name(index: int) -> str:
+    return f"{index:06d}.jsonl"
+
+
+def segment_index(name: str) -> int:
+    return int(name[:6])
+
+
+def segments(root: Path, log: str) -> list[str]:
+    """The segment file names of a log, in order (empty when the log has no folder)."""
+    try:
+        names = [e.name for e in os.scandir(root / log_dir(log)) if SEGMENT_NAME.match(e.name)]
+    except FileNotFoundError:
+        return []
+    return sorted(names)
+
+
+def project_logs(root: Path) -> list[str]:
+    """Every project slug that has a log folder, sorted."""
+    try:
+        entries = list(os.scandir(root / "projects"))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        e.name for e in entries if LOG_KEY.match(e.name) and (Path(e.path) / "log").is_dir()
+    )
+
+
+def cache_file(root: Path, log: str) -> Path:
+    name = "_workspace" if log == WORKSPACE_LOG else check_key(log)
+    return root / LOCAL_DIR / "cache" / f"{name}.msgpack"
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` through a temporary file and os.replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
+    os.replace(tmp, path)

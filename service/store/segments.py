@@ -1,0 +1,134 @@
+"""Reading logs: segment files to events, with unreadable lines quarantined, never fatal.
+
+Fast path: a segment is read in one go and decoded as one JSON array (its newlines turned
+into commas); when that fails or disagrees with the line count, every line is decoded alone
+and the ones that fail are quarantined with their file and line number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import msgspec
+
+from service.model.events import Event, decode_unchecked
+from service.store import layout
+
+_segment_decoder = msgspec.json.Decoder(list[Event])
+UNTERMINATED = "unterminated last line (a write in progress, or a crash during one)"
+
+
+class Quarantine(msgspec.Struct, frozen=True, gc=False):
+    """A line the reader could not take as an event: where it is and why."""
+
+    file: str
+    line: int
+    reason: str
+
+
+class Log(msgspec.Struct, gc=False):
+    events: list[Event] = msgspec.field(default_factory=list)
+    quarantined: list[Quarantine] = msgspec.field(default_factory=list)
+
+
+def complete(data: bytes) -> tuple[bytes, bytes]:
+    """Split off an unterminated trailing fragment: (complete lines, fragment)."""
+    if not data or data.endswith(b"\n"):
+        return data, b""
+    cut = data.rfind(b"\n") + 1
+    return data[:cut], data[cut:]
+
+
+def decode(data: bytes, file: str, first_line: int = 1) -> tuple[list[Event], list[Quarantine]]:
+    """Decode newline-separated events; `first_line` is the 1-based number of data's first line."""
+    if not data:
+        return [], []
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    body = data[:-1] if data.endswith(b"\n") else data
+    try:
+        events = _segment_decoder.decode(b"[" + body.replace(b"\n", b",") + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        events = None
+    if events is not None and len(events) == lines:
+        return events, []
+    return _decode_lines(body.split(b"\n"), file, first_line)
+
+
+def _decode_lines(
+    lines: list[bytes], file: str, first: int
+) -> tuple[list[Event], list[Quarantine]]:
+    events: list[Event] = []
+    bad: list[Quarantine] = []
+    for number, line in enumerate(lines, first):
+        if not line.strip():
+            bad.append(Quarantine(file, number, "blank line"))
+            continue
+        try:
+            events.append(decode_unchecked(line))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            bad.append(Quarantine(file, number, str(exc)))
+    return events, bad
+
+
+def fragment(data: bytes, file: str) -> list[Quarantine]:
+    """The quarantine entry for an unterminated fragment at the end of `data`, if any."""
+    body, rest = complete(data)
+    if not rest:
+        return []
+    return [Quarantine(file, body.count(b"\n") + 1, UNTERMINATED)]
+
+
+class Mark(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """How far a segment file was read: its name, bytes consumed, and mtime when read."""
+
+    name: str
+    size: int
+    mtime_ns: int
+
+
+class Chunk(msgspec.Struct, gc=False):
+    """What a scan of some segments found, and where it stopped."""
+
+    events: list[Event]
+    quarantined: list[Quarantine]
+    fragment: list[Quarantine]
+    marks: list[Mark]
+    digest: str
+    prefix_digest: str
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def scan(root: Path, log: str, names: list[str], offset: int = 0) -> Chunk:
+    """Read `names` (the last of which is the log's last segment), the first from `offset`."""
+    rel = layout.log_dir(log)
+    chunk = Chunk([], [], [], [], digest(b""), digest(b""))
+    for position, name in enumerate(names):
+        file = f"{rel}/{name}"
+        path = root / file
+        mtime = os.stat(path).st_mtime_ns
+        data = path.read_bytes()
+        start, first_line = 0, 1
+        if position == 0 and offset:
+            prefix = data[:offset]
+            chunk.prefix_digest = digest(prefix)
+            start, first_line = len(prefix), prefix.count(b"\n") + 1
+        if position == len(names) - 1:
+            chunk.fragment = fragment(data, file)
+            data = complete(data)[0]
+            chunk.digest = digest(data)
+        events, bad = decode(data[start:], file, first_line)
+        chunk.events.extend(events)
+        chunk.quarantined.extend(bad)
+        chunk.marks.append(Mark(name, len(data), mtime))
+    return chunk
+
+
+def read_log(root: Path, log: str) -> Log:
+    """Every event of a log in file order; unreadable lines are quarantined."""
+    chunk = scan(root, log, layout.segments(root, log))
+    return Log(chunk.events, chunk.quarantined + chunk.fragment)

@@ -1,0 +1,258 @@
+"""The workspace store: a git repository of event logs, with a machine-local `.local/`.
+
+`Store` opens or creates one, reads logs and their folded state (through the fold cache),
+and runs transactions: under the store lock, fresh state in, ids out, events appended
+through the append gate and committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+from dulwich.repo import Repo
+
+from service.model.config import WorkspaceConfig
+from service.model.events import Event
+from service.model.state import State
+from service.store import append as gate
+from service.store import cache, clock, gitcommit, layout
+from service.store.errors import AlreadyAStore, CorruptFile, NotAStore, StoreError
+from service.store.local import Local
+from service.store.lock import DEFAULT_TIMEOUT, StoreLock
+from service.store.segments import Log, Quarantine, read_log
+
+EXCLUDE_LINE = ".local/"
+
+
+class Store:
+    """One workspace store on disk. Use `Store.init` or `Store.open`."""
+
+    def __init__(self, root: Path, *, lock_timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.root = Path(root).resolve()
+        self.local_dir = self.root / layout.LOCAL_DIR
+        self.local = Local(self.local_dir)
+        self._lock = StoreLock(self.local_dir / "lock", lock_timeout)
+        self._repo: Repo | None = None
+
+    # --- opening ----------------------------------------------------------------------
+
+    @classmethod
+    def init(cls, path: Path, *, lock_timeout: float = DEFAULT_TIMEOUT) -> Store:
+        """Create a store at `path`: a git repo on branch main with the default settings."""
+        root = Path(path)
+        has_config, has_git = (root / layout.CONFIG_FILE).exists(), (root / ".git").exists()
+        if has_config and has_git:
+            raise AlreadyAStore(root)
+        if has_config or has_git:
+            what = "a git repository" if has_git else "a workspace.json but no .git"
+            raise StoreError(f"{root} already holds {what}; run `self init` in an empty folder")
+        root.mkdir(parents=True, exist_ok=True)
+        Repo.init(str(root), default_branch=b"main").close()
+        store = cls(root, lock_timeout=lock_timeout)
+        store._prepare_local()
+        workspace_log = layout.log_dir(layout.WORKSPACE_LOG)
+        files = {
+            layout.CONFIG_FILE: _encode_config(WorkspaceConfig()),
+            f"{workspace_log}/{layout.segment_name(0)}": b"",
+        }
+        with store.locked():
+            for name, data in files.items():
+                layout.atomic_write(store.root / name, data)
+            gitcommit.commit_files(store.repo, files, "init: selfhub workspace")
+            gitcommit.update_index(store.repo, list(files))
+        return store
+
+    @classmethod
+    def open(cls, path: Path, *, lock_timeout: float = DEFAULT_TIMEOUT) -> Store:
+        """The store at `path`; NotAStore when there is none."""
+        root = Path(path)
+        if not (root / layout.CONFIG_FILE).is_file() or not (root / ".git").exists():
+            raise NotAStore(root)
+        store = cls(root, lock_timeout=lock_timeout)
+        store._prepare_local()
+        return store
+
+    def _prepare_local(self) -> None:
+        """Make `.local/` and keep it out of git through .git/info/exclude."""
+        self.local_dir.mkdir(exist_ok=True)
+        exclude = self.root / ".git" / "info" / "exclude"
+        text = exclude.read_text("utf-8") if exclude.exists() else ""
+        if EXCLUDE_LINE not in text.splitlines():
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            joint = "" if text.endswith("\n") or not text else "\n"
+            exclude.write_text(f"{text}{joint}{EXCLUDE_LINE}\n")
+
+    @property
+    def repo(self) -> Repo:
+        if self._repo is None:
+            self._repo = Repo(str(self.root))
+            self._repo.object_store.fsync_object_files = True  # a ref never names a lost object
+        return self._repo
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- settings ---------------------------------------------------------------------
+
+    def config(self) -> WorkspaceConfig:
+        path = self.root / layout.CONFIG_FILE
+        try:
+            return msgspec.json.decode(path.read_bytes(), type=WorkspaceConfig)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise CorruptFile(
+                f"{path} is not valid workspace settings ({exc}); fix or restore it"
+            ) from exc
+
+    def save_config(self, config: WorkspaceConfig) -> None:
+        """Write workspace.json and commit it."""
+        data = _encode_config(config)
+        with self.locked():
+            layout.atomic_write(self.root / layout.CONFIG_FILE, data)
+            gitcommit.commit_files(self.repo, {layout.CONFIG_FILE: data}, "config: workspace.json")
+            gitcommit.update_index(self.repo, [layout.CONFIG_FILE])
+
+    # --- reading ----------------------------------------------------------------------
+
+    def logs(self) -> list[str]:
+        """"" (the workspace log) and every project slug with a log folder, sorted."""
+        return [layout.WORKSPACE_LOG, *layout.project_logs(self.root)]
+
+    def read(self, log: str) -> Log:
+        """Every event of a log in file order, with the lines that could not be read."""
+        layout.check_key(log)
+        return read_log(self.root, log)
+
+    def state(self, log: str) -> tuple[State, list[Quarantine]]:
+        """The folded state of a log (through the fold cache) and its quarantined lines."""
+        layout.check_key(log)
+        return cache.folded(self.root, log)
+
+    def head(self) -> str | None:
+        """The commit refs/heads/main points at."""
+        commit = gitcommit.head(self.repo)
+        return None if commit is None else commit.decode("ascii")
+
+    # --- writing ----------------------------------------------------------------------
+
+    @contextmanager
+    def locked(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the store's exclusive lock (re-entrant within this Store)."""
+        with self._lock.held(timeout):
+            yield
+
+    @contextmanager
+    def transaction(self, log: str, *, timeout: float | None = None) -> Iterator[Transaction]:
+        """Under the lock: fresh state of `log`, new ids, and appends through the gate."""
+        layout.check_key(log)
+        with self.locked(timeout):
+            transaction = Transaction(self, log)
+            try:
+                yield transaction
+            finally:
+                transaction.closed = True
+
+    def import_events(self, log: str, events: list[Event]) -> int:
+        """Append events with their own ids (sorted, known ids skipped); returns how many."""
+        layout.check_key(log)
+        with self.locked():
+            written = gate.import_events(self.root, self.repo, log, events, self.local_facts())
+            clock.observe(self.clock_file, (e.id for e in written))
+        return len(written)
+
+    def local_facts(self) -> tuple[str, ...]:
+        """Strings no synced event may hold: the home folder, this store's and checkouts' paths."""
+        facts = {str(self.root)}
+        with contextlib.suppress(RuntimeError, KeyError):
+            facts.add(str(Path.home()))
+        with contextlib.suppress(CorruptFile):  # a broken ledger must not block every write
+            facts.update(self.local.links())
+        # a one-level path ("/data") also occurs inside relative paths ("src/data"): skip it
+        return tuple(sorted(f for f in facts if Path(f).is_absolute() and len(Path(f).parts) > 2))
+
+    def observe(self, ids: list[str]) -> None:
+        """Raise the clock past ids seen elsewhere (fetched, imported)."""
+        with self.locked():
+            clock.observe(self.clock_file, ids)
+
+    @property
+    def clock_file(self) -> Path:
+        """The high-water mark of every id issued or seen (`.local/clock`)."""
+        return self.local_dir / "clock"
+
+
+class Transaction:
+    """One locked unit of work on one log. Get it from `Store.transaction`."""
+
+    def __init__(self, store: Store, log: str) -> None:
+        self.store = store
+        self.log = log
+        self.commits: list[str] = []
+        self.closed = False
+        self._state: State | None = None
+        self._quarantined: list[Quarantine] = []
+        self._config: WorkspaceConfig | None = None
+
+    @property
+    def state(self) -> State:
+        """The log's state, read under the lock; appends of this transaction are folded in."""
+        if self._state is None:
+            self._state, self._quarantined = self.store.state(self.log)
+        return self._state
+
+    @property
+    def quarantined(self) -> list[Quarantine]:
+        _ = self.state
+        return self._quarantined
+
+    @property
+    def config(self) -> WorkspaceConfig:
+        if self._config is None:
+            self._config = self.store.config()
+        return self._config
+
+    def next_ids(self, n: int) -> list[str]:
+        """`n` new ids, greater than any this store issued or saw and than the log's last."""
+        self._check_open()
+        return clock.issue(self.store.clock_file, n, self.state.last_id)
+
+    def new_id(self) -> str:
+        return self.next_ids(1)[0]
+
+    def now(self) -> str:
+        """The wall clock as ISO-8601 UTC with milliseconds: 2026-11-30T09:57:45.069Z."""
+        return clock.now()
+
+    def append(self, events: list[Event]) -> None:
+        """Append through the gate as one commit; nothing is written if any event is refused."""
+        self._check_open()
+        if not events:
+            return
+        current = self.state
+        store = self.store
+        commit = gate.append(
+            store.root, store.repo, self.log, events, current.last_id, store.local_facts()
+        )
+        if commit is not None:
+            self.commits.append(commit)
+        cache.advance(current, events)
+        clock.observe(self.store.clock_file, (e.id for e in events))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreError("this transaction has ended (its lock is released); start a new one")
+
+
+def _encode_config(config: WorkspaceConfig) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(config, order="sorted"), indent=2) + b"\n"
