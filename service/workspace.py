@@ -18,6 +18,7 @@ from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Event, Origin
+from service.model.slice import ColdCounts
 from service.model.state import Entity, State
 from service.store import Quarantine, Store, local
 
@@ -37,9 +38,7 @@ class Workspace:
     # --- opening -------------------------------------------------------------------------
 
     @classmethod
-    def locate(
-        cls, workspace: str | None, project: str | None, cwd: Path | None = None
-    ) -> Workspace:
+    def locate(cls, workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
         root = workspace or os.environ.get("SELF_WORKSPACE")
         if not root:
             raise Invalid(
@@ -64,9 +63,7 @@ class Workspace:
         projects = self.state(WORKSPACE_LOG).projects
         if self.project not in projects:
             known = ", ".join(sorted(projects)) or "none yet"
-            raise Invalid(
-                f"no project {self.project!r} (known: {known}); `self project add` registers one"
-            )
+            raise Invalid(f"no project {self.project!r} (known: {known}); `self project add` registers one")
         return self.project
 
     # --- writing -------------------------------------------------------------------------
@@ -120,9 +117,7 @@ class Workspace:
         for other in self.store.logs():
             if other not in (WORKSPACE_LOG, project):
                 shared += [
-                    e
-                    for e in self.state(other).entities.values()
-                    if e.live and e.scope == "workspace"
+                    e for e in self.state(other).entities.values() if e.live and e.scope == "workspace"
                 ]
         return shared
 
@@ -136,9 +131,7 @@ class Workspace:
         try:
             moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise Invalid(
-                f"--at {at!r} is neither an event id nor an ISO date such as 2026-11-30"
-            ) from exc
+            raise Invalid(f"--at {at!r} is neither an event id nor an ISO date such as 2026-11-30") from exc
         if len(at) == 10:
             moment = moment + dt.timedelta(days=1) - dt.timedelta(milliseconds=1)
         if moment.tzinfo is None:
@@ -153,20 +146,35 @@ class Workspace:
         return {work: local.liveness(record) for work, record in self.store.local.pids().items()}
 
     def context(self) -> object:
+        """Context from the hot slices: huge logs are not loaded whole."""
         from service.model import context
 
         project = self.require_project()
-        state, quarantined = self.folded(project)
+        mine = self.store.hot(project)
+        workspace = self.store.hot(WORKSPACE_LOG)
+        shared = [e for e in workspace.state.entities.values() if e.live]
+        for other in self.store.logs():
+            if other not in (WORKSPACE_LOG, project):
+                shared += [
+                    e
+                    for e in self.store.hot(other).state.entities.values()
+                    if e.live and e.scope == "workspace"
+                ]
+        cold = ColdCounts(
+            mine.cold.search + workspace.cold.search, mine.cold.open_work + workspace.cold.open_work
+        )
         description = self.state(WORKSPACE_LOG).projects[project].description
         return context.build_context(
             project,
-            state,
-            self.shared(project),
+            mine.state,
+            shared,
             self.config(),
             today(),
             self.runs(),
-            len(quarantined),
+            len(mine.quarantined),
             description=description,
+            cold=cold,
+            universe=mine.ids,
         )
 
     def overview(self) -> object:
@@ -215,8 +223,7 @@ class Workspace:
                     "unknown": state.unknown,
                     "signals": [s.detail for s in state.signals],
                     "quarantined": [
-                        {"file": q.file, "line": q.line, "reason": q.reason}
-                        for q in read.quarantined
+                        {"file": q.file, "line": q.line, "reason": q.reason} for q in read.quarantined
                     ],
                 }
             )
@@ -290,9 +297,7 @@ class Workspace:
         config = self.config()
         if per_char is not None:
             if not 0 < per_char <= 4:
-                raise Invalid(
-                    f"--set {per_char}: tokens per character must be above 0 and at most 4"
-                )
+                raise Invalid(f"--set {per_char}: tokens per character must be above 0 and at most 4")
             config = msgspec.structs.replace(config, tokens_per_char=per_char)
             self.store.save_config(config)
         return {
@@ -320,9 +325,7 @@ def origin_from_env() -> Origin:
     actor = os.environ.get("SELF_ACTOR", "human")
     if actor not in ("agent", "human"):
         raise Invalid(f"SELF_ACTOR={actor!r} is neither agent nor human")
-    return Origin(
-        actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None
-    )  # type: ignore[arg-type]
+    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)  # type: ignore[arg-type]
 
 
 def today() -> str:

@@ -50,6 +50,11 @@ def is_hot(e: Entity) -> bool:
     return bool(e.exposure != "search" or e.status == "proposed" or e.execution or e.pending or e.target)
 
 
+def stays_hot(state: State, e: Entity) -> bool:
+    """Hot, or named by a placement waiting on it (its confirm command is rendered)."""
+    return is_hot(e) or e.id in state.pairs
+
+
 def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
     """Count (or with sign=-1, uncount) a record that sits outside the slice."""
     if not e.live or is_hot(e):
@@ -62,7 +67,10 @@ def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
 
 def named(event: Event) -> set[str] | None:
     """Ids of the records folding `event` reads or writes; None when it reads the whole state."""
-    payload = payload_of(event)
+    try:
+        payload = payload_of(event)
+    except msgspec.ValidationError:
+        return set()  # the fold reports it and touches no record
     found: set[str] = set()
     if isinstance(payload, Legacy):
         if event.type == "goal.set":
@@ -93,15 +101,16 @@ def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
     cold: list[ColdRecord] = []
     counts = ColdCounts()
     for entity_id, e in state.entities.items():
-        if is_hot(e):
+        if stays_hot(state, e):
             hot.entities[entity_id] = e
             if entity_id in state.reports:
                 hot.reports[entity_id] = state.reports[entity_id]
         else:
             cold.append(ColdRecord(e, state.reports.get(entity_id, [])))
             add_cold(counts, e)
-    if "" in state.reports:
-        hot.reports[""] = state.reports[""]
+    for key, reports in state.reports.items():
+        if key not in state.entities:  # filed before (or without) the record they name
+            hot.reports[key] = reports
     return hot, cold, counts
 
 
@@ -119,7 +128,7 @@ def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdReco
     leaving: list[ColdRecord] = []
     for entity_id in sorted(touched):
         e = hot.entities.get(entity_id)
-        if e is None or is_hot(e):
+        if e is None or stays_hot(hot, e):
             continue
         del hot.entities[entity_id]
         leaving.append(ColdRecord(e, hot.reports.pop(entity_id, [])))

@@ -86,9 +86,7 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
     if not ids.is_id(event.id):
         raise Invalid(f"{event.id!r} is not an id (26 lowercase Crockford base32 characters)")
     if event.project != log:
-        raise Invalid(
-            f"event {event.id} belongs to project {event.project!r}, not to {display(log)}"
-        )
+        raise Invalid(f"event {event.id} belongs to project {event.project!r}, not to {display(log)}")
     if writable and event.type not in WRITABLE:
         known = ", ".join(sorted(WRITABLE))
         raise Invalid(f"{event.type!r} is not a type any command writes; known: {known}")

@@ -189,20 +189,19 @@ def fold_log(log_events: list[Event]) -> State:
     return fold.fold(log_events) if ordered else fold_all(log_events)
 
 
-_tail, _extends = tail, extends  # earlier names, still used by hot.py
-
-
-def _rebuild(
-    root: Path, log: str, names: list[str], path: Path
-) -> tuple[Snapshot, list[Quarantine]]:
+def _rebuild(root: Path, log: str, names: list[str], path: Path) -> tuple[Snapshot, list[Quarantine]]:
     with paused_gc():
         chunk = scan(root, log, names)
         result = fold_log(chunk.events)
     rebuilt = Snapshot(
-        CACHE_FORMAT, model_fingerprint(), chunk.marks, chunk.digest, result.last_id, result,
+        CACHE_FORMAT,
+        model_fingerprint(),
+        chunk.marks,
+        chunk.digest,
+        result.last_id,
+        result,
         chunk.quarantined,
     )
     if names:
         _save(path, rebuilt)
     return rebuilt, chunk.fragment
-

@@ -21,9 +21,7 @@ class AlreadyAStore(StoreError):
     """`init` on a path that already holds a store."""
 
     def __init__(self, path: object) -> None:
-        super().__init__(
-            f"{path} is already a selfhub workspace; open it instead of running `self init`"
-        )
+        super().__init__(f"{path} is already a selfhub workspace; open it instead of running `self init`")
 
 
 class StoreLocked(StoreError):

@@ -141,9 +141,7 @@ def _move_branch(repo: Repo, parent: ObjectID | None, new: ObjectID, message: st
         if parent is None:
             moved = repo.refs.add_if_new(BRANCH, new, committer=identity(), message=reflog)
         else:
-            moved = repo.refs.set_if_equals(
-                BRANCH, parent, new, committer=identity(), message=reflog
-            )
+            moved = repo.refs.set_if_equals(BRANCH, parent, new, committer=identity(), message=reflog)
     except FileLocked as exc:
         raise StoreError(
             "refs/heads/main is locked by another git process (.git/refs/heads/main.lock); "

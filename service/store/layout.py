@@ -61,9 +61,7 @@ def project_logs(root: Path) -> list[str]:
         entries = list(os.scandir(root / "projects"))
     except FileNotFoundError:
         return []
-    return sorted(
-        e.name for e in entries if LOG_KEY.match(e.name) and (Path(e.path) / "log").is_dir()
-    )
+    return sorted(e.name for e in entries if LOG_KEY.match(e.name) and (Path(e.path) / "log").is_dir())
 
 
 def cache_file(root: Path, log: str) -> Path:

@@ -177,6 +177,5 @@ def _marker_project(marker: Path) -> str:
         return check_key(slug)
     except (OSError, ValueError, KeyError, TypeError, Invalid) as exc:
         raise CorruptFile(
-            f"{marker} is not a selfhub marker ({exc}); "
-            "run `self project link <slug>` here to rewrite it"
+            f"{marker} is not a selfhub marker ({exc}); run `self project link <slug>` here to rewrite it"
         ) from exc

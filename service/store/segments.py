@@ -56,9 +56,7 @@ def decode(data: bytes, file: str, first_line: int = 1) -> tuple[list[Event], li
     return _decode_lines(body.split(b"\n"), file, first_line)
 
 
-def _decode_lines(
-    lines: list[bytes], file: str, first: int
-) -> tuple[list[Event], list[Quarantine]]:
+def _decode_lines(lines: list[bytes], file: str, first: int) -> tuple[list[Event], list[Quarantine]]:
     events: list[Event] = []
     bad: list[Quarantine] = []
     for number, line in enumerate(lines, first):

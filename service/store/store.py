@@ -19,8 +19,9 @@ from service.model.config import WorkspaceConfig
 from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
-from service.store import cache, clock, gitcommit, layout
+from service.store import cache, clock, gitcommit, hot, layout
 from service.store.errors import AlreadyAStore, CorruptFile, NotAStore, StoreError
+from service.store.hot import Hot
 from service.store.local import Local
 from service.store.lock import DEFAULT_TIMEOUT, StoreLock
 from service.store.segments import Log, Quarantine, read_log
@@ -111,9 +112,7 @@ class Store:
         try:
             return msgspec.json.decode(path.read_bytes(), type=WorkspaceConfig)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise CorruptFile(
-                f"{path} is not valid workspace settings ({exc}); fix or restore it"
-            ) from exc
+            raise CorruptFile(f"{path} is not valid workspace settings ({exc}); fix or restore it") from exc
 
     def save_config(self, config: WorkspaceConfig) -> None:
         """Write workspace.json and commit it."""
@@ -126,7 +125,7 @@ class Store:
     # --- reading ----------------------------------------------------------------------
 
     def logs(self) -> list[str]:
-        """"" (the workspace log) and every project slug with a log folder, sorted."""
+        """ "" (the workspace log) and every project slug with a log folder, sorted."""
         return [layout.WORKSPACE_LOG, *layout.project_logs(self.root)]
 
     def read(self, log: str) -> Log:
@@ -138,6 +137,11 @@ class Store:
         """The folded state of a log (through the fold cache) and its quarantined lines."""
         layout.check_key(log)
         return cache.folded(self.root, log)
+
+    def hot(self, log: str) -> Hot:
+        """The slice of a log's state that context renders, without loading the rest."""
+        layout.check_key(log)
+        return hot.hot(self.root, log)
 
     def head(self) -> str | None:
         """The commit refs/heads/main points at."""
@@ -241,9 +245,7 @@ class Transaction:
             return
         current = self.state
         store = self.store
-        commit = gate.append(
-            store.root, store.repo, self.log, events, current.last_id, store.local_facts()
-        )
+        commit = gate.append(store.root, store.repo, self.log, events, current.last_id, store.local_facts())
         if commit is not None:
             self.commits.append(commit)
         cache.advance(current, events)

@@ -21,8 +21,14 @@ ORIGIN = Origin("agent", False)
 
 def proposals(tx_ids: list[str], project: str = "app") -> list[Event]:
     return [
-        make(i, "2026-11-30T09:57:45.069Z", "entity.proposed", ORIGIN, project,
-             Assertion(entity=i, text=f"record {n} about the sync design"))
+        make(
+            i,
+            "2026-11-30T09:57:45.069Z",
+            "entity.proposed",
+            ORIGIN,
+            project,
+            Assertion(entity=i, text=f"record {n} about the sync design"),
+        )
         for n, i in enumerate(tx_ids)
     ]
 
@@ -202,8 +208,9 @@ def test_the_gate_runs_the_sanitize_gate(tmp_path: Path) -> None:
     before = snapshot_files(tmp_path)
     with pytest.raises(Refused), store.transaction("app") as tx:
         first, second = tx.next_ids(2)
-        leak = make(second, tx.now(), "report.added", ORIGIN, "app", ReportAdded("ran it"),
-                    refs={"pid": 4242})
+        leak = make(
+            second, tx.now(), "report.added", ORIGIN, "app", ReportAdded("ran it"), refs={"pid": 4242}
+        )
         tx.append([*proposals([first]), leak])
     assert snapshot_files(tmp_path) == before
 
@@ -249,7 +256,14 @@ def test_malformed_lines_are_quarantined_with_file_and_line(tmp_path: Path) -> N
     segment = tmp_path / "projects/app/log/000000.jsonl"
     lines = segment.read_bytes().splitlines(keepends=True)
     broken = [
-        lines[0], b"{not json\n", lines[1], b"\n", b'{"id":"x"}\n', lines[2], b"   \n", lines[3],
+        lines[0],
+        b"{not json\n",
+        lines[1],
+        b"\n",
+        b'{"id":"x"}\n',
+        lines[2],
+        b"   \n",
+        lines[3],
     ]
     segment.write_bytes(b"".join(broken))
     log = store.read("app")
@@ -331,8 +345,7 @@ def test_linked_checkout_paths_are_machine_local_facts(tmp_path: Path) -> None:
 
     def report(text: str) -> None:
         with store.transaction("app") as tx:
-            tx.append([make(tx.next_ids(1)[0], tx.now(), "report.added", ORIGIN, "app",
-                            ReportAdded(text))])
+            tx.append([make(tx.next_ids(1)[0], tx.now(), "report.added", ORIGIN, "app", ReportAdded(text))])
 
     report(note)
     store.local.link("app", Path("/srv/build/ws7"))

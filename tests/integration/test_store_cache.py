@@ -33,17 +33,40 @@ def mixed(ids: list[str], known: list[str]) -> list[Event]:
     for n, event_id in enumerate(ids):
         if n % 4 == 0 or not known:
             known.append(event_id)
-            out.append(make(event_id, TS, "entity.proposed", ORIGIN, "app",
-                            Assertion(entity=event_id, text=f"record {n}", labels=("work",))))
+            out.append(
+                make(
+                    event_id,
+                    TS,
+                    "entity.proposed",
+                    ORIGIN,
+                    "app",
+                    Assertion(entity=event_id, text=f"record {n}", labels=("work",)),
+                )
+            )
         elif n % 4 == 1:
-            out.append(make(event_id, TS, "entity.placed", ORIGIN, "app",
-                            Placed(known[n % len(known)], priority=n % 7)))
+            out.append(
+                make(
+                    event_id,
+                    TS,
+                    "entity.placed",
+                    ORIGIN,
+                    "app",
+                    Placed(known[n % len(known)], priority=n % 7),
+                )
+            )
         elif n % 4 == 2:
-            out.append(make(event_id, TS, "entity.started", ORIGIN, "app",
-                            EntityWhy(known[n % len(known)])))
+            out.append(make(event_id, TS, "entity.started", ORIGIN, "app", EntityWhy(known[n % len(known)])))
         else:
-            out.append(make(event_id, TS, "report.added", ORIGIN, "app",
-                            ReportAdded("progress", work=known[n % len(known)])))
+            out.append(
+                make(
+                    event_id,
+                    TS,
+                    "report.added",
+                    ORIGIN,
+                    "app",
+                    ReportAdded("progress", work=known[n % len(known)]),
+                )
+            )
     return out
 
 
@@ -154,8 +177,18 @@ def test_quarantined_lines_survive_the_cache(store: Store) -> None:
 def test_the_workspace_log_has_its_own_cache(store: Store) -> None:
     with store.transaction("") as tx:
         first = tx.next_ids(1)[0]
-        tx.append([make(first, tx.now(), "entity.proposed", ORIGIN, "",
-                        Assertion(entity=first, text="a workspace record"))])
+        tx.append(
+            [
+                make(
+                    first,
+                    tx.now(),
+                    "entity.proposed",
+                    ORIGIN,
+                    "",
+                    Assertion(entity=first, text="a workspace record"),
+                )
+            ]
+        )
     state, _ = store.state("")
     assert list(state.entities) == [first]
     assert cache_file(store.root, "").name == "_workspace.msgpack"

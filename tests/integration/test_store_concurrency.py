@@ -90,9 +90,7 @@ def test_ids_increase_across_processes_and_logs(tmp_path: Path) -> None:
     run_writers(tmp_path, store, [("app", "one"), ("web", "two")], 60)
     commits = [c.commit for c in Repo(str(store.root)).get_walker()]
     assert len(commits) == 121
-    by_time = sorted(
-        [e for log in ("app", "web") for e in store.read(log).events], key=lambda e: e.id
-    )
+    by_time = sorted([e for log in ("app", "web") for e in store.read(log).events], key=lambda e: e.id)
     assert len({e.id for e in by_time}) == 120
     high = (store.root / ".local" / "clock").read_text().strip()
     assert high == by_time[-1].id
@@ -127,8 +125,14 @@ def test_the_lock_is_reentrant_within_a_store(tmp_path: Path) -> None:
 
 
 def proposal(event_id: str, project: str = "app") -> Event:
-    return make(event_id, "2026-11-30T09:57:45.069Z", "entity.proposed", ORIGIN, project,
-                Assertion(entity=event_id, text="a record"))
+    return make(
+        event_id,
+        "2026-11-30T09:57:45.069Z",
+        "entity.proposed",
+        ORIGIN,
+        project,
+        Assertion(entity=event_id, text="a record"),
+    )
 
 
 def test_next_ids_stay_above_the_clock_and_the_log(tmp_path: Path) -> None:
@@ -148,8 +152,14 @@ def test_next_ids_stay_above_the_clock_and_the_log(tmp_path: Path) -> None:
 def test_import_keeps_ids_sorts_skips_known_and_commits_once(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     made = [ids.next_id(None, 1_700_000_000_000 + n, n) for n in range(5)]
-    legacy = make(made[4], "2026-11-30T09:57:45.069Z", "goal.set", ORIGIN, "app",
-                  Assertion(entity=made[4], text="ship the store"))
+    legacy = make(
+        made[4],
+        "2026-11-30T09:57:45.069Z",
+        "goal.set",
+        ORIGIN,
+        "app",
+        Assertion(entity=made[4], text="ship the store"),
+    )
     batch = [proposal(made[2]), legacy, proposal(made[0]), proposal(made[2])]
     heads = len(list(Repo(str(tmp_path)).get_walker()))
     assert store.import_events("app", batch) == 3

@@ -1,0 +1,187 @@
+"""The hot-slice cache: what context renders, readable without loading the whole state.
+
+`.local/cache/<log>.hot.msgpack` holds the slice (`service.model.slice`), the counts of
+the live records outside it and every entity id; `<log>.cold.sqlite` holds the records
+outside it, one row each. New events are folded into the slice after fetching the cold
+records they name, and records that stop being hot go back to the cold table. A meta row
+ties the table to the snapshot's last id: if the two disagree (a crash between writes),
+the slice is rebuilt from the whole state.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import msgspec
+
+from service.model import slice as hot_slice
+from service.model.events import Event
+from service.model.slice import ColdCounts, ColdRecord
+from service.model.state import State
+from service.store import cache, layout
+from service.store.segments import Mark, Quarantine
+
+HOT_FORMAT = 1
+
+
+class HotSnapshot(msgspec.Struct, gc=False):
+    format: int
+    model: str
+    segments: list[Mark]
+    digest: str
+    last_id: str | None
+    state: State
+    cold: ColdCounts
+    ids: list[str]
+    quarantined: list[Quarantine]
+
+
+class Hot(msgspec.Struct, gc=False):
+    """A log's slice as context reads it."""
+
+    state: State
+    cold: ColdCounts
+    ids: list[str]
+    quarantined: list[Quarantine]
+
+
+_decoder = msgspec.msgpack.Decoder(HotSnapshot)
+_record_decoder = msgspec.msgpack.Decoder(ColdRecord)
+_encoder = msgspec.msgpack.Encoder()
+
+
+def hot(root: Path, log: str) -> Hot:
+    """The slice of `log`, advanced by whatever was appended since it was written."""
+    names = layout.segments(root, log)
+    snap_path, table_path = _paths(root, log)
+    snap = _load(snap_path)
+    with contextlib.closing(_open_table(table_path)) as table:
+        if snap is None or _table_last_id(table) != snap.last_id:
+            return _rebuild(root, log, snap_path, table)
+        tail = cache.tail(root, log, names, snap)
+        if tail is None or not cache.extends(snap, tail.events):
+            return _rebuild(root, log, snap_path, table)
+        if tail.events:
+            if not _advance(snap, tail.events, table):
+                return _rebuild(root, log, snap_path, table)
+            snap.quarantined.extend(tail.quarantined)
+            snap.segments = snap.segments[:-1] + tail.marks
+            snap.digest = tail.digest
+            snap.last_id = snap.state.last_id
+            _save(snap_path, snap, table)
+        return Hot(snap.state, snap.cold, snap.ids, snap.quarantined + tail.fragment)
+
+
+def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> bool:
+    """Fold `events` into the slice; False when one of them needs the whole state."""
+    touched: set[str] = set()
+    for event in events:
+        named = hot_slice.named(event)
+        if named is None:
+            return False
+        touched |= named
+    waiting = snap.state.pairs  # records whose placements wait on a named record change with it
+    touched |= {other for entity_id in list(touched) for other in waiting.get(entity_id, ())}
+    missing = sorted(i for i in touched if i not in snap.state.entities)
+    hot_slice.bring_in(snap.state, snap.cold, _fetch(table, missing))
+    cache.advance(snap.state, events)
+    for entity_id in sorted(touched):
+        if entity_id in snap.state.entities and not _has(snap.ids, entity_id):
+            bisect.insort(snap.ids, entity_id)
+    leaving = hot_slice.push_out(snap.state, snap.cold, touched)
+    _store(table, leaving)
+    return True
+
+
+def _has(sorted_ids: list[str], entity_id: str) -> bool:
+    at = bisect.bisect_left(sorted_ids, entity_id)
+    return at < len(sorted_ids) and sorted_ids[at] == entity_id
+
+
+def _rebuild(root: Path, log: str, snap_path: Path, table: sqlite3.Connection) -> Hot:
+    whole, fragment = cache.snapshot(root, log)
+    state = whole.state
+    with cache.paused_gc():
+        ids = sorted(state.entities)
+        sliced, cold, counts = hot_slice.split(state)
+    snapshot = HotSnapshot(
+        HOT_FORMAT,
+        _fingerprint(),
+        whole.segments,
+        whole.digest,
+        state.last_id,
+        sliced,
+        counts,
+        ids,
+        whole.quarantined,
+    )
+    table.execute("DELETE FROM cold")
+    _store(table, cold)
+    _save(snap_path, snapshot, table)
+    return Hot(sliced, counts, ids, whole.quarantined + fragment)
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def _paths(root: Path, log: str) -> tuple[Path, Path]:
+    base = layout.cache_file(root, log)
+    return base.with_suffix(".hot.msgpack"), base.with_suffix(".cold.sqlite")
+
+
+def _fingerprint() -> str:
+    return f"{cache.model_fingerprint()}-{HOT_FORMAT}"
+
+
+def _load(path: Path) -> HotSnapshot | None:
+    try:
+        with cache.paused_gc():
+            snap = _decoder.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if snap.format != HOT_FORMAT or snap.model != _fingerprint():
+        return None
+    return snap
+
+
+def _save(path: Path, snap: HotSnapshot, table: sqlite3.Connection) -> None:
+    """The table first (with the snapshot's last id), then the snapshot."""
+    table.execute("INSERT OR REPLACE INTO meta VALUES ('last_id', ?)", (snap.last_id or "",))
+    table.commit()
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        layout.atomic_write(path, _encoder.encode(snap), durable=False)
+
+
+def _open_table(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = sqlite3.connect(path)
+    table.execute("PRAGMA journal_mode=WAL")
+    table.execute("PRAGMA synchronous=NORMAL")
+    table.execute("CREATE TABLE IF NOT EXISTS cold (id TEXT PRIMARY KEY, record BLOB NOT NULL)")
+    table.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    return table
+
+
+def _table_last_id(table: sqlite3.Connection) -> str | None:
+    row = table.execute("SELECT value FROM meta WHERE key = 'last_id'").fetchone()
+    return None if row is None else (row[0] or None)
+
+
+def _fetch(table: sqlite3.Connection, ids: list[str]) -> list[ColdRecord]:
+    found: list[ColdRecord] = []
+    for start in range(0, len(ids), 500):
+        batch = ids[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        rows = table.execute(f"SELECT record FROM cold WHERE id IN ({marks})", batch)
+        found += [_record_decoder.decode(row[0]) for row in rows]
+    return found
+
+
+def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
+    table.executemany(
+        "INSERT OR REPLACE INTO cold VALUES (?, ?)",
+        ((r.entity.id, _encoder.encode(r)) for r in records),
+    )

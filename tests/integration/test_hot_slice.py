@@ -1,0 +1,99 @@
+"""The hot slice gives context exactly what the whole state gives it, however the log grew."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.model.config import WorkspaceConfig
+from service.model.context import build_context
+from service.model.events import Event, canonical
+from service.model.fold import fold_all
+from service.store import hot as hot_cache
+from service.store import layout
+from tests.strategies import histories
+
+TODAY = "2026-11-30"
+FEW = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def append(root: Path, events: list[Event]) -> None:
+    """Append canonical lines to the project's segments, 1,000 to a file, as the store does."""
+    folder = root / layout.log_dir("app")
+    folder.mkdir(parents=True, exist_ok=True)
+    for event in events:
+        names = layout.segments(root, "app")
+        name = names[-1] if names else layout.segment_name(0)
+        path = folder / name
+        if path.exists() and path.read_bytes().count(b"\n") >= layout.SEGMENT_EVENTS:
+            path = folder / layout.segment_name(layout.segment_index(name) + 1)
+        with path.open("ab") as handle:
+            handle.write(canonical(event))
+
+
+def contexts(root: Path, events: list[Event]) -> tuple[bytes, bytes]:
+    sliced = hot_cache.hot(root, "app")
+    whole = fold_all(events)
+    assert sliced.ids == sorted(whole.entities)
+    config = WorkspaceConfig()
+    from_slice = build_context(
+        "app", sliced.state, [], config, TODAY, {}, 0, cold=sliced.cold, universe=sliced.ids
+    )
+    from_whole = build_context("app", whole, [], config, TODAY, {}, 0)
+    return msgspec.json.encode(from_slice), msgspec.json.encode(from_whole)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories(max_steps=50), cuts=st.lists(st.integers(1, 50), max_size=4))
+def test_context_from_the_slice_equals_context_from_the_whole_state(
+    events: list[Event], cuts: list[int]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        done = 0
+        for cut in [*sorted({min(c, len(events)) for c in cuts}), len(events)]:
+            if cut <= done:
+                continue
+            append(root, events[done:cut])
+            done = cut
+            from_slice, from_whole = contexts(root, events[:done])
+            assert from_slice == from_whole
+
+
+@FEW
+@given(events=histories(max_steps=30))
+def test_a_table_out_of_step_with_the_snapshot_is_rebuilt(events: list[Event]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out_of_step(Path(tmp), events)
+
+
+def out_of_step(tmp_path: Path, events: list[Event]) -> None:
+    append(tmp_path, events[: len(events) // 2])
+    hot_cache.hot(tmp_path, "app")
+    _, table_path = hot_cache._paths(tmp_path, "app")
+    with sqlite3.connect(table_path) as table:  # as if a crash hit between the two writes
+        table.execute("UPDATE meta SET value = 'zz' WHERE key = 'last_id'")
+    append(tmp_path, events[len(events) // 2 :])
+    from_slice, from_whole = contexts(tmp_path, events)
+    assert from_slice == from_whole
+
+
+@FEW
+@given(events=histories(max_steps=30))
+def test_a_corrupt_slice_file_is_rebuilt(events: list[Event]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        corrupt(Path(tmp), events)
+
+
+def corrupt(tmp_path: Path, events: list[Event]) -> None:
+    append(tmp_path, events)
+    hot_cache.hot(tmp_path, "app")
+    snapshot_path, _ = hot_cache._paths(tmp_path, "app")
+    snapshot_path.write_bytes(b"\x00garbage")
+    from_slice, from_whole = contexts(tmp_path, events)
+    assert from_slice == from_whole

@@ -1,0 +1,218 @@
+"""Hypothesis strategies shared by the test layers: random, valid event histories."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+from hypothesis import strategies as st
+
+from service.model import ids
+from service.model.events import Event, Origin
+
+START_MS = 1_780_000_000_000
+MAX_RANDOM = (1 << 80) - 1
+
+
+def iso(ms: int) -> str:
+    stamp = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+    return f"{stamp}{ms % 1000:03d}Z"
+
+
+def raw(payload: object) -> msgspec.Raw:
+    return msgspec.Raw(msgspec.json.encode(payload, order="sorted"))
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=20)
+CRITERIA = ("tests pass", "docs written", "reviewed")
+LABELS = ("goal", "decision", "work", "milestone", "convention", "idea", "note")
+EXPOSURES = ("full", "index", "search")
+KINDS = (
+    "new",
+    "new",
+    "new-superseding",
+    "confirm",
+    "superseded",
+    "retracted",
+    "placed",
+    "placed-pair",
+    "linked",
+    "unlinked",
+    "covered",
+    "started",
+    "blocked",
+    "unblocked",
+    "done",
+    "done-with-report",
+    "retired",
+    "restored",
+    "report",
+    "run-started",
+    "run-exited",
+    "unknown",
+    "malformed",
+    "legacy-goal",
+    "legacy-decision",
+    "legacy-decision-confirmed",
+    "legacy-convention",
+    "legacy-convention-dropped",
+    "legacy-work",
+    "legacy-work-done",
+    "legacy-milestone",
+    "project",
+)
+
+
+class History:
+    """Builds one random but valid history: ids from the clock, entity ids from the log."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+        self.now = START_MS
+        self.last: str | None = None
+        self.entities: list[str] = []
+        self.events: list[Event] = []
+
+    def tick(self) -> tuple[str, str]:
+        # The wall clock jitters and sometimes goes backwards; ids must still rise.
+        self.now += self.draw(st.integers(-3, 40))
+        event_id = ids.next_id(self.last, self.now, self.draw(st.integers(0, MAX_RANDOM)))
+        self.last = event_id
+        return event_id, iso(ids.time_ms(event_id))
+
+    def pick(self) -> str:
+        if not self.entities or self.draw(st.integers(0, 15)) == 0:
+            return "01zzzzzzzzzzzzzzzzzzzzzzzz"  # names no record
+        return self.draw(st.sampled_from(self.entities))
+
+    def add(
+        self,
+        kind: str,
+        payload: object,
+        *,
+        confirmed: bool | None = None,
+        refs: dict[str, object] | None = None,
+        at: tuple[str, str] | None = None,
+    ) -> str:
+        event_id, ts = at or self.tick()
+        if confirmed is None:
+            confirmed = self.draw(st.booleans())
+        actor = "human" if confirmed else "agent"
+        self.events.append(Event(event_id, ts, kind, Origin(actor, confirmed), "app", raw(payload), refs))
+        return event_id
+
+    def assertion(self, supersedes: str | None) -> None:
+        event_id, ts = self.tick()
+        links = []
+        if supersedes is not None:
+            links.append({"type": "supersedes", "target": supersedes})
+        if self.entities and self.draw(st.booleans()):
+            links.append({"type": "member-of", "target": self.pick()})
+        payload = {
+            "entity": event_id,
+            "text": self.draw(TEXT),
+            "labels": [self.draw(st.sampled_from(LABELS))],
+            "links": links,
+            "criteria": self.draw(st.lists(st.sampled_from(CRITERIA), max_size=2, unique=True)),
+            "exposure": self.draw(st.sampled_from(EXPOSURES)),
+            "priority": self.draw(st.none() | st.integers(0, 50)),
+        }
+        confirmed = self.draw(st.booleans())
+        kind = "entity.confirmed" if confirmed else "entity.proposed"
+        self.add(kind, payload, confirmed=confirmed, at=(event_id, ts))
+        self.entities.append(event_id)
+
+    def step(self) -> None:
+        kind = self.draw(st.sampled_from(KINDS))
+        if kind == "new":
+            self.assertion(None)
+        elif kind == "new-superseding":
+            self.assertion(self.pick())
+        elif kind == "confirm":
+            self.add("entity.confirmed", {"entity": self.pick()}, confirmed=True)
+        elif kind == "superseded":
+            self.add("entity.superseded", {"entity": self.pick(), "by": self.pick(), "why": "x"})
+        elif kind == "retracted":
+            self.add("entity.retracted", {"entity": self.pick(), "why": "withdrawn"})
+        elif kind in ("placed", "placed-pair"):
+            payload: dict[str, object] = {
+                "entity": self.pick(),
+                "exposure": self.draw(st.sampled_from(EXPOSURES)),
+                "priority": self.draw(st.integers(0, 60)),
+                "why": "room",
+            }
+            if kind == "placed-pair":
+                payload["pair"] = self.pick()
+            self.add("entity.placed", payload)
+        elif kind in ("linked", "unlinked"):
+            link_type = self.draw(st.sampled_from(("member-of", "relates")))
+            link = {"type": link_type, "target": self.pick()}
+            self.add(f"entity.{kind}", {"entity": self.pick(), "link": link})
+        elif kind == "covered":
+            self.add(
+                "entity.covered",
+                {"entity": self.pick(), "criterion": self.draw(st.sampled_from(CRITERIA))},
+            )
+        elif kind in ("started", "unblocked", "done", "retired", "restored"):
+            self.add(f"entity.{kind}", {"entity": self.pick()})
+        elif kind == "blocked":
+            self.add("entity.blocked", {"entity": self.pick(), "on": "dependency"})
+        elif kind == "done-with-report":
+            work = self.pick()
+            event_id, ts = self.tick()
+            self.add("report.added", {"text": "shipped it"}, refs={"work": work}, at=(event_id, ts))
+            done_id = ids.next_id(event_id, ids.time_ms(event_id), 0)
+            self.last = done_id
+            self.add("entity.done", {"entity": work}, at=(done_id, ts))
+        elif kind == "report":
+            payload = {"text": self.draw(TEXT)}
+            if self.draw(st.booleans()):
+                payload["commit"] = "9d2f4fc49cf782c5268b31a2e0bb8740a684c3b5"
+            if self.draw(st.booleans()):
+                payload["artifact"] = "dist/app.whl"
+            if self.draw(st.booleans()):
+                self.add("report.added", {**payload, "work": self.pick()})
+            else:
+                self.add("report.added", payload, refs={"work": self.pick(), "branch": "main"})
+        elif kind == "run-started":
+            self.add("work.run-started", {"work": self.pick()})
+        elif kind == "run-exited":
+            code = self.draw(st.integers(-1, 2))
+            self.add("work.run-exited", {"work": self.pick(), "code": code})
+        elif kind == "unknown":
+            self.add("zz.future-kind", {"anything": [1, "two", None]})
+        elif kind == "malformed":
+            self.add("entity.placed", {"entity": 7, "priority": "high"})
+        elif kind == "legacy-goal":
+            self.entities.append(self.add("goal.set", {"text": self.draw(TEXT)}))
+        elif kind == "legacy-decision":
+            self.entities.append(self.add("decision.proposed", {"text": self.draw(TEXT)}))
+        elif kind == "legacy-decision-confirmed":
+            self.add("decision.confirmed", {"id": self.pick()})
+        elif kind == "legacy-convention":
+            self.entities.append(self.add("convention.added", {"text": self.draw(TEXT)}))
+        elif kind == "legacy-convention-dropped":
+            self.add("convention.dropped", {"id": self.pick(), "reason": "obsolete"})
+        elif kind == "legacy-work":
+            event_id, ts = self.tick()
+            self.add("work.created", {"id": event_id, "title": self.draw(TEXT)}, at=(event_id, ts))
+            self.entities.append(event_id)
+        elif kind == "legacy-work-done":
+            self.add("work.done", {"id": self.pick()})
+        elif kind == "legacy-milestone":
+            payload = {"text": self.draw(TEXT), "criteria": list(CRITERIA[:2])}
+            if self.entities:
+                payload["objective"] = self.pick()
+            self.entities.append(self.add("milestone.created", payload))
+        elif kind == "project":
+            slug = self.draw(st.sampled_from(("app", "web", "ops")))
+            verb = self.draw(st.sampled_from(("added", "archived", "restored")))
+            self.add(f"project.{verb}", {"slug": slug, "why": "x"})
+
+
+@st.composite
+def histories(draw: st.DrawFn, max_steps: int = 40) -> list[Event]:
+    history = History(draw)
+    for _ in range(draw(st.integers(1, max_steps))):
+        history.step()
+    return history.events
