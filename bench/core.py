@@ -31,11 +31,9 @@ REFOLD = """
 import resource, sys, time
 from pathlib import Path
 from service.store import Store
-from service.model.fold import fold_all
 store = Store.open(Path(sys.argv[1]))
 t = time.perf_counter()
-log = store.read("bench")
-state = fold_all(log.events)
+state, _ = store.refold("bench")
 took = time.perf_counter() - t
 print(state.events, took, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

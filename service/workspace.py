@@ -209,12 +209,9 @@ class Workspace:
 
     def refold(self) -> dict[str, object]:
         """Fold every log from nothing, bypassing the cache, and say what each holds."""
-        from service.model.fold import fold_all
-
         rows = []
         for log in self.store.logs():
-            read = self.store.read(log)
-            state = fold_all(read.events)
+            state, quarantined = self.store.refold(log)
             rows.append(
                 {
                     "log": log,
@@ -223,7 +220,7 @@ class Workspace:
                     "unknown": state.unknown,
                     "signals": [s.detail for s in state.signals],
                     "quarantined": [
-                        {"file": q.file, "line": q.line, "reason": q.reason} for q in read.quarantined
+                        {"file": q.file, "line": q.line, "reason": q.reason} for q in quarantined
                     ],
                 }
             )

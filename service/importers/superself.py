@@ -27,9 +27,7 @@ def read_registry(path: Path) -> list[dict[str, str]]:
             row = json.loads(line)
             commands.valid_slug(row["slug"])
         except (ValueError, KeyError, TypeError, Invalid) as exc:
-            raise Invalid(
-                f"{registry}:{number} is not a registry row ({exc}); fix or remove it"
-            ) from exc
+            raise Invalid(f"{registry}:{number} is not a registry row ({exc}); fix or remove it") from exc
         rows.append(row)
     return rows
 

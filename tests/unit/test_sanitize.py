@@ -332,7 +332,7 @@ PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 # each carry a space: no token, path, address, assignment or long run can form.
 # Words that name a secret ("PASSWD", "token") make "PASSWD: 000000" a credential assignment.
 WORD = st.text(st.characters(categories=("L", "Nd")), min_size=1, max_size=10).filter(
-    lambda w: key_fact(w) is None
+    lambda w: key_fact(w) is None and value_fact(f"{w}: 000000") is None
 )
 SEPARATOR = st.sampled_from([" ", ", ", "; ", ". ", "! ", "? ", " (", ") ", ": ", " - ", "\n", "\t"])
 
