@@ -9,8 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-import click
 import typer
+from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 
 from cli import admin, reads, state, verbs
 from cli.common import OPTIONS
@@ -89,38 +89,20 @@ def _is_store_dir(value: str, first: bool) -> bool:
     return first or (Path(value).expanduser() / "workspace.json").is_file()
 
 
-def _parser_errors() -> tuple[tuple[type[BaseException], ...], ...]:
-    """(exit, abort, usage) exception classes of click and of typer's own copy of it.
-
-    Typer 0.29+ parses with a vendored click (`typer._click`), whose exceptions are not the
-    `click` package's; both are caught so a parse error never escapes as a traceback.
-    """
-    usage: list[type[BaseException]] = [click.UsageError]
-    try:
-        from typer._click import exceptions as vendored
-    except ImportError:  # a typer that parses with click itself
-        pass
-    else:
-        usage.append(vendored.UsageError)
-    exits = (click.exceptions.Exit, typer.Exit)
-    return exits, (click.exceptions.Abort, typer.Abort), tuple(usage)
-
-
 def run(argv: list[str] | None = None) -> None:
     from cli.common import fail
 
-    exits, aborts, usage = _parser_errors()
     args = split_globals(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name="self", standalone_mode=False)
         if isinstance(code, int) and code:  # an Exit(code) typer returned instead of raising
             sys.exit(code)
-    except exits as exc:
-        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
-    except aborts:
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
         sys.exit(1)
-    except usage as exc:
+    except click.exceptions.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # a group run without a subcommand
             typer.echo(exc.format_message(), err=True)  # type: ignore[attr-defined]
             sys.exit(1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
 import typer
+from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 from typer.core import TyperGroup
 
 from cli import render
