@@ -12,6 +12,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from dulwich.object_store import tree_lookup_path
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
@@ -171,3 +173,23 @@ def test_import_keeps_ids_sorts_skips_known_and_commits_once(tmp_path: Path) -> 
     assert (tmp_path / ".local" / "clock").read_text().strip() == made[4]
     state, _ = store.state("app")
     assert state == fold_all(events)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    jobs=st.lists(st.sampled_from(["app", "web", ""]), min_size=2, max_size=3),
+    count=st.integers(1, 25),
+)
+def test_ids_rise_across_processes_whatever_logs_they_write(
+    tmp_path_factory: pytest.TempPathFactory, jobs: list[str], count: int
+) -> None:
+    """Processes writing at once, to one log or several, never issue an id twice or out of order."""
+    tmp_path = tmp_path_factory.mktemp("writers")
+    store = Store.init(tmp_path / "ws")
+    run_writers(tmp_path, store, [(log, f"w{n}") for n, log in enumerate(jobs)], count)
+    by_log = {log: [e.id for e in store.read(log).events] for log in set(jobs)}
+    for log, order in by_log.items():
+        assert len(order) == count * jobs.count(log)
+        assert all(a < b for a, b in itertools.pairwise(order)), f"log {log!r} is out of id order"
+    every = [i for order in by_log.values() for i in order]
+    assert len(set(every)) == len(every)
