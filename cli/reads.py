@@ -49,6 +49,8 @@ def register(app: typer.Typer) -> None:
         from service.model import status
 
         ws = workspace()
+        if not ws.project:
+            return overview(ws, as_json)
         doc = ws.status()
         if as_json:
             emit_json(doc)

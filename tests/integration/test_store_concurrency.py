@@ -12,11 +12,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from dulwich.object_store import tree_lookup_path
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from service.model import ids
 from service.model.events import Assertion, Event, Origin, make

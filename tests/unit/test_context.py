@@ -6,7 +6,7 @@ import re
 
 import msgspec
 
-from service.model import ids, tokens
+from service.model import tokens
 from service.model.config import WorkspaceConfig
 from service.model.context import (
     ContextDoc,
@@ -17,49 +17,15 @@ from service.model.context import (
     render_overview,
 )
 from service.model.events import (
-    Assertion,
     Blocked,
     EntityWhy,
-    Event,
-    Origin,
-    Payload,
     Placed,
     RunStarted,
-    make,
 )
-from service.model.fold import fold_all
-from service.model.state import Project, State
+from service.model.state import Project
+from tests.builders import AGENT, Log
 
-HUMAN = Origin("human", True)
-AGENT = Origin("agent", False)
 TODAY = "2026-12-01"
-
-
-class Log:
-    """Events for one project, ids increasing; entity ids are their creation event's id."""
-
-    def __init__(self, project: str = "app", base: int = 1_800_000_000_000) -> None:
-        self.project = project
-        self.base = base
-        self.events: list[Event] = []
-
-    def add(self, kind: str, payload: Payload, origin: Origin = HUMAN) -> str:
-        n = len(self.events) + 1
-        eid = ids.encode((self.base + 2000 * n) << 80 | n)
-        ts = f"2026-11-30T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
-        self.events.append(make(eid, ts, kind, origin, self.project, payload))
-        return eid
-
-    def entity(self, text: str, *labels: str, proposed: bool = False, **kw: object) -> str:
-        n = len(self.events) + 1
-        eid = ids.encode((self.base + 2000 * n) << 80 | n)
-        kind = "entity.proposed" if proposed else "entity.confirmed"
-        payload = Assertion(entity=eid, text=text, labels=labels, **kw)  # type: ignore[arg-type]
-        assert self.add(kind, payload, AGENT if proposed else HUMAN) == eid
-        return eid
-
-    def state(self) -> State:
-        return fold_all(self.events)
 
 
 def context(log: Log, **kw: object) -> ContextDoc:

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model import ids
 from service.model.events import (
-    Assertion,
     Blocked,
     Covered,
     EntityWhy,
-    Event,
     Link,
-    Origin,
-    Payload,
     Placed,
     ReportAdded,
     RunExited,
     RunStarted,
-    make,
 )
-from service.model.fold import fold_all
 from service.model.state import State
 from service.model.views import (
     ROW_KEYS,
@@ -36,42 +29,7 @@ from service.model.views import (
     work_show,
     work_show_text,
 )
-
-HUMAN = Origin("human", True)
-AGENT = Origin("agent", False)
-
-
-class Log:
-    """Events for one project, ids increasing; entity ids are their creation event's id."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def add(self, kind: str, payload: Payload, origin: Origin = HUMAN, ts: str | None = None) -> str:
-        n = len(self.events) + 1
-        eid = ids.encode((1_800_000_000_000 + n) << 80 | n)
-        self.events.append(
-            make(
-                eid,
-                ts or f"2026-11-30T10:{n // 60:02d}:{n % 60:02d}.000Z",
-                kind,
-                origin,
-                "app",
-                payload,
-            )
-        )
-        return eid
-
-    def entity(self, text: str, *labels: str, proposed: bool = False, **kw: object) -> str:
-        n = len(self.events) + 1
-        eid = ids.encode((1_800_000_000_000 + n) << 80 | n)
-        kind = "entity.proposed" if proposed else "entity.confirmed"
-        payload = Assertion(entity=eid, text=text, labels=labels, **kw)  # type: ignore[arg-type]
-        assert self.add(kind, payload, AGENT if proposed else HUMAN) == eid
-        return eid
-
-    def state(self) -> State:
-        return fold_all(self.events)
+from tests.builders import AGENT, Log
 
 
 def test_entity_row_has_exactly_the_contract_keys() -> None:

@@ -4,58 +4,20 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model import ids
 from service.model.events import (
-    Assertion,
     Blocked,
     Covered,
     EntityWhy,
-    Event,
     Link,
-    Origin,
-    Payload,
     Placed,
-    ReportAdded,
     RunExited,
     RunStarted,
-    make,
 )
-from service.model.fold import fold_all
 from service.model.state import State
 from service.model.status import build_status, render_status, waiting_count, work_counts
+from tests.builders import AGENT, Log
 
-HUMAN = Origin("human", True)
-AGENT = Origin("agent", False)
 TODAY = "2026-12-01"
-
-
-class Log:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def add(self, kind: str, payload: Payload | bytes, origin: Origin = HUMAN) -> str:
-        n = len(self.events) + 1
-        eid = ids.encode((1_800_000_000_000 + 2000 * n) << 80 | n)
-        ts = f"2026-11-30T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
-        if isinstance(payload, bytes):
-            event = Event(eid, ts, kind, origin, "app", msgspec.Raw(payload))
-        else:
-            event = make(eid, ts, kind, origin, "app", payload)
-        self.events.append(event)
-        return eid
-
-    def entity(self, text: str, *labels: str, proposed: bool = False, **kw: object) -> str:
-        eid = ids.encode((1_800_000_000_000 + 2000 * (len(self.events) + 1)) << 80 | 1)
-        payload = Assertion(entity=eid, text=text, labels=labels, **kw)  # type: ignore[arg-type]
-        self.add("entity.proposed" if proposed else "entity.confirmed", payload)
-        return eid
-
-    def done(self, entity: str) -> None:
-        self.add("report.added", ReportAdded(text="shipped", work=entity, commit="c0ffee"))
-        self.add("entity.done", EntityWhy(entity=entity))
-
-    def state(self) -> State:
-        return fold_all(self.events)
 
 
 def test_empty_project_status() -> None:
