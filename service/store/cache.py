@@ -205,3 +205,11 @@ def _rebuild(root: Path, log: str, names: list[str], path: Path) -> tuple[Snapsh
     if names:
         _save(path, rebuilt)
     return rebuilt, chunk.fragment
+
+
+def drop(root: Path, log: str) -> None:
+    """Forget every cache of a log (its snapshot and hot slice): the next read rebuilds them."""
+    base = layout.cache_file(root, log)
+    for path in (base, base.with_suffix(".hot.msgpack")):
+        with contextlib.suppress(OSError):
+            path.unlink()

@@ -24,8 +24,9 @@ AUTHOR_ENV = "SELF_AUTHOR"
 DEFAULT_AUTHOR = "selfhub <selfhub@localhost>"
 FILE_MODE = 0o100644
 DIR_MODE = 0o040000
+EMPTY_TREE = Tree().id
 
-Changes = dict[bytes, "Changes | ObjectID"]
+Changes = dict[bytes, "Changes | ObjectID | None"]
 
 
 class _Head(enum.Enum):
@@ -58,17 +59,36 @@ def commit_files(
     """
     if parent is CURRENT:
         parent = head(repo)
+    commit_id = build_commit(repo, files, message, parent)
+    if commit_id != parent:
+        _move_branch(repo, parent, commit_id, message)
+    return commit_id
+
+
+def build_commit(
+    repo: Repo,
+    files: dict[str, bytes],
+    message: str,
+    parent: ObjectID | None,
+    *,
+    removed: tuple[str, ...] | list[str] = (),
+) -> ObjectID:
+    """Write a commit of `parent`'s tree with `files` changed and `removed` deleted; no ref moves.
+
+    Returns `parent` itself when nothing changes (and there is a parent).
+    """
     blobs = {path: Blob.from_string(data) for path, data in files.items()}
     written: list[ShaFile] = list(blobs.values())
     base = _tree_of(repo, parent)
-    tree_id = _rebuild(repo, base, _nest({p: b.id for p, b in blobs.items()}), written)
+    changes: dict[str, ObjectID | None] = {p: b.id for p, b in blobs.items()}
+    changes.update(dict.fromkeys(removed))
+    tree_id = _rebuild(repo, base, _nest(changes), written)
     if parent is not None and base is not None and tree_id == base.id:
         return parent
     commit = _commit(tree_id, parent, message)
     written.append(commit)
     for obj in written:
         repo.object_store.add_object(obj)
-    _move_branch(repo, parent, commit.id, message)
     return commit.id
 
 
@@ -82,7 +102,7 @@ def _tree_of(repo: Repo, commit_id: ObjectID | None) -> Tree | None:
     return tree
 
 
-def _nest(paths: dict[str, ObjectID]) -> Changes:
+def _nest(paths: dict[str, ObjectID | None]) -> Changes:
     root: Changes = {}
     for path, blob_id in paths.items():
         *dirs, name = path.encode("utf-8").split(b"/")
@@ -103,7 +123,14 @@ def _rebuild(repo: Repo, old: Tree | None, changes: Changes, written: list[ShaFi
             tree.add(entry.path, entry.mode, entry.sha)
     for name, change in changes.items():
         if isinstance(change, dict):
-            tree[name] = (DIR_MODE, _rebuild(repo, _subtree(repo, old, name), change, written))
+            sub = _rebuild(repo, _subtree(repo, old, name), change, written)
+            if sub == EMPTY_TREE and name in tree:
+                del tree[name]  # every file under it was removed
+            elif sub != EMPTY_TREE:
+                tree[name] = (DIR_MODE, sub)
+        elif change is None:
+            if name in tree:
+                del tree[name]
         else:
             tree[name] = (FILE_MODE, change)
     written.append(tree)
@@ -135,6 +162,11 @@ def _commit(tree_id: ObjectID, parent: ObjectID | None, message: str) -> Commit:
     return commit
 
 
+def move_branch(repo: Repo, parent: ObjectID | None, new: ObjectID, message: str) -> None:
+    """Move refs/heads/main from `parent` (None: absent) to `new`, or raise RefMoved."""
+    _move_branch(repo, parent, new, message)
+
+
 def _move_branch(repo: Repo, parent: ObjectID | None, new: ObjectID, message: str) -> None:
     reflog = b"commit: " + message.encode("utf-8")
     try:
@@ -156,7 +188,31 @@ def _text(sha: ObjectID | None) -> str | None:
     return None if sha is None else sha.decode("ascii")
 
 
-def update_index(repo: Repo, paths: list[str]) -> None:
+def tree_files(repo: Repo, commit_id: ObjectID) -> dict[str, ObjectID]:
+    """Every file of a commit's tree: path (forward slashes) → blob id."""
+    out: dict[str, ObjectID] = {}
+    tree = _tree_of(repo, commit_id)
+    stack: list[tuple[str, Tree]] = [("", tree)] if tree is not None else []
+    while stack:
+        prefix, node = stack.pop()
+        for entry in node.iteritems():
+            path = prefix + entry.path.decode("utf-8")
+            if entry.mode == DIR_MODE:
+                sub = repo[entry.sha]
+                assert isinstance(sub, Tree)
+                stack.append((path + "/", sub))
+            else:
+                out[path] = entry.sha
+    return out
+
+
+def blob_data(repo: Repo, blob_id: ObjectID) -> bytes:
+    blob = repo[blob_id]
+    assert isinstance(blob, Blob)
+    return blob.as_raw_string()
+
+
+def update_index(repo: Repo, paths: list[str], removed: list[str] | None = None) -> None:
     """Point .git/index at the worktree files just committed, so plain git sees them clean.
 
     The index is a convenience for people who look at the store with git; the commit is
@@ -170,6 +226,9 @@ def update_index(repo: Repo, paths: list[str]) -> None:
             stat = os.stat(root / path)
             blob_id = Blob.from_string(data).id
             index[path.encode("utf-8")] = index_entry_from_stat(stat, blob_id, FILE_MODE)
+        for path in removed or ():
+            if path.encode("utf-8") in index:
+                del index[path.encode("utf-8")]
         index.write()
     except (OSError, FileLocked):
         pass

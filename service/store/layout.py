@@ -79,3 +79,34 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
             handle.flush()
             os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+def split_segments(lines: list[bytes]) -> dict[str, bytes]:
+    """A log's lines (each ending in a newline) as its segment files: 1,000 lines each, in order.
+
+    The segmentation is a function of the lines alone, so two replicas holding the same log
+    hold the same files. An empty log is one empty segment.
+    """
+    if not lines:
+        return {segment_name(0): b""}
+    return {
+        segment_name(n // SEGMENT_EVENTS): b"".join(lines[n : n + SEGMENT_EVENTS])
+        for n in range(0, len(lines), SEGMENT_EVENTS)
+    }
+
+
+def log_of_path(path: str) -> str | None:
+    """The log a store-relative path is a segment of ("" for the workspace log), else None."""
+    parts = path.split("/")
+    if len(parts) == 3 and parts[:2] == ["workspace", "log"] and SEGMENT_NAME.match(parts[2]):
+        return WORKSPACE_LOG
+    if (
+        len(parts) == 4
+        and parts[0] == "projects"
+        and parts[2] == "log"
+        and LOG_KEY.match(parts[1])
+        and ".." not in parts[1]
+        and SEGMENT_NAME.match(parts[3])
+    ):
+        return parts[1]
+    return None

@@ -75,6 +75,8 @@ class Store:
             raise NotAStore(root)
         store = cls(root, lock_timeout=lock_timeout)
         store._prepare_local()
+        if store._checkout_mark.exists():
+            store._finish_checkout()
         return store
 
     def _prepare_local(self) -> None:
@@ -197,6 +199,84 @@ class Store:
         with self.locked():
             clock.observe(self.clock_file, ids)
 
+    # --- replacing the working files with a commit (sync) ------------------------------
+
+    def checkout(self, commit: str, expected: str | None, message: str = "sync") -> list[str]:
+        """Make `commit` the store's: main moves from `expected` to it by compare-and-swap
+        (RefMoved if it is elsewhere), then the working files become byte-equal to its tree,
+        `.git/index` follows, and the caches of every log that changed other than by
+        appending are dropped. Returns the logs whose files changed.
+
+        A crash in between is finished by the next `Store.open` (`.local/checkout` names
+        the commit being checked out).
+        """
+        target = commit.encode("ascii")
+        with self.locked():
+            old = None if expected is None else expected.encode("ascii")
+            layout.atomic_write(self._checkout_mark, target + b"\n")
+            try:
+                if gitcommit.head(self.repo) != target:
+                    gitcommit.move_branch(self.repo, old, target, message)
+            except BaseException:
+                self._checkout_mark.unlink(missing_ok=True)
+                raise
+            changed = self._materialize(target)
+            self._checkout_mark.unlink(missing_ok=True)
+        return changed
+
+    @property
+    def _checkout_mark(self) -> Path:
+        return self.local_dir / "checkout"
+
+    def _finish_checkout(self) -> None:
+        with self.locked():
+            try:
+                target = self._checkout_mark.read_text("ascii").strip().encode("ascii")
+            except FileNotFoundError:
+                return
+            if gitcommit.head(self.repo) == target:
+                self._materialize(target)
+            self._checkout_mark.unlink(missing_ok=True)
+
+    def _materialize(self, commit: bytes) -> list[str]:
+        """Write the files of `commit`'s tree that differ on disk; remove segments it lacks."""
+        from dulwich.objects import Blob
+
+        files = gitcommit.tree_files(self.repo, commit)
+        written: list[str] = []
+        changed: dict[str, bool] = {}  # log → only appended to
+        for path, blob_id in sorted(files.items()):
+            if not _safe_path(path):
+                continue
+            target = self.root / path
+            try:
+                old: bytes | None = target.read_bytes()
+            except FileNotFoundError:
+                old = None
+            if old is not None and Blob.from_string(old).id == blob_id:
+                continue
+            data = gitcommit.blob_data(self.repo, blob_id)
+            layout.atomic_write(target, data)
+            written.append(path)
+            log = layout.log_of_path(path)
+            if log is not None:
+                appended = old is None or data.startswith(old)
+                changed[log] = changed.get(log, True) and appended
+        removed: list[str] = []
+        for log in self.logs():
+            folder = layout.log_dir(log)
+            for name in layout.segments(self.root, log):
+                path = f"{folder}/{name}"
+                if path not in files:
+                    (self.root / path).unlink(missing_ok=True)
+                    removed.append(path)
+                    changed[log] = False
+        gitcommit.update_index(self.repo, written, removed)
+        for log, appended in changed.items():
+            if not appended:
+                cache.drop(self.root, log)
+        return sorted(changed)
+
     @property
     def clock_file(self) -> Path:
         """The high-water mark of every id issued or seen (`.local/clock`)."""
@@ -261,6 +341,11 @@ class Transaction:
     def _check_open(self) -> None:
         if self.closed:
             raise StoreError("this transaction has ended (its lock is released); start a new one")
+
+
+def _safe_path(path: str) -> bool:
+    parts = path.split("/")
+    return parts[0] not in (".git", layout.LOCAL_DIR) and ".." not in parts and "" not in parts
 
 
 def _encode_config(config: WorkspaceConfig) -> bytes:

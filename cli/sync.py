@@ -1,0 +1,211 @@
+"""Sync commands: remote add/list/remove, sync, clone."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from cli.common import OPTIONS, JsonOpt, echo, emit_json
+
+PROGRESS_FROM = 300_000  # bytes moved before a progress line appears on a terminal
+
+
+def _store():  # type: ignore[no-untyped-def]
+    from service.model.errors import Invalid
+    from service.store import Store
+
+    root = OPTIONS.workspace or os.environ.get("SELF_WORKSPACE")
+    if not root:
+        raise Invalid(
+            "no workspace store selected: pass --workspace DIR or set SELF_WORKSPACE=DIR "
+            "(or `self clone URL DIR` to make one from a remote)"
+        )
+    return Store.open(Path(root).expanduser())
+
+
+def _float_env(name: str, default: float) -> float:
+    from service.model.errors import Invalid
+
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise Invalid(f"{name}={raw!r} is not a number") from None
+
+
+class Progress:
+    """One self-rewriting line on stderr, only on a terminal and only once enough has moved."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.shown = False
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, received: int, sent: int) -> None:
+        moved = received + sent
+        if not self.enabled or moved < PROGRESS_FROM:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1:
+            return
+        self._last = now
+        self.shown = True
+        sys.stderr.write(f"\r{self.label}: {_size(received)} received, {_size(sent)} sent ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _options(tries: int | None, timeout: float | None, progress: Progress):  # type: ignore[no-untyped-def]
+    from service.sync import Options
+    from service.sync.engine import DEFAULT_TIMEOUT, DEFAULT_TRIES
+
+    return Options(
+        tries=tries if tries is not None else int(_float_env("SELF_SYNC_TRIES", DEFAULT_TRIES)),
+        timeout=timeout if timeout is not None else _float_env("SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
+        activity=progress,
+    )
+
+
+TriesOpt = typer.Option(None, "--tries", help="Pushes to try before giving up (default 8, SELF_SYNC_TRIES).")
+TimeoutOpt = typer.Option(
+    None, "--timeout", help="Seconds to wait for the remote (default 30, SELF_SYNC_TIMEOUT)."
+)
+
+
+def register(app: typer.Typer) -> None:
+    remote = typer.Typer(no_args_is_help=True, add_completion=False, help="Git remotes to sync with.")
+    app.add_typer(remote, name="remote")
+
+    @remote.command("add")
+    def remote_add(
+        url: str = typer.Argument(..., help="A path, file://, git://, ssh:// or user@host:path, http(s)://."),
+        name: str = typer.Option("origin", "--name", help="The remote's name."),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Add a remote (kept in the store's .git/config; tokens never go in the URL)."""
+        from service.sync import remotes
+
+        with _store() as store:
+            stored = remotes.add(store.repo, url, name)
+        if as_json:
+            return emit_json({"name": name, "url": stored})
+        echo(f"added remote {name}: {stored}; run `self sync` to publish or fetch")
+
+    @remote.command("list")
+    def remote_list(as_json: bool = JsonOpt) -> None:
+        """Every remote with its URL and the head the last sync left."""
+        from service.sync import last_synced, remotes
+
+        with _store() as store:
+            rows = [dict(row, synced=last_synced(store, row["name"])) for row in remotes.listed(store.repo)]
+        if as_json:
+            return emit_json(rows)
+        for row in rows:
+            synced = f"  (synced at {row['synced'][:12]})" if row["synced"] else "  (never synced)"
+            echo(f"{row['name']}  {row['url']}{synced}")
+
+    @remote.command("remove")
+    def remote_remove(name: str, as_json: bool = JsonOpt) -> None:
+        """Forget a remote (the remote itself is not touched)."""
+        from service.sync import remotes
+        from service.sync.engine import forget
+
+        with _store() as store:
+            url = remotes.remove(store.repo, name)
+            forget(store, name)
+        if as_json:
+            return emit_json({"name": name, "url": url})
+        echo(f"removed remote {name} ({url})")
+
+    @app.command("sync")
+    def sync_command(
+        name: str = typer.Argument("origin", help="The remote (default origin)."),
+        tries: int | None = TriesOpt,
+        timeout: float | None = TimeoutOpt,
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Fetch, add the local events the remote lacks after its own, push; retry if others pushed first."""
+        from service.sync import sync
+
+        progress = Progress("sync")
+        with _store() as store:
+            try:
+                summary = sync(store, name, _options(tries, timeout, progress))
+            finally:
+                progress.done()
+        if as_json:
+            return emit_json(summary)
+        _print_summary(summary)
+
+    @app.command("clone")
+    def clone_command(
+        url: str = typer.Argument(..., help="The remote holding a selfhub workspace."),
+        directory: str | None = typer.Argument(None, help="Where to put the store (default: from the URL)."),
+        timeout: float | None = TimeoutOpt,
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Make a new workspace store from a remote (its remote `origin` is set)."""
+        from service.sync import clone
+
+        progress = Progress("clone")
+        try:
+            target = Path(directory) if directory else None
+            store, summary = clone(url, target, _options(None, timeout, progress))
+        finally:
+            progress.done()
+        with store:
+            root = store.root
+        if as_json:
+            return emit_json({"workspace": str(root), **_as_dict(summary)})
+        echo(f"cloned {summary.url} into {root}: {summary.pulled} events, head {str(summary.head)[:12]}")
+        echo(f"export SELF_WORKSPACE={root}")
+
+
+def _as_dict(summary: object) -> dict[str, object]:
+    import msgspec
+
+    return msgspec.to_builtins(summary)  # type: ignore[no-any-return]
+
+
+def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
+    head = (summary.head or "")[:12]
+    if summary.created:
+        echo(f"published the local history to {summary.url}: {summary.pushed} events, head {head}")
+    else:
+        echo(
+            f"synced with {summary.remote}: {summary.pulled} pulled, {summary.pushed} pushed, "
+            f"{summary.retries} retries, head {head}"
+        )
+    if summary.rewritten:
+        echo(
+            "warning: the remote's history was rewritten (a force-push elsewhere); "
+            f"{summary.restored} events it had lost were appended again"
+        )
+    if summary.quarantined:
+        echo(f"warning: {summary.quarantined} lines of the remote's logs are not events (kept as they are)")
+    if summary.kept_aside:
+        echo(f"warning: {summary.kept_aside} unreadable local lines kept in .local/quarantine/, not pushed")
+    if summary.config == "kept-remote":
+        echo(
+            "warning: workspace.json differs from the remote's and both changed; kept the remote's, "
+            "yours is in .local/sync/workspace.json.local"
+        )

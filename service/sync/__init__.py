@@ -1,0 +1,20 @@
+"""Sync through any git remote with dulwich: fetch, append the local-only events, push with
+compare-and-swap, retry; clone; remotes in the store's git config."""
+
+from service.sync.clone import clone
+from service.sync.engine import Options, Summary, last_synced, sync
+from service.sync.errors import AuthFailed, KeptMoving, NotSelfhub, SyncError, UnknownRemote, Unreachable
+
+__all__ = [
+    "AuthFailed",
+    "KeptMoving",
+    "NotSelfhub",
+    "Options",
+    "Summary",
+    "SyncError",
+    "UnknownRemote",
+    "Unreachable",
+    "clone",
+    "last_synced",
+    "sync",
+]

@@ -1,0 +1,84 @@
+"""`self clone`: a new store from a remote that holds a selfhub workspace."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from dulwich.index import build_index_from_tree
+from dulwich.objects import Commit
+from dulwich.repo import Repo
+
+from service.store import Store, gitcommit, layout
+from service.sync import logs, remotes
+from service.sync.engine import Options, Summary, _remember
+from service.sync.errors import NotSelfhub, SyncError
+from service.sync.transport import Connection
+
+
+def clone(url: str, directory: Path | None = None, options: Options | None = None) -> tuple[Store, Summary]:
+    """Fetch the remote's main into a new store at `directory` (default: the URL's last part)."""
+    opts = options or Options()
+    started = time.monotonic()
+    stored = remotes.normalize(url)
+    target = Path(directory) if directory is not None else Path(_default_dir(stored))
+    if target.exists() and any(target.iterdir()):
+        raise SyncError(f"{target} exists and is not empty; clone into a new or empty folder")
+    made = not target.exists()
+    conn = Connection(stored, opts.timeout, None, opts.activity)
+    summary = Summary(remote=remotes.DEFAULT, url=conn.shown)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        repo = Repo.init(str(target), default_branch=b"main")
+        try:
+            head = conn.fetch(repo)
+            if head is None:
+                raise SyncError(
+                    f"{conn.shown} is empty: there is nothing to clone. Publish a workspace there "
+                    "with `self remote add URL` and `self sync` from the store that has it"
+                )
+            commit = repo[head]
+            assert isinstance(commit, Commit)
+            files = gitcommit.tree_files(repo, head)
+            if layout.CONFIG_FILE not in files:
+                raise NotSelfhub(
+                    f"{conn.shown} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
+                    "nothing was cloned"
+                )
+            repo.refs[gitcommit.BRANCH] = head
+            build_index_from_tree(str(target), repo.index_path(), repo.object_store, commit.tree)
+            remotes.add(repo, stored, remotes.DEFAULT)
+        finally:
+            repo.close()
+        store = Store.open(target)
+        top, total = None, 0
+        for log in store.logs():
+            folder = layout.log_dir(log)
+            for name in layout.segments(store.root, log):
+                found = logs.id_set(logs.lines_of((store.root / folder / name).read_bytes()))
+                total += len(found)
+                if found:
+                    top = max(top or "", max(found))
+        if top:
+            store.observe([top])
+        with store.locked():
+            _remember(store, remotes.DEFAULT, head)
+    except BaseException:
+        if made:
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            for child in list(target.iterdir()):
+                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink()
+        raise
+    summary.head = head.decode()
+    summary.pulled = total
+    summary.bytes_received, summary.bytes_sent = conn.received, conn.sent
+    summary.seconds = round(time.monotonic() - started, 3)
+    return store, summary
+
+
+def _default_dir(url: str) -> str:
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    name = name[:-4] if name.endswith(".git") else name
+    return name or "workspace"

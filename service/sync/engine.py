@@ -1,0 +1,437 @@
+"""The sync protocol (DESIGN.md, "Sync protocol"); the CLI and the service run this code.
+
+fetch the remote's main R → the local events whose ids R's logs lack → none: fast-forward
+to R; else R's logs with those events appended in id order, segmented as always, committed
+with R as the only parent and pushed with compare-and-swap against R. A rejected push starts
+again from the fetch after a bounded, jittered pause. Nothing is ever force-pushed, and no
+local event is dropped: an event the remote lost (its history was rewritten elsewhere) is a
+local event the remote lacks, so it is appended again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.pack import full_unpacked_object
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from service.store import Store, gitcommit, layout
+from service.store.errors import RefMoved
+from service.sync import logs, remotes
+from service.sync.errors import KeptMoving, NotSelfhub, SyncError
+from service.sync.transport import Activity, Connection
+
+DEFAULT_TRIES = 8
+DEFAULT_TIMEOUT = 30.0
+Hook = Callable[[str], None]
+
+
+@dataclass
+class Options:
+    """How hard to try. `hook(point)` is called at "fetched", "committed" and "pushed"
+    (tests use it to race or crash a sync between its steps)."""
+
+    tries: int = DEFAULT_TRIES
+    timeout: float = DEFAULT_TIMEOUT
+    pause: float = 0.05  # the first pause after a rejected push; doubles up to max_pause
+    max_pause: float = 2.0
+    activity: Activity | None = None
+    hook: Hook | None = None
+    rng: random.Random = field(default_factory=random.Random)
+
+
+class Summary(msgspec.Struct):
+    """What one sync did."""
+
+    remote: str
+    url: str
+    head: str | None = None  # the remote's main after the sync (= the local main)
+    pulled: int = 0  # events that came from the remote
+    pushed: int = 0  # events this sync published
+    retries: int = 0  # pushes rejected (others pushed first) and tried again
+    created: bool = False  # the remote was empty: the local history was published
+    rewritten: bool = False  # the remote lost events it once had (a force-push elsewhere)
+    restored: int = 0  # of the pushed events, how many the rewritten remote had lost
+    quarantined: int = 0  # lines of the remote's logs that are not events (carried as they are)
+    kept_aside: int = 0  # unreadable local lines moved to .local/quarantine/, not published
+    config: str = "same"  # workspace.json: same | pulled | pushed | kept-remote (both changed)
+    bytes_received: int = 0
+    bytes_sent: int = 0
+    seconds: float = 0.0
+
+
+# --- the record of the last sync ------------------------------------------------------------
+
+
+def _record_path(store: Store, name: str) -> Path:
+    return store.local_dir / "sync" / f"{name}.json"
+
+
+def last_synced(store: Store, name: str) -> str | None:
+    """The remote head the last successful sync with `name` left (kept in `.local/sync/`)."""
+    try:
+        data = json.loads(_record_path(store, name).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    head = data.get("head") if isinstance(data, dict) else None
+    return head if isinstance(head, str) else None
+
+
+def _remember(store: Store, name: str, head: ObjectID) -> None:
+    layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
+    with contextlib.suppress(Exception):
+        store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
+
+
+def forget(store: Store, name: str) -> None:
+    _record_path(store, name).unlink(missing_ok=True)
+
+
+# --- sync -------------------------------------------------------------------------------------
+
+
+def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = None) -> Summary:
+    """Sync the store with remote `name` until the remote holds every local event."""
+    opts = options or Options()
+    started = time.monotonic()
+    url = remotes.url_of(store.repo, name)
+    conn = Connection(url, opts.timeout, store.root, opts.activity)
+    summary = Summary(remote=name, url=conn.shown)
+    try:
+        for attempt in range(max(1, opts.tries)):
+            if attempt:
+                summary.retries += 1
+                cap = min(opts.max_pause, opts.pause * 2 ** (attempt - 1))
+                time.sleep(opts.rng.uniform(cap / 2, cap))
+            if _attempt(store, conn, name, opts, summary):
+                return summary
+        raise KeptMoving(
+            f"{conn.shown} kept moving: {opts.tries} pushes in a row were rejected because others "
+            "pushed first. Nothing is lost (the events stay in the local store); run `self sync` "
+            "again, or raise --tries"
+        )
+    finally:
+        summary.bytes_received, summary.bytes_sent = conn.received, conn.sent
+        summary.seconds = round(time.monotonic() - started, 3)
+
+
+def _point(opts: Options, name: str) -> None:
+    if opts.hook is not None:
+        opts.hook(name)
+
+
+def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: Summary) -> bool:
+    """One fetch-merge-push round; True when the remote holds every local event."""
+    repo = store.repo
+    remote_head = conn.fetch(repo)
+    _point(opts, "fetched")
+    if remote_head is None:
+        return _publish(store, conn, name, opts, summary)
+    remote_files = gitcommit.tree_files(repo, remote_head)
+    if layout.CONFIG_FILE not in remote_files:
+        raise NotSelfhub(
+            f"{conn.shown} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
+            "nothing was changed. Use an empty repository or one a selfhub store pushed to"
+        )
+    base = last_synced(store, name)
+    lost = _lost_events(repo, base, remote_head, remote_files)
+    if lost:
+        summary.rewritten = True
+    with store.locked():
+        local_head = gitcommit.head(repo)
+        plan = _plan(store, repo, remote_files, base)
+        summary.pulled += plan.pulled
+        summary.quarantined = plan.quarantined
+        summary.config = plan.config
+        if plan.unreadable:
+            summary.kept_aside = _keep_aside(store, plan.unreadable)
+        if plan.top_id is not None:
+            store.observe([plan.top_id])
+        if not plan.changes:
+            if local_head != remote_head:
+                store.checkout(remote_head.decode(), _text(local_head), "sync: fast-forward")
+            _remember(store, name, remote_head)
+            summary.head = remote_head.decode()
+            summary.pushed = 0
+            return True
+        message = f"sync: {_count(plan.pushed)} after {remote_head.decode()[:12]}"
+        commit = gitcommit.build_commit(repo, plan.files, message, remote_head, removed=plan.removed)
+        store.checkout(commit.decode(), _text(local_head), message)
+    _point(opts, "committed")
+    reason = conn.push(repo, remote_head, commit, pack=_pack(repo, commit, remote_head))
+    _point(opts, "pushed")
+    if reason is not None:
+        return False
+    with store.locked():
+        _remember(store, name, commit)
+    summary.head = commit.decode()
+    summary.pushed = plan.pushed
+    summary.restored = len(lost & plan.pushed_ids)
+    return True
+
+
+def _publish(store: Store, conn: Connection, name: str, opts: Options, summary: Summary) -> bool:
+    """An empty remote: push the local history as it is."""
+    with store.locked():
+        local_head = gitcommit.head(store.repo)
+    if local_head is None:
+        raise SyncError("the local store has no commit to publish")
+    summary.rewritten = last_synced(store, name) is not None  # it had our history once
+    _point(opts, "committed")
+    reason = conn.push(store.repo, None, local_head)
+    _point(opts, "pushed")
+    if reason is not None:
+        return False
+    with store.locked():
+        _remember(store, name, local_head)
+    summary.created = True
+    summary.head = local_head.decode()
+    summary.pushed = sum(len(store.read(log).events) for log in store.logs())
+    return True
+
+
+# --- what the remote lacks ------------------------------------------------------------------
+
+
+class Plan(msgspec.Struct):
+    files: dict[str, bytes]
+    removed: list[str]
+    pushed: int
+    pushed_ids: set[str]
+    pulled: int
+    quarantined: int
+    unreadable: dict[str, list[bytes]]
+    top_id: str | None
+    config: str
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.files or self.removed)
+
+
+def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str | None) -> Plan:
+    """The files of the commit to push on top of the remote's: its logs + the local-only events."""
+    local = _working(store)
+    local_ids = {path: Blob.from_string(data).id for path, data in local.items()}
+    by_log_remote = _by_log(remote_files)
+    by_log_local = _by_log(dict.fromkeys(local, b""))
+    plan = Plan({}, [], 0, set(), 0, 0, {}, None, "same")
+    top: str | None = None
+    for log in sorted(set(by_log_remote) | set(by_log_local)):
+        r_paths, l_paths = by_log_remote.get(log, []), by_log_local.get(log, [])
+        r_data = {
+            p: local[p] if local_ids.get(p) == remote_files[p] else gitcommit.blob_data(repo, remote_files[p])
+            for p in r_paths
+        }
+        r_lines = [line for p in r_paths for line in logs.lines_of(r_data[p])]
+        l_lines = [line for p in l_paths for line in logs.lines_of(local[p])]
+        r_ids = logs.id_set(r_lines)
+        if r_ids:
+            top = max(top or "", max(r_ids)) or None
+        plan.quarantined += (
+            sum(1 for line in r_lines if logs.line_id(line) is None) if _has_odd(r_lines) else 0
+        )
+        plan.pulled += len(r_ids - logs.id_set(l_lines))
+        picked = logs.local_only(l_lines, r_ids)
+        if picked.unreadable:
+            known = set(r_lines)
+            aside = [line for line in picked.unreadable if line not in known]
+            if aside:
+                plan.unreadable[log] = aside
+        if not picked.events:
+            continue
+        plan.pushed += len(picked.events)
+        plan.pushed_ids.update(logs.line_id(line) or "" for line in picked.events)
+        folder = layout.log_dir(log)
+        segments = {
+            f"{folder}/{name}": data for name, data in layout.split_segments(r_lines + picked.events).items()
+        }
+        for path, data in segments.items():
+            if r_data.get(path) != data:
+                plan.files[path] = data
+        plan.removed += [p for p in r_paths if p not in segments]
+    plan.top_id = top
+    _plan_config(store, repo, remote_files, base, local, plan)
+    return plan
+
+
+def _has_odd(lines: list[bytes]) -> bool:
+    """Cheap test: does any line not start like a canonical event?"""
+    return any(not line.startswith(b'{"id":"') for line in lines)
+
+
+def _plan_config(
+    store: Store,
+    repo: Repo,
+    remote_files: dict[str, ObjectID],
+    base: str | None,
+    local: dict[str, bytes],
+    plan: Plan,
+) -> None:
+    """workspace.json: a local edit since the last sync travels; an edit on both sides keeps
+    the remote's (the local one is saved in .local/sync/)."""
+    mine = local.get(layout.CONFIG_FILE)
+    theirs_id = remote_files[layout.CONFIG_FILE]
+    if mine is None:
+        return
+    mine_id = Blob.from_string(mine).id
+    if mine_id == theirs_id:
+        return
+    base_id = _file_at(repo, base, layout.CONFIG_FILE)
+    if base_id == mine_id:
+        plan.config = "pulled"
+    elif base_id is not None and base_id == theirs_id:
+        plan.files[layout.CONFIG_FILE] = mine
+        plan.config = "pushed"
+    else:  # changed on both sides, or never synced before: the shared one wins
+        layout.atomic_write(store.local_dir / "sync" / "workspace.json.local", mine)
+        plan.config = "kept-remote"
+
+
+def _file_at(repo: Repo, commit: str | None, path: str) -> ObjectID | None:
+    if commit is None:
+        return None
+    try:
+        return gitcommit.tree_files(repo, commit.encode()).get(path)
+    except KeyError:
+        return None
+
+
+def _working(store: Store) -> dict[str, bytes]:
+    """The store's working files sync cares about: every segment and workspace.json."""
+    out: dict[str, bytes] = {}
+    with contextlib.suppress(FileNotFoundError):
+        out[layout.CONFIG_FILE] = (store.root / layout.CONFIG_FILE).read_bytes()
+    for log in store.logs():
+        folder = layout.log_dir(log)
+        for name in layout.segments(store.root, log):
+            out[f"{folder}/{name}"] = (store.root / folder / name).read_bytes()
+    return out
+
+
+def _by_log(files: dict[str, object]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path in sorted(files):
+        log = layout.log_of_path(path)
+        if log is not None:
+            out.setdefault(log, []).append(path)
+    return out
+
+
+def _keep_aside(store: Store, unreadable: dict[str, list[bytes]]) -> int:
+    """Unreadable local lines are not published; they are kept in .local/quarantine/."""
+    folder = store.local_dir / "quarantine"
+    folder.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for log, lines in unreadable.items():
+        name = "_workspace" if log == layout.WORKSPACE_LOG else log
+        with open(folder / f"{name}.jsonl", "ab") as handle:
+            handle.write(b"".join(lines))
+        total += len(lines)
+    return total
+
+
+def _lost_events(repo: Repo, base: str | None, head: ObjectID, head_files: dict[str, ObjectID]) -> set[str]:
+    """Ids the remote held at the last sync and holds no more (its history was rewritten)."""
+    if base is None or base.encode() == head:
+        return set()
+    try:
+        base_files = gitcommit.tree_files(repo, base.encode())
+    except KeyError:
+        return set()
+    lost: set[str] = set()
+    head_logs = _by_log(head_files)
+    for log, paths in _by_log(base_files).items():
+        theirs = head_logs.get(log, [])
+        if _extends(repo, paths, theirs, base_files, head_files):
+            continue
+        before = [line for p in paths for line in logs.lines_of(gitcommit.blob_data(repo, base_files[p]))]
+        after = [line for p in theirs for line in logs.lines_of(gitcommit.blob_data(repo, head_files[p]))]
+        lost |= logs.id_set(before) - logs.id_set(after)
+    return lost
+
+
+def _extends(
+    repo: Repo, paths: list[str], theirs: list[str], base: dict[str, ObjectID], head: dict[str, ObjectID]
+) -> bool:
+    """The cheap proof of an append: same blobs, and the last one a byte prefix of the new one."""
+    if not paths:
+        return True
+    if any(base[p] != head.get(p) for p in paths[:-1]):
+        return False
+    last = paths[-1]
+    if last not in head:
+        return False
+    if base[last] == head[last]:
+        return True
+    return gitcommit.blob_data(repo, head[last]).startswith(gitcommit.blob_data(repo, base[last]))
+
+
+# --- the pack of a push -----------------------------------------------------------------------
+
+
+def _pack(
+    repo: Repo, commit_id: ObjectID, parent_id: ObjectID
+) -> Callable[..., tuple[int, Iterator[object]]]:
+    """Only what the commit adds to its parent: the commit, changed trees, new blobs.
+
+    (dulwich's own pack walk visits the whole history of the remote's head first.)
+    """
+
+    def generate(
+        have: object, want: object, *, ofs_delta: bool = False, progress: object = None
+    ) -> tuple[int, Iterator[object]]:
+        objects = _new_objects(repo, commit_id, parent_id)
+        return len(objects), iter([full_unpacked_object(o) for o in objects])
+
+    return generate
+
+
+def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID) -> list[ShaFile]:
+    commit = repo[commit_id]
+    parent = repo[parent_id]
+    assert isinstance(commit, Commit) and isinstance(parent, Commit)
+    out: dict[bytes, ShaFile] = {commit.id: commit}
+    stack: list[tuple[ObjectID, ObjectID | None]] = [(commit.tree, parent.tree)]
+    while stack:
+        new_id, old_id = stack.pop()
+        if new_id == old_id or new_id in out:
+            continue
+        tree = repo[new_id]
+        assert isinstance(tree, Tree)
+        out[tree.id] = tree
+        old_entries: dict[bytes, tuple[int, ObjectID]] = {}
+        if old_id is not None:
+            old_tree = repo[old_id]
+            assert isinstance(old_tree, Tree)
+            old_entries = {e.path: (e.mode, e.sha) for e in old_tree.iteritems()}
+        for entry in tree.iteritems():
+            before = old_entries.get(entry.path)
+            if before is not None and before[1] == entry.sha:
+                continue
+            if entry.mode == gitcommit.DIR_MODE:
+                previous = before[1] if before is not None and before[0] == gitcommit.DIR_MODE else None
+                stack.append((entry.sha, previous))
+            elif entry.sha not in out:
+                out[entry.sha] = repo[entry.sha]
+    return list(out.values())
+
+
+def _count(n: int) -> str:
+    return "1 event" if n == 1 else f"{n} events"
+
+
+def _text(sha: ObjectID | None) -> str | None:
+    return None if sha is None else sha.decode("ascii")
+
+
+__all__ = ["Options", "RefMoved", "Summary", "forget", "last_synced", "sync"]

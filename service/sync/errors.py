@@ -1,0 +1,29 @@
+"""Errors of sync. Every message says what happened and what to do; none carries a secret."""
+
+from __future__ import annotations
+
+from service.store.errors import StoreError
+
+
+class SyncError(StoreError):
+    """Root of every error sync raises. The local store is as it was unless the message says."""
+
+
+class UnknownRemote(SyncError):
+    """No remote of that name in the store's git config."""
+
+
+class Unreachable(SyncError):
+    """The remote could not be reached (refused, timed out, no such host or repository)."""
+
+
+class AuthFailed(SyncError):
+    """The remote refused the credentials (or asked for some and none were given)."""
+
+
+class NotSelfhub(SyncError):
+    """The remote holds a git history that is not a selfhub workspace."""
+
+
+class KeptMoving(SyncError):
+    """Every push of the allowed tries was rejected because others pushed first."""

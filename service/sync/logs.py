@@ -1,0 +1,86 @@
+"""Logs as lines of bytes: ids found cheaply, local-only lines picked, segments laid out.
+
+Sync never re-encodes an event: lines travel as the bytes they are, so a replica's log is
+byte-identical to the remote's. A canonical line starts with `{"id":"` (keys are sorted and
+`id` sorts first), so its id is a slice; anything else is decoded to find it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from service.model import ids
+from service.model.events import decode_unchecked
+
+_PREFIX = b'{"id":"'
+_plain = msgspec.json.Decoder()
+
+
+def lines_of(data: bytes) -> list[bytes]:
+    """The lines of a segment, each ending in a newline (an unterminated last line gets one)."""
+    if not data:
+        return []
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return [part + b"\n" for part in parts]
+
+
+def line_id(line: bytes) -> str | None:
+    """The id a line claims, or None when it names none (blank, not JSON, no id)."""
+    if line.startswith(_PREFIX) and line[33:34] == b'"':
+        found = line[7:33].decode("ascii", "replace")
+        if ids.is_id(found):
+            return found
+    try:
+        value = _plain.decode(line)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict):
+        found = value.get("id")
+        if isinstance(found, str) and ids.is_id(found):
+            return found
+    return None
+
+
+def is_event(line: bytes) -> bool:
+    """True when the line decodes as an event (what the reader would fold, not quarantine)."""
+    try:
+        decode_unchecked(line.rstrip(b"\n"))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return True
+
+
+def id_set(lines: list[bytes]) -> set[str]:
+    found = set()
+    for line in lines:
+        if line.startswith(_PREFIX) and line[33:34] == b'"':
+            found.add(line[7:33].decode("ascii", "replace"))
+        else:
+            other = line_id(line)
+            if other is not None:
+                found.add(other)
+    return found
+
+
+class Picked(msgspec.Struct):
+    """What a local log holds that the remote's does not."""
+
+    events: list[bytes]  # lines of events whose ids the remote lacks, in id order, one per id
+    unreadable: list[bytes]  # local lines that are not events and not on the remote
+
+
+def local_only(local: list[bytes], remote_ids: set[str], remote_lines: set[bytes] | None = None) -> Picked:
+    """The local lines to append after the remote's: one copy per id, in id order."""
+    chosen: dict[str, bytes] = {}
+    unreadable: list[bytes] = []
+    for line in local:
+        found = line_id(line)
+        if found is not None and found in remote_ids:
+            continue
+        if found is not None and found not in chosen and is_event(line):
+            chosen[found] = line
+        elif (found is None or found not in chosen) and (remote_lines is None or line not in remote_lines):
+            unreadable.append(line)
+    return Picked([chosen[k] for k in sorted(chosen)], unreadable)

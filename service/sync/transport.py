@@ -1,0 +1,244 @@
+"""Talking to a remote through dulwich: fetch main, push main with compare-and-swap.
+
+No git binary: git:// and http(s) are spoken by dulwich itself, paths and file:// run
+in-process, ssh runs the system's ssh. Every network wait is bounded by `timeout`; every
+failure becomes a SyncError whose text holds no secret.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+from dulwich.client import (
+    GitClient,
+    HTTPUnauthorized,
+    LocalGitClient,
+    get_transport_and_path,
+)
+from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+from dulwich.objects import ZERO_SHA, ObjectID
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from service.sync import credentials
+from service.sync.errors import AuthFailed, SyncError, Unreachable
+
+MAIN = Ref(b"refs/heads/main")
+Activity = Callable[[int, int], None]  # (bytes received, bytes sent) so far
+_socket_lock = threading.Lock()
+
+
+class Moved(Exception):
+    """The remote's main is not where the compare-and-swap expects it."""
+
+    def __init__(self, found: ObjectID | None) -> None:
+        super().__init__("the remote moved")
+        self.found = found
+
+
+class Connection:
+    """One remote URL with its client, its credentials and a timeout."""
+
+    def __init__(
+        self, url: str, timeout: float, store_root: Path | None = None, activity: Activity | None = None
+    ) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.secrets: list[str] = []
+        self.sent = 0
+        self.received = 0
+        self._activity = activity
+        parsed = urlparse(url)
+        kwargs: dict[str, object] = {"report_activity": self._report, "quiet": True}
+        self.scheme = (
+            parsed.scheme if "://" in url else ("ssh" if not Path(url).exists() and ":" in url else "")
+        )
+        if parsed.scheme in ("http", "https"):
+            from dulwich.client import default_urllib3_manager
+
+            found = credentials.lookup(url, store_root)
+            if found is not None:
+                self.secrets.append(found.token)
+                kwargs["username"], kwargs["password"] = found.username, found.token
+            kwargs["pool_manager"] = default_urllib3_manager(None, base_url=url, timeout=timeout)
+        elif self.scheme in ("ssh", "git+ssh"):
+            seconds = max(1, int(timeout))
+            kwargs["ssh_command"] = f"ssh -o BatchMode=yes -o ConnectTimeout={seconds}"
+        try:
+            self.client, self.path = get_transport_and_path(url, **kwargs)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise SyncError(f"{self.shown}: {exc}") from None
+        if isinstance(self.client, LocalGitClient):
+            self._check_local()
+
+    @property
+    def shown(self) -> str:
+        return credentials.redact(self.url, self.secrets)
+
+    def _report(self, count: int, direction: str) -> None:
+        if direction == "write":
+            self.sent += count
+        else:
+            self.received += count
+        if self._activity is not None:
+            self._activity(self.received, self.sent)
+
+    def _check_local(self) -> None:
+        path = Path(self.path)
+        if not path.exists():
+            raise Unreachable(f"no repository at {self.shown}: the path does not exist")
+        try:
+            Repo(str(path)).close()
+        except NotGitRepository:
+            raise Unreachable(f"{self.shown} is not a git repository") from None
+
+    # --- operations ------------------------------------------------------------------
+
+    def fetch(self, repo: Repo, progress: Callable[[bytes], None] | None = None) -> ObjectID | None:
+        """Bring the remote's main (and what it needs) into `repo`'s objects; its id, or None."""
+        seen: dict[str, ObjectID | None] = {}
+
+        def wants(refs: dict[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+            head = refs.get(MAIN)
+            seen["head"] = head
+            if head is None or head == ZERO_SHA or head in repo.object_store:
+                return []
+            return [head]
+
+        with self.guard("fetch from"):
+            result = self.client.fetch(self.path, repo, determine_wants=wants, progress=progress)
+        head = result.refs.get(MAIN) if result.refs is not None else seen.get("head")
+        return None if head in (None, ZERO_SHA) else head
+
+    def push(
+        self,
+        repo: Repo,
+        expected: ObjectID | None,
+        new: ObjectID,
+        pack: Callable[..., tuple[int, Iterator[object]]] | None = None,
+        progress: Callable[[bytes], None] | None = None,
+    ) -> str | None:
+        """Move the remote's main from `expected` (None: absent) to `new`; None when it moved,
+        else why not. Never forces: the server applies the update only if main is `expected`."""
+
+        def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+            current = refs.get(MAIN)
+            current = None if current == ZERO_SHA else current
+            if current != expected:
+                raise Moved(current)
+            return {MAIN: new}
+
+        generate = pack or repo.generate_pack_data
+        try:
+            with self.guard("push to"):
+                result = self.client.send_pack(self.path, update_refs, generate, progress=progress)  # type: ignore[arg-type]
+        except Moved:
+            return "the remote's main moved since the fetch"
+        status = result.ref_status
+        if status is not None and MAIN in status:
+            reason = status[MAIN]
+            return None if reason is None else f"the remote declined: {reason}"
+        # No report for our ref (a server without report-status): look, never assume.
+        return None if self.head() == new else "the remote did not confirm the update"
+
+    def head(self) -> ObjectID | None:
+        with self.guard("read"):
+            refs = self.client.get_refs(self.path)
+        found = refs.refs.get(MAIN) if hasattr(refs, "refs") else refs.get(MAIN)  # type: ignore[union-attr]
+        return None if found in (None, ZERO_SHA) else found
+
+    @contextlib.contextmanager
+    def guard(self, doing: str) -> Iterator[None]:
+        """Bound the waits by the timeout and turn transport failures into clear errors."""
+        error: SyncError | None = None
+        with _socket_timeout(self.timeout):
+            try:
+                yield
+            except Moved:
+                raise
+            except Exception as exc:
+                _close_connections(exc)
+                error = self._explain(exc, doing)
+                if error is None:
+                    raise
+        if error is not None:
+            raise error  # outside the handler: no chained traceback keeps the connection alive
+
+    def _explain(self, exc: Exception, doing: str) -> SyncError | None:
+        where = self.shown
+        timed_out = (
+            f"could not {doing} {where}: no answer within {self.timeout:g} s "
+            "(raise it with --timeout or SELF_SYNC_TIMEOUT); the local store is untouched"
+        )
+        if isinstance(exc, HTTPUnauthorized):
+            hint = "the token was refused" if self.secrets else "it asks for credentials and none are set"
+            return AuthFailed(
+                f"could not {doing} {where}: {hint}; set SELF_TOKEN (and SELF_GIT_USERNAME) "
+                "or add the URL to the credentials file"
+            )
+        if isinstance(exc, TimeoutError):
+            return Unreachable(timed_out)
+        if isinstance(exc, NotGitRepository):
+            return Unreachable(f"could not {doing} {where}: no git repository there")
+        text = self._clean(exc)
+        if isinstance(exc, HangupException):
+            if "Permission denied" in text or "Authentication failed" in text:
+                return AuthFailed(f"could not {doing} {where}: {text}")
+            return Unreachable(f"could not {doing} {where}: the remote hung up ({text})")
+        if isinstance(exc, GitProtocolError):
+            if "timed out" in text:
+                return Unreachable(timed_out)
+            if "401" in text or "403" in text or "Authentication" in text:
+                return AuthFailed(f"could not {doing} {where}: {text}")
+            if "404" in text or "not found" in text.lower() or "not exported" in text:
+                return Unreachable(f"could not {doing} {where}: no such repository ({text})")
+            return SyncError(f"could not {doing} {where}: {text}")
+        if isinstance(exc, (ConnectionError, OSError, http.client.HTTPException)) or type(
+            exc
+        ).__module__.startswith("urllib3"):
+            return Unreachable(
+                f"could not {doing} {where}: {text}; check the URL and the network; "
+                "the local store is untouched"
+            )
+        return None
+
+    def _clean(self, exc: BaseException) -> str:
+        text = str(exc) or type(exc).__name__
+        return credentials.redact(text.strip(), self.secrets)
+
+
+@contextlib.contextmanager
+def _socket_timeout(seconds: float) -> Iterator[None]:
+    """git:// sockets take the default timeout (dulwich gives them none of their own)."""
+    with _socket_lock:
+        before = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(seconds)
+    try:
+        yield
+    finally:
+        with _socket_lock:
+            socket.setdefaulttimeout(before)
+
+
+def _close_connections(exc: BaseException) -> None:
+    """Close the dulwich connections a failed call left open in its frames (it leaves them to
+    the garbage collector, which may be much later)."""
+    from dulwich.protocol import Protocol
+
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in list(tb.tb_frame.f_locals.values()):
+            if isinstance(value, Protocol):
+                with contextlib.suppress(Exception):
+                    value.close()
+        tb = tb.tb_next
+
+
+def is_local(client: GitClient) -> bool:
+    return isinstance(client, LocalGitClient)

@@ -1,0 +1,187 @@
+"""The simulation: 3–5 replicas and one bare remote under random schedules.
+
+Steps are appends (to two logs), syncs, syncs whose push loses a race (another replica
+appends and pushes between the commit and the push), and crashes at every step of a sync
+(after the fetch, after the local commit, after the push, in the middle of the checkout).
+Afterwards every replica syncs twice with no new writes, and then: every replica holds
+byte-identical files and identical folded state (the caches agree with a refold), every
+event ever appended is present exactly once on the remote and everywhere, and so is every
+event acknowledged by a successful sync.
+
+SELF_SYNC_SCHEDULES sets how many schedules run (default 60; CI runs 500).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from dulwich.repo import Repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_sync_support import append, event_ids, files, folded, new_store, remote_ids
+
+from service.store import Store, gitcommit
+from service.store import store as store_module
+from service.sync import Options, clone, remotes, sync
+
+SCHEDULES = int(os.environ.get("SELF_SYNC_SCHEDULES", "60"))
+LOGS = ("app", "web")
+QUICK = Options(tries=20, timeout=10, pause=0.0005, max_pause=0.002)
+
+
+class Crash(Exception):
+    """A process dying between two steps of a sync."""
+
+
+def steps(replicas: int) -> st.SearchStrategy[tuple[object, ...]]:
+    r = st.integers(0, replicas - 1)
+    return st.one_of(
+        st.tuples(st.just("append"), r, st.sampled_from(LOGS), st.integers(1, 3)),
+        st.tuples(st.just("sync"), r),
+        st.tuples(st.just("race"), r, r),
+        st.tuples(st.just("crash"), r, st.sampled_from(["fetched", "committed", "pushed", "checkout"])),
+    )
+
+
+@st.composite
+def schedules(draw: st.DrawFn) -> tuple[int, list[tuple[object, ...]]]:
+    replicas = draw(st.integers(3, 5))
+    return replicas, draw(st.lists(steps(replicas), min_size=1, max_size=25))
+
+
+class World:
+    def __init__(self, root: Path, replicas: int) -> None:
+        self.root = root
+        self.remote = root / "remote.git"
+        Repo.init_bare(str(self.remote), mkdir=True).close()
+        first = new_store(root / "r0")
+        remotes.add(first.repo, str(self.remote))
+        sync(first, options=QUICK)
+        self.stores = [first]
+        for n in range(1, replicas):
+            self.stores.append(clone(str(self.remote), root / f"r{n}", QUICK)[0])
+        self.appended: list[str] = []
+        self.acknowledged: set[str] = set()
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
+
+    def append(self, n: int, log: str, count: int) -> None:
+        self.appended += [e.id for e in append(self.stores[n], count, log=log, text=f"r{n}")]
+
+    def sync(self, n: int, options: Options = QUICK) -> None:
+        store = self.stores[n]
+        sync(store, options=options)
+        self.acknowledged |= set(event_ids(store))  # the remote holds all of it now
+
+    def race(self, n: int, other: int) -> None:
+        def hook(point: str) -> None:
+            if point == "committed" and not raced:
+                raced.append(True)
+                self.append(other, "app", 1)
+                self.sync(other)  # pushes first: n's push is rejected and retried
+
+        raced: list[bool] = []
+        if n == other:
+            return self.sync(n)
+        self.sync(n, Options(tries=QUICK.tries, timeout=10, pause=0.0005, max_pause=0.002, hook=hook))
+
+    def crash(self, n: int, point: str) -> None:
+        store = self.stores[n]
+
+        def hook(at: str) -> None:
+            if at == point:
+                raise Crash(at)
+
+        real = store_module.Store._materialize
+        if point == "checkout":  # the files are written, the index and the mark are not
+
+            def half(self: Store, commit: bytes) -> list[str]:
+                original = gitcommit.update_index
+                gitcommit.update_index = _raise  # type: ignore[assignment]
+                try:
+                    return real(self, commit)
+                finally:
+                    gitcommit.update_index = original
+
+            store_module.Store._materialize = half  # type: ignore[method-assign]
+        try:
+            sync(store, options=Options(tries=QUICK.tries, timeout=10, hook=hook))
+        except Crash:
+            pass
+        else:
+            self.acknowledged |= set(event_ids(store))  # no crash point was reached: a plain sync
+        finally:
+            store_module.Store._materialize = real  # type: ignore[method-assign]
+        store.close()
+        self.stores[n] = Store.open(store.root)  # a new process: finishes a half checkout
+
+    def settle(self) -> None:
+        for _ in range(2):
+            for n in range(len(self.stores)):
+                self.sync(n)
+
+
+def _raise(*args: object, **kwargs: object) -> None:
+    raise Crash("checkout")
+
+
+def run(replicas: int, schedule: list[tuple[object, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        world = World(Path(folder), replicas)
+        try:
+            for step in schedule:
+                kind, *args = step
+                getattr(world, str(kind))(*args)
+            world.settle()
+            check(world)
+        finally:
+            world.close()
+
+
+def check(world: World) -> None:
+    first = world.stores[0]
+    expected_files, expected_state = files(first), folded(first)
+    on_remote = Counter(remote_ids(world.remote))
+    assert all(count == 1 for count in on_remote.values()), "an event is on the remote twice"
+    for store in world.stores:
+        assert files(store) == expected_files, f"{store.root.name} holds other bytes"
+        assert folded(store) == expected_state, f"{store.root.name} folds to another state"
+        assert Counter(event_ids(store)) == on_remote
+        assert store.head() == first.head()
+    assert set(world.appended) <= set(on_remote), "an appended event was lost"
+    assert world.acknowledged <= set(on_remote), "an acknowledged event was lost"
+
+
+@settings(
+    max_examples=SCHEDULES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=False,
+)
+@given(schedules())
+def test_random_schedules_converge_and_lose_nothing(case: tuple[int, list[tuple[object, ...]]]) -> None:
+    replicas, schedule = case
+    run(replicas, schedule)
+
+
+def test_a_schedule_with_every_kind_of_step() -> None:
+    """One fixed schedule through every step, so a failure here is easy to read."""
+    run(
+        4,
+        [
+            ("append", 0, "app", 2),
+            ("append", 1, "web", 1),
+            ("race", 1, 2),
+            ("crash", 0, "committed"),
+            ("append", 3, "app", 3),
+            ("crash", 3, "checkout"),
+            ("crash", 2, "pushed"),
+            ("crash", 1, "fetched"),
+            ("sync", 0),
+        ],
+    )

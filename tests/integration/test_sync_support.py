@@ -1,0 +1,271 @@
+"""Real git remotes for the sync tests: bare repositories, `git daemon`, smart HTTP.
+
+The `git` binary is used here, by the tests, to stand up servers and to look at results;
+selfhub itself never runs it. Servers listen on 127.0.0.1 on free ports and are stopped by
+the pid they were started with.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from service.model.events import Assertion, Event, Origin, ProjectAdded, make
+from service.store import Store
+
+GIT = shutil.which("git")
+ORIGIN = Origin("agent", True)
+TS = "2026-11-30T09:57:45.069Z"
+
+
+def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
+    assert GIT is not None, "the tests need the git binary"
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd or Path.cwd())}
+    env.setdefault("GIT_AUTHOR_NAME", "t")
+    env.setdefault("GIT_AUTHOR_EMAIL", "t@localhost")
+    env.setdefault("GIT_COMMITTER_NAME", "t")
+    env.setdefault("GIT_COMMITTER_EMAIL", "t@localhost")
+    proc = subprocess.run([GIT, *args], cwd=cwd, capture_output=True, text=True, env=env, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def bare(path: Path) -> Path:
+    git("init", "--bare", "-q", str(path))
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes] | None = None, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the server exited with {proc.returncode} before listening")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
+
+
+@contextlib.contextmanager
+def git_daemon(base: Path) -> Iterator[int]:
+    """`git daemon` exporting every repository under `base`, receive-pack on; yields its port."""
+    assert GIT is not None
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            GIT,
+            "daemon",
+            "--reuseaddr",
+            f"--base-path={base}",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_port(port, proc)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# --- smart HTTP: git http-backend behind a small CGI server with basic auth ------------------------
+
+
+class _Backend(http.server.BaseHTTPRequestHandler):
+    root: Path
+    user: str
+    token: str
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def _authorized(self) -> bool:
+        header = self.headers.get("Authorization", "")
+        expected = base64.b64encode(f"{self.user}:{self.token}".encode()).decode()
+        return header == f"Basic {expected}"
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self) -> None:
+        body = self._body()
+        if not self._authorized():
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="git"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        path, _, query = self.path.partition("?")
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "GIT_PROJECT_ROOT": str(self.root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REMOTE_USER": self.user,
+            "REMOTE_ADDR": "127.0.0.1",
+            "REQUEST_METHOD": self.command,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+        }
+        if self.headers.get("Content-Encoding"):
+            env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
+        if self.headers.get("Git-Protocol"):
+            env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+        assert GIT is not None
+        proc = subprocess.run([GIT, "http-backend"], input=body, env=env, capture_output=True, check=False)
+        head, _, payload = proc.stdout.partition(b"\r\n\r\n")
+        if not _:
+            head, _, payload = proc.stdout.partition(b"\n\n")
+        status = 200
+        headers = []
+        for line in head.decode("latin-1").splitlines():
+            key, _, value = line.partition(":")
+            if key.lower() == "status":
+                status = int(value.strip().split()[0])
+            elif key:
+                headers.append((key, value.strip()))
+        self.send_response(status)
+        for key, value in headers:
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@contextlib.contextmanager
+def http_git(root: Path, user: str, token: str) -> Iterator[int]:
+    """Smart HTTP for every repository under `root`, basic auth `user:token`; yields the port."""
+    handler = type("Backend", (_Backend,), {"root": root, "user": user, "token": token})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+# --- stores -----------------------------------------------------------------------------------------
+
+
+OPEN: list[Store] = []
+
+
+def track(store: Store) -> Store:
+    """Remember a store so the test's teardown closes it (its git packs stay open till then)."""
+    OPEN.append(store)
+    return store
+
+
+def close_all() -> None:
+    while OPEN:
+        OPEN.pop().close()
+
+
+def new_store(path: Path, project: str = "app") -> Store:
+    store = track(Store.init(path))
+    with store.transaction("") as tx:
+        tx.append([make(tx.new_id(), TS, "project.added", ORIGIN, "", ProjectAdded(project, "sync tests"))])
+    return store
+
+
+def append(store: Store, n: int = 1, log: str = "app", text: str = "record") -> list[Event]:
+    with store.transaction(log) as tx:
+        events = [
+            make(i, TS, "entity.proposed", ORIGIN, log, Assertion(entity=i, text=f"{text} {k}"))
+            for k, i in enumerate(tx.next_ids(n))
+        ]
+        tx.append(events)
+    return events
+
+
+def files(store: Store) -> dict[str, bytes]:
+    """Every file git tracks or could (all but .git/ and .local/)."""
+    return {
+        str(p.relative_to(store.root)): p.read_bytes()
+        for p in sorted(store.root.rglob("*"))
+        if p.is_file() and p.relative_to(store.root).parts[0] not in (".git", ".local")
+    }
+
+
+def folded(store: Store) -> dict[str, bytes]:
+    """Each log's state through the store's caches, encoded, beside a refold from nothing."""
+    out = {}
+    for log in store.logs():
+        cached, _ = store.state(log)
+        fresh, _ = store.refold(log)
+        encoded = msgspec.json.encode(cached, order="sorted")
+        assert encoded == msgspec.json.encode(fresh, order="sorted"), f"cache differs from a refold: {log}"
+        out[log] = encoded
+    return out
+
+
+def event_ids(store: Store) -> list[str]:
+    """Every event id of every log, with repeats (a duplicate shows twice)."""
+    return [e.id for log in store.logs() for e in store.read(log).events]
+
+
+def remote_ids(repo_path: Path) -> list[str]:
+    """Every event id on the remote's main, read with git (not with selfhub)."""
+    listing = git("ls-tree", "-r", "--name-only", "main", cwd=repo_path)
+    found = []
+    for path in listing.split():
+        if path.endswith(".jsonl"):
+            for line in git("show", f"main:{path}", cwd=repo_path).splitlines():
+                if line.strip():
+                    found.append(msgspec.json.decode(line)["id"])
+    return found
+
+
+def status_clean(store: Store) -> bool:
+    return git("status", "--porcelain", cwd=store.root).strip() == ""
