@@ -99,13 +99,14 @@ def register(app: typer.Typer) -> None:
     def remote_add(
         url: str = typer.Argument(..., help="A path, file://, git://, ssh:// or user@host:path, http(s)://."),
         name: str = typer.Option("origin", "--name", help="The remote's name."),
+        init: bool = typer.Option(False, "--init", help="Make an empty bare repository at a local path."),
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a remote (kept in the store's .git/config; tokens never go in the URL)."""
         from service.sync import remotes
 
         with _store() as store:
-            stored = remotes.add(store.repo, url, name)
+            stored = remotes.add(store.repo, url, name, init=init)
         if as_json:
             return emit_json({"name": name, "url": stored})
         echo(f"added remote {name}: {stored}; run `self sync` to publish or fetch")
@@ -156,6 +157,40 @@ def register(app: typer.Typer) -> None:
             return emit_json(summary)
         _print_summary(summary)
 
+    @app.command("doctor")
+    def doctor_command(
+        repair: bool = typer.Option(
+            False, "--repair", help="Remove merge leftovers, lay segments out again, commit."
+        ),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Check the logs for what a plain-git merge leaves (conflict markers, repeated events)."""
+        import msgspec
+
+        from service.sync import doctor
+
+        with _store() as store:
+            report = doctor.repair(store) if repair else doctor.examine(store)
+        if as_json:
+            data = msgspec.to_builtins(report)
+            for row, log in zip(data["logs"], report.logs, strict=True):
+                row["damaged"] = log.damaged
+            return emit_json(data)
+        for log in report.logs:
+            name = "workspace" if log.log == "" else log.log
+            state = "needs repair" if log.damaged else "ok"
+            echo(
+                f"{name}: {log.events} events, {log.markers} conflict markers, {log.duplicates} repeated "
+                f"({log.conflicting} with other bytes), {log.unreadable} unreadable lines, "
+                f"segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
+            )
+        if report.uncommitted:
+            echo(f"uncommitted: {', '.join(report.uncommitted)}")
+        if report.repaired:
+            echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
+        elif any(log.damaged for log in report.logs) or report.uncommitted:
+            echo("run `self doctor --repair` to fix (no event is dropped)")
+
     @app.command("clone")
     def clone_command(
         url: str = typer.Argument(..., help="The remote holding a selfhub workspace."),
@@ -200,6 +235,8 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
             "warning: the remote's history was rewritten (a force-push elsewhere); "
             f"{summary.restored} events it had lost were appended again"
         )
+    if summary.repaired:
+        echo(f"repaired the remote's logs: {summary.repaired} conflict markers or repeated events removed")
     if summary.quarantined:
         echo(f"warning: {summary.quarantined} lines of the remote's logs are not events (kept as they are)")
     if summary.kept_aside:

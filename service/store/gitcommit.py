@@ -6,6 +6,7 @@ subtree is reused from the parent commit. refs/heads/main moves by compare-and-s
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import time
@@ -63,6 +64,16 @@ def commit_files(
     if commit_id != parent:
         _move_branch(repo, parent, commit_id, message)
     return commit_id
+
+
+def build_tree(repo: Repo, files: dict[str, bytes]) -> ObjectID:
+    """Write the blobs and trees of exactly `files` (path → content); returns the root tree id."""
+    blobs = {path: Blob.from_string(data) for path, data in files.items()}
+    written: list[ShaFile] = list(blobs.values())
+    tree_id = _rebuild(repo, None, _nest({p: b.id for p, b in blobs.items()}), written)
+    for obj in written:
+        repo.object_store.add_object(obj)
+    return tree_id
 
 
 def build_commit(
@@ -210,6 +221,37 @@ def blob_data(repo: Repo, blob_id: ObjectID) -> bytes:
     blob = repo[blob_id]
     assert isinstance(blob, Blob)
     return blob.as_raw_string()
+
+
+def working_blob_ids(repo: Repo, paths: list[str]) -> dict[str, ObjectID]:
+    """The blob id of each working file that exists, trusting `.git/index` where the file's
+    size and mtime are the ones it recorded (as git does), hashing the file otherwise."""
+    root = Path(repo.path)
+    try:
+        index = repo.open_index()
+    except (OSError, FileLocked, ValueError):
+        index = None
+    out: dict[str, ObjectID] = {}
+    for path in paths:
+        try:
+            stat = os.stat(root / path)
+        except FileNotFoundError:
+            continue
+        entry = None
+        if index is not None:
+            with contextlib.suppress(KeyError):
+                entry = index[path.encode("utf-8")]
+        if entry is not None and entry.size == stat.st_size and _mtime_ns(entry.mtime) == stat.st_mtime_ns:
+            out[path] = entry.sha
+        else:
+            out[path] = Blob.from_string((root / path).read_bytes()).id
+    return out
+
+
+def _mtime_ns(mtime: object) -> int | None:
+    if isinstance(mtime, tuple):
+        return int(mtime[0]) * 1_000_000_000 + int(mtime[1])
+    return None  # a float or int mtime is too coarse to trust
 
 
 def update_index(repo: Repo, paths: list[str], removed: list[str] | None = None) -> None:

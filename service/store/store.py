@@ -240,21 +240,18 @@ class Store:
 
     def _materialize(self, commit: bytes) -> list[str]:
         """Write the files of `commit`'s tree that differ on disk; remove segments it lacks."""
-        from dulwich.objects import Blob
-
         files = gitcommit.tree_files(self.repo, commit)
+        on_disk = gitcommit.working_blob_ids(self.repo, [p for p in files if _safe_path(p)])
         written: list[str] = []
         changed: dict[str, bool] = {}  # log → only appended to
         for path, blob_id in sorted(files.items()):
-            if not _safe_path(path):
+            if not _safe_path(path) or on_disk.get(path) == blob_id:
                 continue
             target = self.root / path
             try:
                 old: bytes | None = target.read_bytes()
             except FileNotFoundError:
                 old = None
-            if old is not None and Blob.from_string(old).id == blob_id:
-                continue
             data = gitcommit.blob_data(self.repo, blob_id)
             layout.atomic_write(target, data)
             written.append(path)

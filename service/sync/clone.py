@@ -6,7 +6,6 @@ import shutil
 import time
 from pathlib import Path
 
-from dulwich.index import build_index_from_tree
 from dulwich.objects import Commit
 from dulwich.repo import Repo
 
@@ -46,10 +45,13 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
                     f"{conn.shown} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
                     "nothing was cloned"
                 )
+            from dulwich.index import build_index_from_tree
+
             repo.refs[gitcommit.BRANCH] = head
             build_index_from_tree(str(target), repo.index_path(), repo.object_store, commit.tree)
             remotes.add(repo, stored, remotes.DEFAULT)
         finally:
+            conn.close()
             repo.close()
         store = Store.open(target)
         top, total = None, 0

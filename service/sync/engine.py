@@ -62,6 +62,7 @@ class Summary(msgspec.Struct):
     rewritten: bool = False  # the remote lost events it once had (a force-push elsewhere)
     restored: int = 0  # of the pushed events, how many the rewritten remote had lost
     quarantined: int = 0  # lines of the remote's logs that are not events (carried as they are)
+    repaired: int = 0  # conflict markers and repeated events a plain-git merge left, removed
     kept_aside: int = 0  # unreadable local lines moved to .local/quarantine/, not published
     config: str = "same"  # workspace.json: same | pulled | pushed | kept-remote (both changed)
     bytes_received: int = 0
@@ -87,9 +88,38 @@ def last_synced(store: Store, name: str) -> str | None:
 
 
 def _remember(store: Store, name: str, head: ObjectID) -> None:
+    tidy_packs(store.repo)
     layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
     with contextlib.suppress(Exception):
         store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
+
+
+MAX_PACKS = 24
+
+
+def tidy_packs(repo: Repo, most: int = MAX_PACKS) -> int:
+    """Merge the smallest packs when there are more than `most`; returns how many were merged.
+
+    Every fetch and push adds a small pack, and dulwich keeps every pack it looks into open
+    (two file descriptors each): unmerged, a store that synced a thousand times runs out of
+    descriptors. The smallest packs are merged into one, so the count stays bounded and the
+    work per merge stays small (the big pack of a clone is left alone).
+    """
+    store = repo.object_store
+    packs = sorted(store.packs, key=len)
+    if len(packs) <= most:
+        return 0
+    merge = packs[: len(packs) - most // 2]
+    objects: dict[bytes, ShaFile] = {}
+    for pack in merge:
+        for obj in pack.iterobjects():
+            objects.setdefault(obj.id, obj)
+    merged = store.add_objects([(obj, None) for obj in objects.values()])
+    for pack in merge:
+        if merged is None or pack.name() != merged.name():
+            store._remove_pack(pack)  # type: ignore[attr-defined]
+    store._update_pack_cache()  # type: ignore[attr-defined]
+    return len(merge)
 
 
 def forget(store: Store, name: str) -> None:
@@ -120,6 +150,7 @@ def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = No
             "again, or raise --tries"
         )
     finally:
+        conn.close()
         summary.bytes_received, summary.bytes_sent = conn.received, conn.sent
         summary.seconds = round(time.monotonic() - started, 3)
 
@@ -151,6 +182,7 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
         plan = _plan(store, repo, remote_files, base)
         summary.pulled += plan.pulled
         summary.quarantined = plan.quarantined
+        summary.repaired = plan.repaired
         summary.config = plan.config
         if plan.unreadable:
             summary.kept_aside = _keep_aside(store, plan.unreadable)
@@ -164,6 +196,8 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
             summary.pushed = 0
             return True
         message = f"sync: {_count(plan.pushed)} after {remote_head.decode()[:12]}"
+        if plan.repaired:
+            message += f"; {plan.repaired} merge leftovers removed"
         commit = gitcommit.build_commit(repo, plan.files, message, remote_head, removed=plan.removed)
         store.checkout(commit.decode(), _text(local_head), message)
     _point(opts, "committed")
@@ -212,6 +246,7 @@ class Plan(msgspec.Struct):
     unreadable: dict[str, list[bytes]]
     top_id: str | None
     config: str
+    repaired: int = 0
 
     @property
     def changes(self) -> bool:
@@ -219,27 +254,39 @@ class Plan(msgspec.Struct):
 
 
 def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str | None) -> Plan:
-    """The files of the commit to push on top of the remote's: its logs + the local-only events."""
-    local = _working(store)
-    local_ids = {path: Blob.from_string(data).id for path, data in local.items()}
+    """The files of the commit to push on top of the remote's: its logs + the local-only events.
+
+    Segments whose blob is the same locally and on the remote hold the same events, so only
+    the segments from the first one that differs (or the remote's last) are read and compared:
+    a sync costs O(segment), not O(log), however long the log.
+    """
+    local_paths = _local_paths(store)
+    on_disk = gitcommit.working_blob_ids(repo, local_paths)
     by_log_remote = _by_log(remote_files)
-    by_log_local = _by_log(dict.fromkeys(local, b""))
+    by_log_local = _by_log(dict.fromkeys(local_paths))
     plan = Plan({}, [], 0, set(), 0, 0, {}, None, "same")
     top: str | None = None
     for log in sorted(set(by_log_remote) | set(by_log_local)):
         r_paths, l_paths = by_log_remote.get(log, []), by_log_local.get(log, [])
-        r_data = {
-            p: local[p] if local_ids.get(p) == remote_files[p] else gitcommit.blob_data(repo, remote_files[p])
-            for p in r_paths
-        }
-        r_lines = [line for p in r_paths for line in logs.lines_of(r_data[p])]
-        l_lines = [line for p in l_paths for line in logs.lines_of(local[p])]
+        start, prefix = _shared_prefix(store, r_paths, l_paths, remote_files, on_disk)
+
+        def remote_bytes(path: str) -> bytes:
+            if on_disk.get(path) == remote_files[path]:
+                return (store.root / path).read_bytes()
+            return gitcommit.blob_data(repo, remote_files[path])
+
+        r_data = {p: remote_bytes(p) for p in r_paths[start:]}
+        r_lines = [line for p in r_paths[start:] for line in logs.lines_of(r_data[p])]
+        l_lines = [line for p in l_paths[start:] for line in logs.lines_of((store.root / p).read_bytes())]
+        fixed = logs.repaired(r_lines) if _has_odd(r_lines) or _has_repeats(r_lines) else None
+        if fixed is not None and fixed.changed:  # a plain-git merge was pushed: repair it
+            plan.repaired += fixed.markers + fixed.duplicates
+            r_lines = fixed.lines
         r_ids = logs.id_set(r_lines)
         if r_ids:
             top = max(top or "", max(r_ids)) or None
-        plan.quarantined += (
-            sum(1 for line in r_lines if logs.line_id(line) is None) if _has_odd(r_lines) else 0
-        )
+        if _has_odd(r_lines):
+            plan.quarantined += sum(1 for line in r_lines if logs.line_id(line) is None)
         plan.pulled += len(r_ids - logs.id_set(l_lines))
         picked = logs.local_only(l_lines, r_ids)
         if picked.unreadable:
@@ -247,21 +294,50 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
             aside = [line for line in picked.unreadable if line not in known]
             if aside:
                 plan.unreadable[log] = aside
-        if not picked.events:
+        events = _not_in(picked.events, prefix)
+        if not events and (fixed is None or not fixed.changed):
             continue
-        plan.pushed += len(picked.events)
-        plan.pushed_ids.update(logs.line_id(line) or "" for line in picked.events)
+        plan.pushed += len(events)
+        plan.pushed_ids.update(logs.line_id(line) or "" for line in events)
         folder = layout.log_dir(log)
+        laid_out = layout.split_segments(r_lines + events)
         segments = {
-            f"{folder}/{name}": data for name, data in layout.split_segments(r_lines + picked.events).items()
+            f"{folder}/{layout.segment_name(start + layout.segment_index(name))}": data
+            for name, data in laid_out.items()
         }
         for path, data in segments.items():
             if r_data.get(path) != data:
                 plan.files[path] = data
-        plan.removed += [p for p in r_paths if p not in segments]
+        plan.removed += [p for p in r_paths[start:] if p not in segments]
     plan.top_id = top
-    _plan_config(store, repo, remote_files, base, local, plan)
+    _plan_config(store, repo, remote_files, base, plan)
     return plan
+
+
+def _shared_prefix(
+    store: Store,
+    r_paths: list[str],
+    l_paths: list[str],
+    remote_files: dict[str, ObjectID],
+    on_disk: dict[str, ObjectID],
+) -> tuple[int, list[bytes]]:
+    """How many leading segments are the same blob on both sides and full (1,000 lines), so the
+    layout after them does not depend on them; and their bytes (to rule out duplicates)."""
+    count = 0
+    data: list[bytes] = []
+    for n, path in enumerate(r_paths[:-1]):  # the remote's last segment is always re-read
+        if n >= len(l_paths) or l_paths[n] != path or on_disk.get(path) != remote_files[path]:
+            break
+        content = (store.root / path).read_bytes()
+        if content.count(b"\n") != layout.SEGMENT_EVENTS or not content.endswith(b"\n"):
+            break  # a segment laid out by something else: re-lay the log from here
+        data.append(content)
+        count += 1
+    return count, data
+
+
+def _has_repeats(lines: list[bytes]) -> bool:
+    return len(logs.id_set(lines)) != len(lines)
 
 
 def _has_odd(lines: list[bytes]) -> bool:
@@ -269,17 +345,47 @@ def _has_odd(lines: list[bytes]) -> bool:
     return any(not line.startswith(b'{"id":"') for line in lines)
 
 
+def _not_in(events: list[bytes], prefix: list[bytes]) -> list[bytes]:
+    """`events` less those whose id already occurs in the shared segments (a duplicate only a
+    plain-git merge or a hand edit can make)."""
+    if not events or not prefix:
+        return events
+    if len(events) <= 16:
+        keep = []
+        for line in events:
+            needle = line[: line.index(b'"', 7) + 1] if line.startswith(b'{"id":"') else None
+            if needle is None or not any(needle in chunk for chunk in prefix):
+                keep.append(line)
+        return keep if len(keep) == len(events) else _not_in_by_set(events, prefix)
+    return _not_in_by_set(events, prefix)
+
+
+def _not_in_by_set(events: list[bytes], prefix: list[bytes]) -> list[bytes]:
+    known = logs.id_set([line for chunk in prefix for line in logs.lines_of(chunk)])
+    return [line for line in events if logs.line_id(line) not in known]
+
+
+def _local_paths(store: Store) -> list[str]:
+    paths = []
+    for log in store.logs():
+        folder = layout.log_dir(log)
+        paths += [f"{folder}/{name}" for name in layout.segments(store.root, log)]
+    return paths
+
+
 def _plan_config(
     store: Store,
     repo: Repo,
     remote_files: dict[str, ObjectID],
     base: str | None,
-    local: dict[str, bytes],
     plan: Plan,
 ) -> None:
     """workspace.json: a local edit since the last sync travels; an edit on both sides keeps
     the remote's (the local one is saved in .local/sync/)."""
-    mine = local.get(layout.CONFIG_FILE)
+    try:
+        mine: bytes | None = (store.root / layout.CONFIG_FILE).read_bytes()
+    except FileNotFoundError:
+        mine = None
     theirs_id = remote_files[layout.CONFIG_FILE]
     if mine is None:
         return
@@ -304,18 +410,6 @@ def _file_at(repo: Repo, commit: str | None, path: str) -> ObjectID | None:
         return gitcommit.tree_files(repo, commit.encode()).get(path)
     except KeyError:
         return None
-
-
-def _working(store: Store) -> dict[str, bytes]:
-    """The store's working files sync cares about: every segment and workspace.json."""
-    out: dict[str, bytes] = {}
-    with contextlib.suppress(FileNotFoundError):
-        out[layout.CONFIG_FILE] = (store.root / layout.CONFIG_FILE).read_bytes()
-    for log in store.logs():
-        folder = layout.log_dir(log)
-        for name in layout.segments(store.root, log):
-            out[f"{folder}/{name}"] = (store.root / folder / name).read_bytes()
-    return out
 
 
 def _by_log(files: dict[str, object]) -> dict[str, list[str]]:

@@ -64,6 +64,41 @@ def id_set(lines: list[bytes]) -> set[str]:
     return found
 
 
+def is_marker(line: bytes) -> bool:
+    """A conflict marker line a plain-git merge leaves (<<<<<<<, =======, |||||||, >>>>>>>)."""
+    body = line.rstrip(b"\n")
+    return body.startswith((b"<<<<<<<", b">>>>>>>", b"|||||||")) or body == b"======="
+
+
+class Repair(msgspec.Struct):
+    lines: list[bytes]
+    markers: int = 0
+    duplicates: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.markers or self.duplicates)
+
+
+def repaired(lines: list[bytes], seen: set[str] | None = None) -> Repair:
+    """The lines without conflict markers and without second copies of an id (the first copy,
+    in file order, stays). No event is lost: only markers and repeats go."""
+    known = set() if seen is None else set(seen)
+    out = Repair([])
+    for line in lines:
+        if is_marker(line):
+            out.markers += 1
+            continue
+        found = line_id(line)
+        if found is not None:
+            if found in known:
+                out.duplicates += 1
+                continue
+            known.add(found)
+        out.lines.append(line)
+    return out
+
+
 class Picked(msgspec.Struct):
     """What a local log holds that the remote's does not."""
 
@@ -76,6 +111,8 @@ def local_only(local: list[bytes], remote_ids: set[str], remote_lines: set[bytes
     chosen: dict[str, bytes] = {}
     unreadable: list[bytes] = []
     for line in local:
+        if is_marker(line):
+            continue
         found = line_id(line)
         if found is not None and found in remote_ids:
             continue

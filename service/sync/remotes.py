@@ -57,10 +57,16 @@ def _shown(url: str) -> str:
     return redact(url, [])
 
 
-def add(repo: Repo, url: str, name: str = DEFAULT) -> str:
-    """Record a remote; returns the stored URL. Refuses a name already in use."""
+def add(repo: Repo, url: str, name: str = DEFAULT, *, init: bool = False) -> str:
+    """Record a remote; returns the stored URL. Refuses a name already in use.
+
+    `init`: the URL is a local path; make an empty bare repository there (branch main) if
+    there is nothing yet.
+    """
     check_name(name)
     stored = normalize(url)
+    if init:
+        init_bare(stored)
     config = repo.get_config()
     section = (b"remote", name.encode())
     if config.has_section(section):
@@ -110,3 +116,19 @@ def remove(repo: Repo, name: str) -> str:
         if ref.startswith(prefix):
             repo.refs.remove_if_equals(ref, None)
     return url
+
+
+def init_bare(url: str) -> Path:
+    """An empty bare repository (HEAD on main) at a local path, unless one is there already."""
+    if "://" in url and not url.startswith("file://"):
+        raise SyncError("--init makes a repository on a local path only; create remote ones on their server")
+    path = Path(urlparse(url).path if url.startswith("file://") else url)
+    if path.exists() and any(path.iterdir()):
+        try:
+            Repo(str(path)).close()
+        except Exception:
+            raise SyncError(f"{path} is not empty and not a git repository; pick a new folder") from None
+        return path
+    path.mkdir(parents=True, exist_ok=True)
+    Repo.init_bare(str(path), default_branch=b"main").close()
+    return path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -69,13 +70,23 @@ class Connection:
             kwargs["pool_manager"] = default_urllib3_manager(None, base_url=url, timeout=timeout)
         elif self.scheme in ("ssh", "git+ssh"):
             seconds = max(1, int(timeout))
-            kwargs["ssh_command"] = f"ssh -o BatchMode=yes -o ConnectTimeout={seconds}"
+            base = os.environ.get("SELF_SSH_COMMAND") or os.environ.get("GIT_SSH_COMMAND") or "ssh"
+            kwargs["ssh_command"] = f"{base} -o BatchMode=yes -o ConnectTimeout={seconds}"
         try:
             self.client, self.path = get_transport_and_path(url, **kwargs)  # type: ignore[arg-type]
         except ValueError as exc:
             raise SyncError(f"{self.shown}: {exc}") from None
         if isinstance(self.client, LocalGitClient):
             self._check_local()
+
+    def close(self) -> None:
+        """Release pooled HTTP connections and anything else the client holds."""
+        with contextlib.suppress(Exception):
+            self.client.close()
+        pool = getattr(self.client, "pool_manager", None)
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                pool.clear()
 
     @property
     def shown(self) -> str:
@@ -227,16 +238,16 @@ def _socket_timeout(seconds: float) -> Iterator[None]:
 
 
 def _close_connections(exc: BaseException) -> None:
-    """Close the dulwich connections a failed call left open in its frames (it leaves them to
-    the garbage collector, which may be much later)."""
+    """Close the connections (git protocol, HTTP responses) a failed call left open in its
+    frames: dulwich leaves them to the garbage collector, which may be much later."""
     from dulwich.protocol import Protocol
 
     tb = exc.__traceback__
     while tb is not None:
         for value in list(tb.tb_frame.f_locals.values()):
-            if isinstance(value, Protocol):
+            if isinstance(value, Protocol) or type(value).__module__.startswith("urllib3.response"):
                 with contextlib.suppress(Exception):
-                    value.close()
+                    value.close()  # type: ignore[union-attr]
         tb = tb.tb_next
 
 

@@ -508,3 +508,20 @@ def test_five_replicas_in_threads_converge(tmp_path: Path, daemon_base: tuple[Pa
     assert set(written) <= set(ids)
     with Repo(str(base / "threads.git")) as published:
         assert published.refs[b"refs/heads/main"] == stores[0].repo.refs[b"refs/heads/main"]
+
+
+def test_packs_stay_few_however_often_a_store_syncs(tmp_path: Path) -> None:
+    from service.sync.engine import MAX_PACKS
+
+    url = str(bare(tmp_path / "remote.git"))
+    a = replica(tmp_path, "a", url)
+    b = replica(tmp_path, "b", url, seed=a)
+    for _ in range(40):
+        append(a, 1)
+        sync(a, options=FAST)
+        sync(b, options=FAST)
+    packs = list((b.root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert len(packs) <= MAX_PACKS
+    same(a, b)
+    assert status_clean(b)
+    assert git("fsck", "--no-dangling", cwd=b.root) == ""

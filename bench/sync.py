@@ -1,0 +1,291 @@
+"""Sync benchmarks over `git daemon` on loopback, side by side with the git CLI on the same data.
+
+Usage: python bench/sync.py [EVENTS]   (default 100000)
+
+Builds a workspace of EVENTS events (bench/generate.py), publishes it to a bare repository
+served by `git daemon`, then times whole processes:
+  - `self clone` of the workspace, and `git clone` of the same repository;
+  - one new event synced: `self sync` after one `self state add`, and with the git CLI
+    (append the same kind of line to the last segment, `git commit -a`, `git pull --rebase`,
+    `git push`, with `merge=union` on the logs as Superself sets it) in a git clone of the
+    same repository, which the selfhub replicas write to in between;
+  - the other replica pulling that event: `self sync`, and `git pull --rebase`.
+Bytes are counted by a TCP proxy between the client and the daemon (sent = client → server).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from core import machine
+from generate import build
+
+SELF = str(Path(sys.executable).with_name("self"))
+GIT = shutil.which("git") or "git"
+ROUNDS = 5
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.sent = 0
+        self.received = 0
+        self.lock = threading.Lock()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.sent = self.received = 0
+
+
+@contextlib.contextmanager
+def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
+    """A loopback TCP proxy to `target_port` that counts the bytes each way."""
+    counter = Counter()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    stop = threading.Event()
+
+    def pipe(src: socket.socket, dst: socket.socket, upstream: bool) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                with counter.lock:
+                    if upstream:
+                        counter.sent += len(data)
+                    else:
+                        counter.received += len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            server = socket.create_connection(("127.0.0.1", target_port))
+            threading.Thread(target=pipe, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=pipe, args=(server, client, False), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1]), counter
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+@contextlib.contextmanager
+def daemon(base: Path) -> Iterator[int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    proc = subprocess.Popen(
+        [
+            GIT,
+            "daemon",
+            "--reuseaddr",
+            f"--base-path={base}",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            time.sleep(0.02)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    took = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return took, proc.stdout
+
+
+def git_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SELF_", "GIT_"))}
+    env.update(
+        HOME=str(home),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="bench",
+        GIT_AUTHOR_EMAIL="bench@localhost",
+        GIT_COMMITTER_NAME="bench",
+        GIT_COMMITTER_EMAIL="bench@localhost",
+    )
+    return env
+
+
+def one_line(store: Path) -> tuple[Path, bytes]:
+    """The last segment of the bench log and a canonical event line after its last id."""
+    from service.model import ids
+    from service.model.events import Assertion, Origin, canonical, make
+
+    segments = sorted((store / "projects" / "bench" / "log").glob("*.jsonl"))
+    last = segments[-1]
+    last_id = json.loads(last.read_bytes().splitlines()[-1])["id"]
+    new_id = ids.next_id(last_id, int(time.time() * 1000), 12345)
+    event = make(
+        new_id,
+        "2026-11-30T10:00:00.000Z",
+        "entity.proposed",
+        Origin("agent", False),
+        "bench",
+        Assertion(entity=new_id, text="one more record from git"),
+    )
+    return last, canonical(event)
+
+
+def bench(size: int, root: Path) -> dict[str, object]:
+    base = root / "served"
+    base.mkdir()
+    env = git_env(root)
+    subprocess.run([GIT, "init", "--bare", "-q", "-b", "main", str(base / "ws.git")], env=env, check=True)
+    t = time.perf_counter()
+    store = root / "a"
+    build(store, "bench", size).close()
+    built = time.perf_counter() - t
+    out: dict[str, object] = {"events": size, "build_s": round(built, 1)}
+    with daemon(base) as port, proxy(port) as (via, counter):
+        url = f"git://127.0.0.1:{via}/ws.git"
+        senv = {**env, "SELF_WORKSPACE": str(store), "SELF_PROJECT": "bench"}
+        run([SELF, "remote", "add", url], senv)
+        took, _ = run([SELF, "sync", "--json"], senv)
+        out["publish_s"] = round(took, 2)
+        out["publish_sent_bytes"] = counter.sent
+
+        clones, git_clones = [], []
+        for n in range(ROUNDS):
+            counter.reset()
+            took, _ = run([SELF, "clone", url, str(root / f"b{n}")], env)
+            clones.append((took, counter.received))
+            counter.reset()
+            took, _ = run([GIT, "clone", "-q", url, str(root / f"g{n}")], env)
+            git_clones.append((took, counter.received))
+            # what Superself does: union merges of the logs, so pull --rebase goes through
+            (root / f"g{n}" / ".git" / "info" / "attributes").write_text("*.jsonl merge=union\n")
+        out["clone_s"] = [round(t, 3) for t, _ in clones]
+        out["clone_received_bytes"] = clones[0][1]
+        out["git_clone_s"] = [round(t, 3) for t, _ in git_clones]
+        out["git_clone_received_bytes"] = git_clones[0][1]
+        for n in range(1, ROUNDS):
+            shutil.rmtree(root / f"b{n}")
+
+        syncs, pulls, git_syncs, git_pulls = [], [], [], []
+        benv = {**env, "SELF_WORKSPACE": str(root / "b0"), "SELF_PROJECT": "bench"}
+        for n in range(ROUNDS):
+            run([SELF, "state", "add", f"one more record {n}", "--label", "note"], senv)
+            counter.reset()
+            took, printed = run([SELF, "sync", "--json"], senv)
+            summary = json.loads(printed)
+            assert summary["pushed"] == 1, summary
+            syncs.append((took, counter.sent, counter.received))
+            counter.reset()
+            took, printed = run([SELF, "sync", "--json"], benv)
+            assert json.loads(printed)["pulled"] >= 1, printed
+            pulls.append((took, counter.sent, counter.received))
+
+            # the git CLI: the same kind of change, in a git clone of the same repository
+            work = root / "g0"
+            segment, line = one_line(work)
+            counter.reset()
+            start = time.perf_counter()
+            with open(segment, "ab") as handle:
+                handle.write(line)
+            run([GIT, "commit", "-q", "-a", "-m", "one more event"], env, cwd=work)
+            run([GIT, "pull", "-q", "--rebase"], env, cwd=work)
+            run([GIT, "push", "-q", "origin", "main"], env, cwd=work)
+            git_syncs.append((time.perf_counter() - start, counter.sent, counter.received))
+            counter.reset()
+            took, _ = run([GIT, "pull", "-q", "--rebase"], env, cwd=root / "g1")
+            git_pulls.append((took, counter.sent, counter.received))
+
+        def figures(rows: list[tuple[float, int, int]]) -> dict[str, object]:
+            return {
+                "median_s": round(statistics.median(r[0] for r in rows), 3),
+                "runs_s": [round(r[0], 3) for r in rows],
+                "sent_bytes": statistics.median(r[1] for r in rows),
+                "received_bytes": statistics.median(r[2] for r in rows),
+            }
+
+        out["sync_one_event"] = figures(syncs)
+        out["pull_one_event"] = figures(pulls)
+        out["git_commit_pull_push"] = figures(git_syncs)
+        out["git_pull"] = figures(git_pulls)
+        segment_sizes = [p.stat().st_size for p in sorted((store / "projects/bench/log").glob("*.jsonl"))]
+        out["segments"] = len(segment_sizes)
+        out["largest_segment_bytes"] = max(segment_sizes)
+    return out
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [100_000]
+    version = subprocess.run([GIT, "--version"], capture_output=True, text=True).stdout.split()[-1]
+    print(f"machine: {machine()}; git {version}")
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            result = bench(size, Path(folder))
+        clone = statistics.median(result["clone_s"])  # type: ignore[arg-type]
+        git_clone = statistics.median(result["git_clone_s"])  # type: ignore[arg-type]
+        s, g = result["sync_one_event"], result["git_commit_pull_push"]
+        p, gp = result["pull_one_event"], result["git_pull"]
+        print(json.dumps(result, indent=1))
+        largest = result["largest_segment_bytes"]
+        print(f"\n{size:,} events ({result['segments']} segments, largest {largest:,} bytes)")
+        print(f"  self clone           {clone:.2f} s   received {result['clone_received_bytes']:,} B")
+        print(
+            f"  git clone            {git_clone:.2f} s   received {result['git_clone_received_bytes']:,} B"
+            f"   ratio self/git {clone / git_clone:.2f}"
+        )
+        print(f"  self sync (1 event)  {s['median_s']:.3f} s   sent {s['sent_bytes']:,} B")  # type: ignore[index]
+        print(
+            f"  git commit+pull --rebase+push  {g['median_s']:.3f} s   sent {g['sent_bytes']:,} B"  # type: ignore[index]
+            f"   ratio self/git {s['median_s'] / g['median_s']:.2f}"
+        )  # type: ignore[index,operator]
+        print(f"  self sync (pull 1)   {p['median_s']:.3f} s   received {p['received_bytes']:,} B")  # type: ignore[index]
+        print(
+            f"  git pull --rebase    {gp['median_s']:.3f} s   received {gp['received_bytes']:,} B"  # type: ignore[index]
+            f"   ratio self/git {p['median_s'] / gp['median_s']:.2f}"
+        )  # type: ignore[index,operator]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Stores and remotes merged by plain git: conflict markers, repeated events, odd segments.
+`self doctor --repair` and `self sync` repair them without losing an event."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_sync_support import (
+    append,
+    bare,
+    close_all,
+    event_ids,
+    files,
+    folded,
+    git,
+    new_store,
+    remote_ids,
+    status_clean,
+    track,
+)
+
+from service.store import Store
+from service.sync import Options, clone, doctor, remotes, sync
+
+FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
+SEGMENT = "projects/app/log/000000.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _close() -> Iterator[None]:
+    yield
+    close_all()
+
+
+def pair(tmp_path: Path) -> tuple[Path, Store, Store]:
+    path = bare(tmp_path / "remote.git")
+    a = new_store(tmp_path / "a")
+    remotes.add(a.repo, str(path))
+    sync(a, options=FAST)
+    b = track(clone(str(path), tmp_path / "b", FAST)[0])
+    return path, a, b
+
+
+def plain_git_merge(store: Store, remote: Path) -> None:
+    """What a person does with git alone: fetch, merge (it conflicts), commit the markers."""
+    git("fetch", "-q", str(remote), "main", cwd=store.root)
+    git("-c", "user.name=p", "-c", "user.email=p@x", "merge", "FETCH_HEAD", cwd=store.root, check=False)
+    git("-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "merged by hand", cwd=store.root)
+
+
+def test_doctor_finds_and_repairs_a_conflicted_merge(tmp_path: Path) -> None:
+    path, a, b = pair(tmp_path)
+    mine = append(b, 3, text="b")
+    theirs = append(a, 2, text="a")
+    sync(a, options=FAST)
+    b.close()
+    plain_git_merge(b, path)
+    b = track(Store.open(b.root))
+    data = (b.root / SEGMENT).read_bytes()
+    assert b"<<<<<<<" in data and b">>>>>>>" in data
+    report = doctor.examine(b)
+    row = next(r for r in report.logs if r.log == "app")
+    assert row.markers == 3 and row.damaged
+    fixed = doctor.repair(b)
+    row = next(r for r in fixed.logs if r.log == "app")
+    assert (row.markers, row.duplicates, row.damaged) == (0, 0, False)
+    assert {e.id for e in mine + theirs} <= set(event_ids(b))
+    assert status_clean(b)
+    sync(b, options=FAST)
+    sync(a, options=FAST)
+    assert files(a) == files(b) and folded(a) == folded(b)
+    assert Counter(remote_ids(path)) == Counter(event_ids(a))
+    assert max(Counter(event_ids(a)).values()) == 1
+
+
+def test_sync_repairs_a_merge_pushed_by_plain_git(tmp_path: Path) -> None:
+    """Someone merged with plain git and pushed markers and a repeated event: the next
+    sync removes them for everyone, and every event stays, once."""
+    path, a, b = pair(tmp_path)
+    append(a, 2)
+    sync(a, options=FAST)
+    sync(b, options=FAST)
+    work = tmp_path / "plain"
+    git("clone", "-q", "-b", "main", str(path), str(work))
+    segment = work / SEGMENT
+    lines = segment.read_bytes().splitlines(keepends=True)
+    damaged = [b"<<<<<<< HEAD\n", *lines, lines[0], b"=======\n", b">>>>>>> other\n"]
+    segment.write_bytes(b"".join(damaged))
+    git("-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "bad merge", cwd=work)
+    git("push", "-q", "origin", "main", cwd=work)
+    append(b, 1)
+    summary = sync(b, options=FAST)
+    assert summary.repaired == 4 and summary.pushed == 1 and not summary.rewritten
+    sync(a, options=FAST)
+    assert files(a) == files(b) and folded(a) == folded(b)
+    ids = remote_ids(path)
+    assert len(ids) == len(set(ids)) == 4  # project.added, two from a, one from b
+    assert b"<<<<<<<" not in (a.root / SEGMENT).read_bytes()
+
+
+def test_doctor_lays_out_segments_and_keeps_unreadable_lines(tmp_path: Path) -> None:
+    a = new_store(tmp_path / "a")
+    append(a, 1500)
+    folder = a.root / "projects/app/log"
+    everything = b"".join(p.read_bytes() for p in sorted(folder.glob("*.jsonl")))
+    for p in folder.glob("*.jsonl"):
+        p.unlink()
+    lines = everything.splitlines(keepends=True)
+    (folder / "000000.jsonl").write_bytes(b"".join(lines[:700]) + b"not an event\n")
+    (folder / "000001.jsonl").write_bytes(b"".join(lines[700:]) + lines[5])
+    report = doctor.examine(a)
+    row = next(r for r in report.logs if r.log == "app")
+    assert not row.laid_out and row.duplicates == 1 and row.unreadable == 1 and report.uncommitted
+    doctor.repair(a)
+    sizes = [p.read_bytes().count(b"\n") for p in sorted(folder.glob("*.jsonl"))]
+    assert sizes == [1000, 501]  # 1,500 events and the unreadable line
+    assert b"not an event\n" in (folder / "000000.jsonl").read_bytes()
+    assert Counter(event_ids(a)) == Counter({e: 1 for e in set(event_ids(a))})
+    assert len(a.read("app").events) == 1500
+    assert status_clean(a)
+    assert doctor.examine(a).uncommitted == []
