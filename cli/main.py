@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 
-from cli import admin, reads, state, sync, verbs
+from cli import admin, ledger, reads, state, sync, verbs
 from cli.common import OPTIONS
 from service import __version__
 
@@ -54,6 +54,7 @@ admin.register(app)
 reads.register(app)
 state.register(app)
 verbs.register(app)
+ledger.register(app)
 sync.register(app)
 
 

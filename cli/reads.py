@@ -70,11 +70,12 @@ def register(app: typer.Typer) -> None:
         ws = workspace()
         hits = ws.search(query, all_, exposure)
         shorts = views.short_ids(e.id for e in hits)
+        extras = ws.ledger_extras(hits)
         if as_json:
-            emit_json([views.entity_row(e, shorts[e.id]) for e in hits])
+            emit_json([views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in hits])
             return
         for e in hits:
-            echo(f"{e.project or '(workspace)'}  {views.list_line(e, shorts[e.id])}")
+            echo(f"{e.project or '(workspace)'}  {views.list_line(e, shorts[e.id], extras.get(e.id))}")
         echo(f"{len(hits)} match{'es' if len(hits) != 1 else ''}")
 
     @app.command("log")
@@ -123,12 +124,12 @@ def show_record(record: str, history: bool, at: str | None, as_json: bool) -> No
     from service.model.events import as_dict
 
     ws = workspace()
-    entity, events = ws.show(record, history, at)
-    row = views.entity_row(entity, entity.id)
+    entity, events, extra = ws.show(record, history, at)
+    row = views.entity_row(entity, entity.id, extra)
     if as_json:
         emit_json({**row, "history": [as_dict(e) for e in events]} if history else row)
         return
-    echo(views.show_text(entity))
+    echo(views.show_text(entity, extra=extra))
     for e in events:
         echo(f"  {e.id}  {e.ts}  {e.type}  {render.subject(e, full=True)}")
 

@@ -20,11 +20,12 @@ def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | 
     if label is not None:
         rows = [e for e in rows if label in e.labels]
     shorts = views.short_ids(state.entities)
+    extras = views.ledger_extras(state)
     if as_json:
-        emit_json([views.entity_row(e, shorts[e.id]) for e in rows])
+        emit_json([views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in rows])
         return
     for e in rows:
-        echo(views.list_line(e, shorts[e.id]))
+        echo(views.list_line(e, shorts[e.id], extras.get(e.id), shorts))
     noun = "record" if all_ else "live entity"
     plural = "records" if all_ else "live entities"
     echo(f"{len(rows)} {noun if len(rows) == 1 else plural}")

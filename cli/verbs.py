@@ -13,6 +13,7 @@ from cli.common import OPTIONS, JsonOpt, echo, workspace
 from service.model import commands
 from service.model.commands import AddRequest
 from service.model.config import DEFAULT_ALIASES, AliasRow
+from service.model.ledger import LedgerInput
 
 
 class DefaultAddGroup(TyperGroup):
@@ -57,6 +58,44 @@ def alias_app(verb: str, default: AliasRow) -> typer.Typer:
         help=f"Records labelled {default.label!r} ({default.exposure}).",
     )
 
+    from service.model.state import kind_of
+
+    if kind_of((default.label,)) is not None:
+        from cli import ledger
+
+        ledger.add_command(sub, verb, default)
+    else:
+        plain_add(sub, verb)
+
+    @sub.command("retract")
+    def retract(
+        record: str,
+        why: str = typer.Option(..., "--why", help="Why it is withdrawn."),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        ws = workspace()
+        render.written(ws.write_entity(record, lambda s, c, k: commands.retract(s, k, record, why)), as_json)
+
+    @sub.command("confirm")
+    def confirm(record: str, as_json: bool = JsonOpt) -> None:
+        ws = workspace()
+        render.written(ws.write_entity(record, lambda s, c, k: commands.confirm(s, k, record)), as_json)
+
+    @sub.command("list")
+    def list_(all_: bool = typer.Option(False, "--all"), as_json: bool = JsonOpt) -> None:
+        from cli.state import list_records
+
+        if verb == "work":
+            from cli.reads import work_list
+
+            work_list(all_, as_json)
+        else:
+            list_records(all_, as_json, label=_row(verb).label)
+
+    return sub
+
+
+def plain_add(sub: typer.Typer, verb: str) -> None:
     @sub.command("add")
     def add(
         text: str,
@@ -92,42 +131,19 @@ def alias_app(verb: str, default: AliasRow) -> typer.Typer:
         )
         render.written(add_record(request, proposed), as_json)
 
-    @sub.command("retract")
-    def retract(
-        record: str,
-        why: str = typer.Option(..., "--why", help="Why it is withdrawn."),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.retract(s, k, record, why)), as_json)
 
-    @sub.command("confirm")
-    def confirm(record: str, as_json: bool = JsonOpt) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.confirm(s, k, record)), as_json)
+def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = None) -> list[commands.Event]:
+    """One call for every add: the scope picks the log, `--proposed` the origin; claims,
+    decisions and questions go through the ledger's rules."""
+    from service.model import ledger
 
-    @sub.command("list")
-    def list_(all_: bool = typer.Option(False, "--all"), as_json: bool = JsonOpt) -> None:
-        from cli.state import list_records
-
-        if verb == "work":
-            from cli.reads import work_list
-
-            work_list(all_, as_json)
-        else:
-            list_records(all_, as_json, label=_row(verb).label)
-
-    return sub
-
-
-def add_record(request: AddRequest, proposed: bool) -> list[commands.Event]:
-    """One call for every add: the scope picks the log, `--proposed` the origin."""
+    fields = given or LedgerInput()
     ws = workspace()
     if proposed:
         ws = ws.proposed()
-    if request.scope == "workspace" and not request.supersedes and not request.demote:
-        return ws.write("", lambda s, c, k: commands.add(s, c, k, request))
-    return ws.write_project(lambda s, c, k: commands.add(s, c, k, request))
+    log = "" if request.scope == "workspace" and not request.supersedes and not request.demote else None
+    command = lambda s, c, k: ledger.add(s, c, k, request, fields)  # noqa: E731
+    return ws.write(log, command) if log is not None else ws.write_project(command)
 
 
 def register(app: typer.Typer) -> None:

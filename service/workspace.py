@@ -226,15 +226,30 @@ class Workspace:
             )
         return {"logs": rows}
 
-    def show(self, prefix: str, history: bool, at: str | None) -> tuple[Entity, list[Event]]:
+    def show(
+        self, prefix: str, history: bool, at: str | None
+    ) -> tuple[Entity, list[Event], dict[str, object] | None]:
+        """One record, its own events when asked, and a ledger record's derived keys."""
+        from service.model.views import ledger_extras
+
         log = self.log_of(prefix)
         state = self.state_at(log, at) if at else self.state(log)
         entity = commands.find(state, prefix)
+        extra = ledger_extras(state, [entity.id]).get(entity.id)
         if not history:
-            return entity, []
+            return entity, [], extra
         from service.model.history import events_of
 
-        return entity, events_of(entity.id, self.store.read(log).events)
+        return entity, events_of(entity.id, self.store.read(log).events), extra
+
+    def ledger_extras(self, entities: list[Entity]) -> dict[str, dict[str, object]]:
+        """The ledger keys of the ledger records among `entities`, each from its own log."""
+        from service.model.views import ledger_extras
+
+        found: dict[str, dict[str, object]] = {}
+        for log in sorted({e.project for e in entities if e.id in self.state(e.project).ledger}):
+            found |= ledger_extras(self.state(log), [e.id for e in entities if e.project == log])
+        return found
 
     def work_show(self, prefix: str) -> object:
         from service.model import views

@@ -24,6 +24,7 @@ from service.model.events import (
     EntityWhy,
     Event,
     Exposure,
+    LedgerFields,
     Link,
     Linked,
     Origin,
@@ -66,6 +67,7 @@ class AddRequest(msgspec.Struct, frozen=True, kw_only=True):
     supersedes: str | None = None
     links: tuple[Link, ...] = ()
     demote: tuple[str, ...] = ()
+    ledger: LedgerFields | None = None
 
 
 def _event(
@@ -79,6 +81,9 @@ def _event(
     if confirmed is not None and confirmed != origin.confirmed:
         origin = msgspec.structs.replace(origin, confirmed=confirmed)
     return make(clock.new_id(), clock.now, event_type, origin, clock.project, payload, refs)
+
+
+event = _event  # for the commands of other model modules (the ledger's)
 
 
 # --- validation -------------------------------------------------------------------------
@@ -185,6 +190,7 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
         priority=request.priority,
         why=request.why,
         target=target,
+        ledger=request.ledger,
     )
     kind = "entity.proposed" if proposed else "entity.confirmed"
     first = make(entity_id, clock.now, kind, clock.origin, clock.project, payload)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Any
 
 import msgspec
 
 from service.model import tokens
 from service.model.config import WorkspaceConfig
+from service.model.ledger import derive, owes, owing, plain, view_row
 from service.model.render import (
     full_row,
     index_row,
@@ -30,7 +32,7 @@ from service.model.render import (
 from service.model.slice import ColdCounts
 from service.model.state import Entity, Pending, Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
-from service.model.views import is_work, ordered, process_word
+from service.model.views import is_work, ledger_words, ordered, process_word
 
 FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
     "full",
@@ -129,13 +131,32 @@ def _shown(entities: list[Entity]) -> set[str]:
     return shown
 
 
+def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str]:
+    """Ids a rendered ledger row's marks name (grounds owed a review, blockers, answers)."""
+    cited: set[str] = set()
+    for e in entities:
+        extra = ledger.get(e.id)
+        if extra is not None:
+            cited.update(item["ground"] for item in extra["review_owed"])
+            cited.update(extra["blocked_by"], extra["resolved_by"])
+    return cited
+
+
 # --- build ----------------------------------------------------------------------------------
 
 
 class _Builder:
     """Sorts collected records into sections; one method per kind of row."""
 
-    def __init__(self, project: str, shorts: dict[str, str], runs: dict[str, str], state: State):
+    def __init__(
+        self,
+        project: str,
+        shorts: dict[str, str],
+        runs: dict[str, str],
+        state: State,
+        ledger: dict[str, dict[str, Any]] | None = None,
+    ):
+        self.ledger = ledger or {}
         self.project = project
         self.shorts = shorts
         self.runs = runs
@@ -151,15 +172,23 @@ class _Builder:
     def short(self, e: Entity) -> str:
         return self.shorts.get(e.id, e.id)
 
+    def marks(self, e: Entity) -> str:
+        """A ledger record's marks: recorded state, support, blocking, resolution."""
+        extra = self.ledger.get(e.id)
+        if extra is None:
+            return ""
+        words = ledger_words(extra, lambda i: self.shorts.get(i, i))
+        return f" ({'; '.join(words)})" if words else ""
+
     def place(self, e: Entity) -> None:
         if e.status == "proposed":
             self.proposal(e)
         elif e.execution == "in-progress":
-            self.add(PROGRESS, full_row(e) + self.process(e), e)
+            self.add(PROGRESS, full_row(e) + self.marks(e) + self.process(e), e)
         elif e.exposure == "full":
-            self.add(FULL, full_row(e), e)
+            self.add(FULL, full_row(e) + self.marks(e), e)
         elif e.exposure == "index":
-            self.add(INDEX, index_row(e), e)
+            self.add(INDEX, index_row(e) + self.marks(e), e)
         else:
             self.counts["open_work" if is_work(e) else "search"] += 1
         for pending in e.pending if e.status == "confirmed" else ():
@@ -174,7 +203,7 @@ class _Builder:
 
     def proposal(self, e: Entity) -> None:
         command = confirm_command(e, self.short(e), self.project)
-        self.add(WAITING, f"- proposed {full_row(e)[2:]} (confirm with `{command}`)", e)
+        self.add(WAITING, f"- proposed {full_row(e)[2:]}{self.marks(e)} (confirm with `{command}`)", e)
 
     def placement(self, e: Entity, pending: Pending) -> None:
         moves = [m for m in (pending.exposure, pending.scope) if m]
@@ -185,7 +214,10 @@ class _Builder:
         head = f"- placement [{label_of(e)}] {one_line(e.text, 80)} → {' '.join(moves)}{why}"
         self.add(WAITING, f"{head} (confirm with `{command}`)", e)
 
-    def finish(self, today: str, entities: list[Entity], health: int) -> list[Section]:
+    def finish(self, today: str, entities: list[Entity], health: int, owed: int = 0) -> list[Section]:
+        if owed:
+            what = f"{plural(owed, 'ledger record owes', 'ledger records owe')} a review"
+            self.sections[WAITING].pointers.append(pointer(what, self.cmd.status))
         for d in deadlines(entities, today):
             mark = " (overdue)" if d.overdue else " (due today)" if d.target[:10] == today else ""
             text = f"- {d.target}{mark}: [{d.label}] {one_line(d.text)}"
@@ -227,16 +259,20 @@ def build_context(
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
     """
     entities = collect(state, shared)
+    views = derive(state, [*(e.id for e in entities if e.id in state.ledger), *owes(state)])
+    ledger = {e.id: view_row(views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
+    owed = owing(state, views)
     if shorts is None:
         ids = [*(state.entities if universe is None else universe), *(e.id for e in shared)]
-        shorts = shorts_for(_shown(entities), ids)
-    builder = _Builder(project, shorts, runs, state)
+        shown = _shown(entities) | _cited(entities, ledger)
+        shorts = shorts_for(shown, ids)
+    builder = _Builder(project, shorts, runs, state, ledger)
     if cold is not None:
         builder.counts["search"] += cold.search
         builder.counts["open_work"] += cold.open_work
     for e in entities:
         builder.place(e)
-    sections = builder.finish(today, entities, len(state.signals) + quarantined)
+    sections = builder.finish(today, entities, len(state.signals) + quarantined, owed)
     counts = dict.fromkeys(SECTION_ORDER, 0) | {s.key: len(s.rows) for s in sections}
     counts |= builder.counts | {"health": len(state.signals) + quarantined}
     known = state.projects.get(project)

@@ -16,7 +16,7 @@ from service.model.errors import Invalid
 Actor = Literal["agent", "human"]
 Exposure = Literal["full", "index", "search"]
 Scope = Literal["project", "workspace"]
-LinkType = Literal["member-of", "supersedes", "relates"]
+LinkType = Literal["member-of", "supersedes", "relates", "supports", "depends-on", "answers"]
 
 
 class Origin(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
@@ -40,9 +40,41 @@ class Payload(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, forbid_
     """Base of every payload; unknown keys written by other tools are ignored on read."""
 
 
-class Link(msgspec.Struct, frozen=True, gc=False):
+class Link(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A typed relation. `set` groups `supports` links into AND sets (the sets are alternatives)."""
+
     type: str
     target: str
+    set: int | None = None
+
+
+class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, forbid_unknown_fields=False):
+    """What a claim, decision or question records beyond an entity's text (Docket's schema 2).
+
+    Relations (supports, depends-on, answers, supersedes) are typed links of the assertion;
+    these are the record's recorded state and its context and review metadata.
+    """
+
+    state: str | None = None
+    choice: str | None = None
+    alternatives: tuple[str, ...] = ()
+    decided_by: str | None = None
+    supersede_reason: str | None = None
+    applies_to: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    revisit: str | None = None
+    cost_if_wrong: str | None = None
+    pinned: bool = False
+
+
+class ReviewMark(msgspec.Struct, frozen=True, gc=False):
+    """A flag a review acknowledged: the ground, the head of its supersession chain, the
+    reason, and the id of the last event that changed the records the flag reads."""
+
+    ground: str
+    head: str
+    reason: str
+    as_of: str
 
 
 class Assertion(Payload, frozen=True, gc=False):
@@ -58,6 +90,7 @@ class Assertion(Payload, frozen=True, gc=False):
     priority: int | None = None
     why: str | None = None
     target: str | None = None
+    ledger: LedgerFields | None = None
 
 
 class Superseded(Payload, frozen=True, gc=False):
@@ -96,6 +129,23 @@ class Linked(Payload, frozen=True, gc=False):
 class Covered(Payload, frozen=True, gc=False):
     entity: str
     criterion: str
+    why: str | None = None
+
+
+class Assessed(Payload, frozen=True, gc=False):
+    """entity.assessed: a claim's recorded state moves (unassessed|accepted|disputed|rejected)."""
+
+    entity: str
+    state: str
+    why: str | None = None
+
+
+class Reviewed(Payload, frozen=True, gc=False):
+    """entity.reviewed: the flags owed on a record were looked at; they stay cleared until a
+    ground changes again."""
+
+    entity: str
+    marks: tuple[ReviewMark, ...] = ()
     why: str | None = None
 
 
@@ -159,6 +209,9 @@ PAYLOADS: dict[str, type[Payload]] = {
     "entity.done": EntityWhy,
     "entity.retired": EntityWhy,
     "entity.restored": EntityWhy,
+    "entity.assessed": Assessed,
+    "entity.revoked": EntityWhy,
+    "entity.reviewed": Reviewed,
     "report.added": ReportAdded,
     "work.run-started": RunStarted,
     "work.run-exited": RunExited,

@@ -14,6 +14,7 @@ import msgspec
 from service.model import completion
 from service.model.events import (
     Assertion,
+    Assessed,
     Blocked,
     Covered,
     EntityWhy,
@@ -27,12 +28,25 @@ from service.model.events import (
     ProjectAdded,
     ProjectChanged,
     ReportAdded,
+    Reviewed,
     RunExited,
     RunStarted,
     Superseded,
     payload_of,
 )
-from service.model.state import Entity, Pending, Project, Report, Run, Signal, State
+from service.model.state import (
+    DEFAULT_STATES,
+    RELATIONS,
+    Entity,
+    Fact,
+    Pending,
+    Project,
+    Report,
+    Run,
+    Signal,
+    State,
+    kind_of,
+)
 
 Handler = Callable[[State, Event, Payload], None]
 
@@ -135,16 +149,60 @@ def _assert(state: State, event: Event, payload: Payload) -> None:
         actor=event.origin.actor,
         target=payload.target,
         why=payload.why,
+        ledger=payload.ledger,
     )
     state.entities[entity.id] = entity
+    kind = kind_of(payload.labels)
+    if kind is not None:
+        _new_fact(state, event, entity, kind)
     if confirmed:
         _confirm(state, event, entity)
+    elif entity.supersedes:
+        for old in entity.supersedes:  # kept at hand until the proposal is confirmed or withdrawn
+            state.awaiting.setdefault(old, []).append(entity.id)
+
+
+def _unawait(state: State, entity: Entity) -> None:
+    for old in entity.supersedes:
+        waiting = state.awaiting.get(old)
+        if waiting is not None and entity.id in waiting:
+            waiting.remove(entity.id)
+            if not waiting:
+                del state.awaiting[old]
+
+
+def _new_fact(state: State, event: Event, entity: Entity, kind: str) -> None:
+    fields = entity.ledger
+    recorded = fields.state if fields is not None and fields.state else DEFAULT_STATES[kind]
+    reason = fields.supersede_reason if fields is not None else None
+    fact = Fact(kind=kind, state=recorded, changed=event.id, reason=reason)
+    state.ledger[entity.id] = fact
+    if any(link.type in RELATIONS for link in entity.links):
+        _relate(fact, entity)
+
+
+def _relate(fact: Fact, entity: Entity) -> None:
+    """The fact's relations from the entity's links: supports grouped by set, in set order."""
+    sets: dict[int, list[str]] = {}
+    fact.depends_on, fact.answers = [], []
+    for link in entity.links:
+        if link.type == "supports":
+            members = sets.setdefault(link.set or 0, [])
+            if link.target not in members:
+                members.append(link.target)
+        elif link.type == "depends-on" and link.target not in fact.depends_on:
+            fact.depends_on.append(link.target)
+        elif link.type == "answers" and link.target not in fact.answers:
+            fact.answers.append(link.target)
+    fact.supports = [sets[key] for key in sorted(sets)]
 
 
 def _confirm(state: State, event: Event, entity: Entity) -> None:
     """Confirmation: the record and every placement waiting with it take effect."""
     if entity.status == "proposed":
         entity.status = "confirmed"
+        if state.awaiting:
+            _unawait(state, entity)
         for old in entity.supersedes:
             _supersede(state, event, old, entity.id, None)
     if entity.status != "confirmed":
@@ -168,8 +226,15 @@ def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why:
         detail = f"{old_id} is {old.status}; only live records are superseded"
         _signal(state, event, "not-live", detail, old_id)
         return
+    if old.status == "proposed" and state.awaiting:
+        _unawait(state, old)
     old.status = "superseded"
     old.superseded_by = new_id
+    fact = state.ledger.get(old_id)
+    if fact is not None:
+        fact.current = False
+        fact.superseded_by = new_id
+        fact.changed = event.id
     old.closed_why = why
     old.pending.clear()
     old.updated = event.id
@@ -186,10 +251,17 @@ def _retracted(state: State, event: Event, payload: Payload) -> None:
     entity = _target(state, event, payload.entity)
     if entity is None or entity.status == "retracted":
         return
+    if entity.status == "proposed" and state.awaiting:
+        _unawait(state, entity)
     entity.status = "retracted"
     entity.closed_why = payload.why
     entity.pending.clear()
     _drop_pairs(state, entity.id)
+    fact = state.ledger.get(entity.id)
+    if fact is not None:
+        fact.current = False
+        fact.retracted = True
+        fact.changed = event.id
 
 
 def _drop_pairs(state: State, entity_id: str) -> None:
@@ -236,6 +308,9 @@ def _linked(state: State, event: Event, payload: Payload) -> None:
             entity.links.append(payload.link)
     elif payload.link in entity.links:
         entity.links.remove(payload.link)
+    fact = state.ledger.get(entity.id)
+    if fact is not None and payload.link.type in RELATIONS:
+        _relate(fact, entity)
 
 
 def _covered(state: State, event: Event, payload: Payload) -> None:
@@ -307,6 +382,45 @@ def _restored(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution in ("done", "retired"):
         entity.execution = "in-progress" if entity.started else None
         entity.closed_why = None
+
+
+# --- ledger records -----------------------------------------------------------------------
+
+
+def _ledger_target(state: State, event: Event, entity_id: str, kind: str) -> Fact | None:
+    entity = _target(state, event, entity_id)
+    if entity is None:
+        return None
+    fact = state.ledger.get(entity_id)
+    if fact is None or fact.kind != kind:
+        _signal(state, event, f"not-a-{kind}", f"{event.type} names a record that is not a {kind}", entity_id)
+        return None
+    return fact
+
+
+def _assessed(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Assessed)
+    fact = _ledger_target(state, event, payload.entity, "claim")
+    if fact is not None and fact.state != payload.state:
+        fact.state = payload.state
+        fact.changed = event.id
+
+
+def _revoked(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, EntityWhy)
+    fact = _ledger_target(state, event, payload.entity, "decision")
+    if fact is not None and fact.state != "revoked":
+        fact.state = "revoked"
+        fact.changed = event.id
+
+
+def _reviewed(state: State, event: Event, payload: Payload) -> None:
+    assert isinstance(payload, Reviewed)
+    entity = _target(state, event, payload.entity)
+    fact = state.ledger.get(payload.entity)
+    if entity is None or fact is None:
+        return
+    fact.reviewed.extend(mark for mark in payload.marks if mark not in fact.reviewed)
 
 
 # --- reports, runs, projects ----------------------------------------------------------
@@ -442,6 +556,9 @@ HANDLERS: dict[str, Handler] = {
     "entity.done": _done,
     "entity.retired": _retired,
     "entity.restored": _restored,
+    "entity.assessed": _assessed,
+    "entity.revoked": _revoked,
+    "entity.reviewed": _reviewed,
     "report.added": _report,
     "work.run-started": _run_started,
     "work.run-exited": _run_exited,

@@ -51,8 +51,10 @@ def is_hot(e: Entity) -> bool:
 
 
 def stays_hot(state: State, e: Entity) -> bool:
-    """Hot, or named by a placement waiting on it (its confirm command is rendered)."""
-    return is_hot(e) or e.id in state.pairs
+    """Hot, named by a placement waiting on it (its confirm command is rendered), or replaced
+    by a proposal: confirming it supersedes this record, and the confirmation names only
+    the proposal."""
+    return is_hot(e) or e.id in state.pairs or e.id in state.awaiting
 
 
 def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:

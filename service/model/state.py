@@ -6,12 +6,24 @@ from typing import Literal
 
 import msgspec
 
-from service.model.events import Link
+from service.model.events import LedgerFields, Link, ReviewMark
 
 Status = Literal["proposed", "confirmed", "superseded", "retracted"]
 Execution = Literal["in-progress", "blocked", "done", "retired"]
 LIVE_STATUSES = ("proposed", "confirmed")
 CLOSED_EXECUTIONS = ("done", "retired")
+# Ledger records: the label that makes an entity a claim, decision or question, and the
+# state each is recorded in when none is given.
+DEFAULT_STATES = {"claim": "unassessed", "decision": "adopted", "question": "open"}
+RELATIONS = ("supports", "depends-on", "answers")
+
+
+def kind_of(labels: list[str] | tuple[str, ...]) -> str | None:
+    """claim, decision or question: the first ledger label among `labels`, else None."""
+    for label in labels:
+        if label in DEFAULT_STATES:
+            return label
+    return None
 
 
 class Pending(msgspec.Struct, gc=False):
@@ -50,6 +62,7 @@ class Entity(msgspec.Struct, gc=False):
     superseded_by: str | None = None
     closed_why: str | None = None
     pending: list[Pending] = msgspec.field(default_factory=list)
+    ledger: LedgerFields | None = None
 
     @property
     def live(self) -> bool:
@@ -58,6 +71,27 @@ class Entity(msgspec.Struct, gc=False):
     @property
     def supersedes(self) -> list[str]:
         return [link.target for link in self.links if link.type == "supersedes"]
+
+
+class Fact(msgspec.Struct, gc=False, omit_defaults=True):
+    """What the ledger's derived views read of one claim, decision or question.
+
+    The fold keeps one per ledger record in `State.ledger`, beside the entities, so the
+    derived views (`service.model.ledger`) need no record text and come out the same from a
+    hot slice of the state as from the whole of it.
+    """
+
+    kind: str
+    state: str
+    changed: str
+    current: bool = True
+    retracted: bool = False
+    superseded_by: str | None = None
+    reason: str | None = None
+    supports: list[list[str]] = msgspec.field(default_factory=list)
+    depends_on: list[str] = msgspec.field(default_factory=list)
+    answers: list[str] = msgspec.field(default_factory=list)
+    reviewed: list[ReviewMark] = msgspec.field(default_factory=list)
 
 
 class Report(msgspec.Struct, frozen=True, gc=False):
@@ -100,6 +134,8 @@ class State(msgspec.Struct, gc=False):
     projects: dict[str, Project] = msgspec.field(default_factory=dict)
     signals: list[Signal] = msgspec.field(default_factory=list)
     pairs: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
+    awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)
     unknown: int = 0
     events: int = 0
     last_id: str | None = None

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from service.model import ledger
 from service.model.render import one_line, plural, shorts_for
 from service.model.state import Entity, State
 from service.model.views import is_waiting, is_work, ordered, process_word
@@ -48,6 +49,17 @@ class Deadline(msgspec.Struct, frozen=True):
     overdue: bool
 
 
+class ReviewLine(msgspec.Struct, frozen=True):
+    """A ledger record that owes a review (or stands on nothing any more)."""
+
+    record: str
+    short: str
+    kind: str
+    text: str
+    support: str
+    grounds: list[str]
+
+
 class StatusDoc(msgspec.Struct):
     project: str
     goal: str | None
@@ -64,6 +76,9 @@ class StatusDoc(msgspec.Struct):
     overdue: list[Deadline]
     health: list[HealthLine]
     processes: list[ProcessLine]
+    review_owed: list[ReviewLine] = msgspec.field(default_factory=list)
+    unsupported: list[ReviewLine] = msgspec.field(default_factory=list)
+    blocked: list[ReviewLine] = msgspec.field(default_factory=list)
 
 
 def current_goal(state: State) -> Entity | None:
@@ -136,6 +151,38 @@ def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
     ]
 
 
+def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list[ReviewLine]]:
+    """Current ledger records that owe a review, that lost all support, that are blocked."""
+    views = {i: v for i, v in ledger.derive(state).items() if v.current and i in state.entities}
+    shorts = shorts_for(
+        [*views, *(x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed)))],
+        state.entities,
+    )
+
+    def line(record_id: str, grounds: list[str]) -> ReviewLine:
+        view = views[record_id]
+        text = state.entities[record_id].text
+        return ReviewLine(record_id, shorts[record_id], view.kind, text, view.support, grounds)
+
+    owed = [
+        line(i, [_owed_text(o.ground, o.head, o.reason, shorts) for o in v.review_owed])
+        for i, v in sorted(views.items())
+        if v.review_owed
+    ]
+    unsupported = [
+        line(i, [f"{shorts.get(x.ground, x.ground)} {x.reason}" for x in v.lost])
+        for i, v in sorted(views.items())
+        if v.support == "unsupported"
+    ]
+    blocked = [line(i, [shorts[b] for b in v.blocked_by]) for i, v in sorted(views.items()) if v.blocked]
+    return owed, unsupported, blocked
+
+
+def _owed_text(ground: str, head: str, reason: str, shorts: dict[str, str]) -> str:
+    now = f" (now {shorts.get(head, head)})" if head != ground else ""
+    return f"{shorts.get(ground, ground)} {reason}{now}"
+
+
 def build_status(
     project: str,
     state: State,
@@ -146,6 +193,7 @@ def build_status(
     """The status of one project: counts, waiting items, health and process lines."""
     goal = current_goal(state)
     objectives, reached, milestones, covered, criteria = _progress(state)
+    owed, unsupported, blocked = ledger_lines(state)
     return StatusDoc(
         project=project,
         goal=goal.text if goal else None,
@@ -162,6 +210,9 @@ def build_status(
         overdue=[d for d in deadlines(state.entities.values(), today) if d.overdue],
         health=health_lines(state, quarantined),
         processes=process_lines(state, runs),
+        review_owed=owed,
+        unsupported=unsupported,
+        blocked=blocked,
     )
 
 
@@ -185,6 +236,18 @@ def render_status(doc: StatusDoc) -> str:
         lines.append(f"overdue: {listed}")
     if doc.unknown:
         lines.append(f"unknown event types: {plural(doc.unknown, 'event')} kept, not folded")
+    for title, rows in (
+        ("review owed", doc.review_owed),
+        ("unsupported", doc.unsupported),
+        ("blocked decisions", doc.blocked),
+    ):
+        if rows:
+            lines.append(f"{title}: {len(rows)}")
+            lines += [
+                f"  - {r.short} [{r.kind}] {one_line(r.text, 60)}: {', '.join(r.grounds)}" for r in rows
+            ]
+    if doc.review_owed:
+        lines.append("  (`self review ID` acknowledges a review)")
     lines += _health_text(doc.health)
     lines += [f"process {p.short}: {p.state}" for p in doc.processes]
     return "\n".join(lines) + "\n"

@@ -6,10 +6,10 @@ Views read state and never write it. JSON rows are plain dicts with a fixed key 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from service.model import completion
+from service.model import completion, ledger
 from service.model.errors import Invalid
 from service.model.render import label_of, one_line, plural, shorts_for
 from service.model.render import short_ids as short_ids  # re-exported for list commands
@@ -69,9 +69,19 @@ def is_waiting(e: Entity) -> bool:
     return e.live and (e.status == "proposed" or bool(e.pending))
 
 
-def entity_row(e: Entity, short: str) -> dict[str, Any]:
-    """The JSON row of one record (`state list --json`)."""
-    return {
+def ledger_extras(state: State, only: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The keys ledger records add to their rows: recorded fields and derived views."""
+    found: dict[str, dict[str, Any]] = {}
+    for record_id, view in ledger.derive(state, only).items():
+        e = state.entities.get(record_id)
+        if e is not None:
+            found[record_id] = ledger.view_row(view) | ledger.record_row(e, state.ledger[record_id])
+    return found
+
+
+def entity_row(e: Entity, short: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON row of one record (`state list --json`); ledger records carry `extra` too."""
+    row = {
         "id": e.id,
         "short": short,
         "project": e.project,
@@ -89,11 +99,19 @@ def entity_row(e: Entity, short: str) -> dict[str, Any]:
         "blocked_on": e.blocked_on,
         "superseded_by": e.superseded_by,
         "supersedes": e.supersedes,
-        "links": [{"type": link.type, "target": link.target} for link in e.links],
+        "links": [_link(link.type, link.target, link.set) for link in e.links],
         "pending": is_waiting(e),
         "created": e.created,
         "updated": e.updated,
     }
+    return row | dict(extra) if extra else row
+
+
+def _link(link_type: str, target: str, group: int | None) -> dict[str, Any]:
+    found: dict[str, Any] = {"type": link_type, "target": target}
+    if group is not None:
+        found["set"] = group
+    return found
 
 
 def list_rows(state: State, all_: bool) -> list[Entity]:
@@ -106,7 +124,7 @@ def _placement(e: Entity) -> str:
     return e.exposure if e.priority is None else f"{e.exposure} p{e.priority}"
 
 
-def _marks(e: Entity) -> str:
+def _marks(e: Entity, extra: Mapping[str, Any] | None = None, shorts: Mapping[str, str] | None = None) -> str:
     marks: list[str] = []
     if e.status != "confirmed":
         marks.append(e.status)
@@ -116,12 +134,37 @@ def _marks(e: Entity) -> str:
         marks.append("placement waiting")
     if e.target:
         marks.append(f"target {e.target}")
+    if extra:
+        marks += ledger_words(extra, (lambda i: shorts.get(i, i)) if shorts else str)
     return f"  ({', '.join(marks)})" if marks else ""
 
 
-def list_line(e: Entity, short: str) -> str:
-    """One `state list` line: short id, label, placement, text, and marks."""
-    return f"{short}  {label_of(e)}  {_placement(e)}  {one_line(e.text)}{_marks(e)}"
+def ledger_words(extra: Mapping[str, Any], short: Callable[[str], str] = str) -> list[str]:
+    """The marks of a ledger row: its recorded state unless plain (accepted, adopted, open),
+    then support, blocking and resolution, ids through `short`."""
+    words: list[str] = []
+    if extra["state"] not in ("accepted", "adopted", "open"):
+        words.append(extra["state"])
+    if extra["support"] == "flagged":
+        owed = ", ".join(short(o["ground"]) for o in extra["review_owed"])
+        words.append(f"flagged: review owed on {owed}")
+    elif extra["support"] == "unsupported":
+        words.append("unsupported")
+    if extra["blocked_by"]:
+        words.append("blocked on " + ", ".join(short(i) for i in extra["blocked_by"]))
+    if extra["resolved"]:
+        words.append("resolved by " + ", ".join(short(i) for i in extra["resolved_by"]))
+    elif extra["resolved"] is False and extra["current"]:
+        words.append("unresolved")
+    return words
+
+
+def list_line(
+    e: Entity, short: str, extra: Mapping[str, Any] | None = None, shorts: Mapping[str, str] | None = None
+) -> str:
+    """One `state list` line: short id, label, placement, text, and marks (ids in marks
+    through `shorts`)."""
+    return f"{short}  {label_of(e)}  {_placement(e)}  {one_line(e.text)}{_marks(e, extra, shorts)}"
 
 
 def list_text(entities: list[Entity], shorts: dict[str, str], all_: bool = False) -> str:
@@ -132,22 +175,33 @@ def list_text(entities: list[Entity], shorts: dict[str, str], all_: bool = False
     return "\n".join(lines) + "\n"
 
 
-def show_text(e: Entity, short: str | None = None) -> str:
-    """`state show`: every field of one record, one per line."""
-    data = entity_row(e, short or e.id)
+def show_text(e: Entity, short: str | None = None, extra: Mapping[str, Any] | None = None) -> str:
+    """`state show`: every field of one record, one per line (a ledger record's too)."""
+    data = entity_row(e, short or e.id, extra)
     lines = [f"{e.id}  [{label_of(e)}]  {e.text}"]
-    for key in ROW_KEYS[5:]:
+    for key in [*ROW_KEYS[5:], *(k for k in data if k not in ROW_KEYS)]:
         value = data[key]
         if value in (None, [], False):
             continue
         if key == "links":
             value = ", ".join(f"{link['type']} {link['target']}" for link in value)
+        elif key in ("review_owed", "lost"):
+            value = "; ".join(ledger_reason(item) for item in value)
+        elif key == "supports":
+            value = " or ".join("+".join(group) for group in value)
         elif isinstance(value, list):
             value = "; ".join(str(v) for v in value)
         lines.append(f"  {key}: {value}")
     for pending in e.pending:
         lines.append(f"  waiting placement: {_pending_text(pending.exposure, pending.priority)}")
     return "\n".join(lines) + "\n"
+
+
+def ledger_reason(item: Mapping[str, Any]) -> str:
+    """`c1 revised (now c3)`: a ground, why it counts as it does, and the head of its chain."""
+    head = item.get("head")
+    now = f" (now {head})" if head and head != item["ground"] else ""
+    return f"{item['ground']} {item['reason']}{now}"
 
 
 def _pending_text(exposure: str | None, priority: int | None) -> str:

@@ -69,6 +69,49 @@ def test_quick_start_runs_line_by_line(tmp_path: Path) -> None:
     assert (tmp_path / "team-state" / "workspace.json").is_file(), "no store was created"
 
 
+def sh_lines(title: str) -> list[str]:
+    block = re.search(r"```sh\n(.*?)```", section(title), re.S)
+    assert block, f"README.md's {title} has no ```sh block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def run_lines(tmp_path: Path, lines: list[str]) -> dict[int, str]:
+    """Run the lines as one bash -e script; each line's output, by line number."""
+    script = tmp_path / "block.sh"
+    body = [f"printf '\\n{MARK}%d\\n' {i}\n{line}" for i, line in enumerate(lines)]
+    script.write_text("\n".join(body) + "\n", "utf-8")
+    proc = subprocess.run(
+        ["bash", "-e", str(script)],
+        cwd=tmp_path,
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    outputs = dict.fromkeys(range(len(lines)), "")
+    for chunk in proc.stdout.split(f"\n{MARK}")[1:]:
+        number, _, out = chunk.partition("\n")
+        outputs[int(number)] = out
+    reached = max((i for i in outputs if f"{MARK}{i}\n" in proc.stdout), default=-1)
+    assert proc.returncode == 0, (
+        f"line {reached + 1} failed (exit {proc.returncode}): {lines[reached]}\n"
+        f"--- its output\n{outputs[reached]}--- stderr\n{proc.stderr}"
+    )
+    assert reached == len(lines) - 1, f"the script stopped after line {reached + 1}"
+    return outputs
+
+
+def test_decisions_and_why_runs_line_by_line(tmp_path: Path) -> None:
+    lines = sh_lines("Decisions and why")
+    outputs = run_lines(tmp_path, lines)
+    status = next(i for i, line in enumerate(lines) if line.startswith("self status"))
+    assert "review owed: 1" in outputs[status] and "revised (now" in outputs[status], outputs[status]
+    context = outputs[max(i for i, line in enumerate(lines) if line.startswith("self context"))]
+    for mark in ("(disputed)", "(blocked on ", "(unresolved)"):
+        assert mark in context, f"`self context --plain` lacks {mark!r}:\n{context}"
+
+
 # --- the Commands table -------------------------------------------------------------------
 
 WORD = re.compile(r"^[a-z][a-z-]*(/[a-z][a-z-]*)*$")

@@ -1,0 +1,143 @@
+"""The ledger's commands: `claim`, `question` and `decide` with their ledger flags,
+`claim assess`, `decide revoke`, and `review`."""
+
+from __future__ import annotations
+
+import typer
+
+from cli import render
+from cli.common import JsonOpt, workspace
+from service.model.commands import AddRequest
+from service.model.config import AliasRow
+from service.model.ledger import LedgerInput
+
+
+def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
+    """`self VERB add "text"` for a ledger kind: the preset flags plus the ledger's."""
+    decision = default.label == "decision"
+    claim = default.label == "claim"
+
+    @sub.command("add")
+    def add(
+        text: str,
+        why: str | None = typer.Option(None, "--rationale", "--why", help="Why it holds or was chosen."),
+        supports: list[str] = typer.Option(
+            [],
+            "--supports",
+            help="ID[,ID...]: one set of grounds that together support it (repeatable: "
+            "each set is an alternative).",
+        ),
+        answers: list[str] = typer.Option([], "--answers", help="A question this answers (repeatable)."),
+        supersedes: str | None = typer.Option(None, "--supersedes", help="The live record this replaces."),
+        supersede_reason: str | None = typer.Option(
+            None, "--supersede-reason", help="restate|revise|reverse (default revise)."
+        ),
+        applies_to: list[str] = typer.Option(
+            [], "--scope", help="A path or glob it applies to (repeatable)."
+        ),
+        evidence: list[str] = typer.Option(
+            [], "--evidence", help="A reference: commit, URL, file (repeatable)."
+        ),
+        revisit: str | None = typer.Option(None, "--revisit", help="When to look again, YYYY-MM-DD."),
+        cost_if_wrong: str | None = typer.Option(None, "--cost-if-wrong", help="What it costs if wrong."),
+        pin: bool = typer.Option(False, "--pin", help="Always in context (full exposure)."),
+        state: str | None = typer.Option(
+            None, "--state", help="unassessed|accepted|disputed|rejected.", hidden=not claim
+        ),
+        choice: str | None = typer.Option(None, "--choice", help="The option chosen.", hidden=not decision),
+        alternative: list[str] = typer.Option(
+            [], "--alternative", help="An option not chosen (repeatable).", hidden=not decision
+        ),
+        decided_by: str | None = typer.Option(None, "--decided-by", help="Who decided.", hidden=not decision),
+        depends_on: list[str] = typer.Option(
+            [], "--depends-on", help="A prerequisite claim or decision (repeatable).", hidden=not decision
+        ),
+        proposed: bool = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person."),
+        exposure: str | None = typer.Option(
+            None, "--exposure", help="full|index|search (beats the alias row)."
+        ),
+        priority: int | None = typer.Option(None, "--priority", help="Render order, 0 is the top."),
+        criterion: list[str] = typer.Option([], "--criterion", help="An exit criterion (repeatable)."),
+        target: str | None = typer.Option(None, "--target", help="Deadline, YYYY-MM-DD."),
+        demote: list[str] = typer.Option([], "--demote", help="Move this record one tier down to make room."),
+        scope_workspace: bool = typer.Option(
+            False, "--workspace", help="Record at workspace scope (every project)."
+        ),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        from cli.verbs import _row, add_record
+
+        row = _row(verb)
+        request = AddRequest(
+            text=text,
+            labels=(row.label,),
+            exposure=exposure or row.exposure,
+            priority=priority if priority is not None else row.priority,
+            scope="workspace" if scope_workspace else "project",
+            criteria=tuple(criterion),
+            target=target,
+            why=why,
+            supersedes=supersedes,
+            demote=tuple(demote),
+        )
+        given = LedgerInput(
+            state=state,
+            choice=choice,
+            alternatives=tuple(alternative),
+            decided_by=decided_by,
+            depends_on=tuple(depends_on),
+            supports=tuple(supports),
+            answers=tuple(answers),
+            supersede_reason=supersede_reason,
+            applies_to=tuple(applies_to),
+            evidence=tuple(evidence),
+            revisit=revisit,
+            cost_if_wrong=cost_if_wrong,
+            pinned=pin,
+        )
+        render.written(add_record(request, proposed, given), as_json)
+
+    if claim:
+
+        @sub.command("assess")
+        def assess(
+            record: str,
+            state: str = typer.Option(..., "--state", help="unassessed|accepted|disputed|rejected."),
+            why: str | None = typer.Option(None, "--why", help="What the assessment rests on."),
+            as_json: bool = JsonOpt,
+        ) -> None:
+            """Move a claim to another recorded state."""
+            from service.model import ledger
+
+            ws = workspace()
+            render.written(
+                ws.write_entity(record, lambda s, c, k: ledger.assess(s, k, record, state, why)), as_json
+            )
+
+    if decision:
+
+        @sub.command("revoke")
+        def revoke(
+            record: str,
+            why: str | None = typer.Option(None, "--why", help="Why it no longer holds."),
+            as_json: bool = JsonOpt,
+        ) -> None:
+            """Revoke an adopted decision (what stood on it loses a ground)."""
+            from service.model import ledger
+
+            ws = workspace()
+            render.written(ws.write_entity(record, lambda s, c, k: ledger.revoke(s, k, record, why)), as_json)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("review")
+    def review(
+        record: str,
+        why: str | None = typer.Option(None, "--why", help="What the review concluded."),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Acknowledge the review a ledger record owes; cleared until a ground changes again."""
+        from service.model import ledger
+
+        ws = workspace()
+        render.written(ws.write_entity(record, lambda s, c, k: ledger.review(s, k, record, why)), as_json)

@@ -1,0 +1,606 @@
+"""The ledger: claims, decisions and questions, their validation, and their derived views.
+
+Records are entities labelled `claim`, `decision` or `question`; their relations are typed
+links (`supports` grouped into AND sets, `depends-on`, `answers`, `supersedes`). The fold
+keeps a `Fact` per record in `State.ledger`; everything here that is derived reads only
+those facts, so it is a pure function of the event set and comes out the same from a hot
+slice of the state as from the whole of it. Nothing derived is ever stored.
+
+Derived views (`derive`):
+
+- current: not superseded, not retracted;
+- blocked: an adopted decision with a prerequisite that is not *available*, i.e. not (the
+  head of its supersession chain is) a current accepted claim or a current adopted decision
+  that is itself neither blocked nor unsupported. Chains are followed through `restate` and
+  `revise`; a `reverse`, a retraction or a supersession without successor ends them;
+- support status (truth maintenance, Doyle 1979): each AND set counts as its weakest
+  ground and a record keeps its best set. A ground is *lost* when it is reversed,
+  rejected, revoked, retracted or itself unsupported, *flagged* when it is revised,
+  unassessed, disputed or blocked, and clean otherwise. A record is `unsupported` when no
+  complete set survives, `flagged` when its best set holds a flagged ground (listed in
+  `review_owed` with the ground, the head of its chain, the reason and the event it dates
+  from), `clean` otherwise. Values are the least fixed point, so ungrounded cycles are
+  unsupported. A review acknowledges the flags owed at that moment; a flag that changes
+  (a different head, reason or later event) is owed again;
+- resolved: a question is resolved by a current accepted claim, or a current adopted
+  decision that is neither blocked nor unsupported, that answers it (`resolved_by`);
+  superseding the answer reopens the question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from service.model import commands, ids
+from service.model.commands import AddRequest, Clock
+from service.model.config import WorkspaceConfig
+from service.model.errors import Invalid
+from service.model.events import Assessed, EntityWhy, Event, LedgerFields, Link, Reviewed, ReviewMark
+from service.model.state import DEFAULT_STATES, Entity, Fact, State, kind_of
+
+KINDS = tuple(DEFAULT_STATES)
+CLAIM_STATES = ("unassessed", "accepted", "disputed", "rejected")
+DECISION_STATES = ("adopted", "revoked")
+SUPERSEDE_REASONS = ("restate", "revise", "reverse")
+DEFAULT_REASON = "revise"  # a supersession that does not say how flags what stood on it
+SUPPORT_WORDS = ("unsupported", "flagged", "clean")
+LOST, FLAGGED, CLEAN = 0, 1, 2
+_GROUNDED = frozenset({"claim", "decision"})
+
+
+# --- derived views --------------------------------------------------------------------------
+
+
+class Owed(msgspec.Struct, frozen=True):
+    """One flagged ground of a record's best support set, not yet acknowledged by a review."""
+
+    ground: str
+    head: str
+    reason: str
+    as_of: str
+
+
+class Lost(msgspec.Struct, frozen=True):
+    """Why a ground of an unsupported record is gone (`head` is where its chain ended)."""
+
+    ground: str
+    reason: str
+    head: str | None = None
+
+
+class View(msgspec.Struct, frozen=True):
+    """The derived view of one ledger record."""
+
+    kind: str
+    state: str
+    current: bool
+    support: str
+    review_owed: tuple[Owed, ...] = ()
+    lost: tuple[Lost, ...] = ()
+    blocked: bool = False
+    blocked_by: tuple[str, ...] = ()
+    resolved: bool | None = None
+    resolved_by: tuple[str, ...] = ()
+
+
+class _Chain(msgspec.Struct, frozen=True):
+    """Where a cited id stands now: the head of its supersession chain, or why it is gone."""
+
+    head: str | None
+    value: int
+    reason: str | None
+    path: tuple[str, ...]
+
+
+class _Deriver:
+    def __init__(self, facts: dict[str, Fact]) -> None:
+        self.facts = facts
+        self.chains: dict[str, _Chain] = {}
+        self.support: dict[str, int] = {}
+        self.blocked: dict[str, bool] = {}
+
+    # chains are static: they read recorded facts only
+    def chain(self, start: str) -> _Chain:
+        found = self.chains.get(start)
+        if found is None:
+            found = self.chains[start] = self._follow(start)
+        return found
+
+    def _follow(self, start: str) -> _Chain:
+        path = [start]
+        value, reason = CLEAN, None
+        here = start
+        while True:
+            fact = self.facts.get(here)
+            if fact is None or fact.kind not in _GROUNDED:
+                return _Chain(None, LOST, "not a claim or decision", tuple(path))
+            if fact.current:
+                return _Chain(here, value, reason, tuple(path))
+            nxt = fact.superseded_by
+            if fact.retracted or nxt is None:
+                word = "retracted" if fact.retracted else "superseded without a successor"
+                return _Chain(None, LOST, word, tuple(path))
+            if nxt in path:
+                return _Chain(None, LOST, "supersession cycle", tuple(path))
+            successor = self.facts.get(nxt)
+            how = (successor.reason if successor is not None else None) or DEFAULT_REASON
+            path.append(nxt)
+            if how == "reverse":
+                return _Chain(nxt, LOST, "reversed", tuple(path))
+            if how == "revise" and value == CLEAN:
+                value, reason = FLAGGED, "revised"
+            here = nxt
+
+    def available(self, head: str) -> bool:
+        """A current accepted claim, or a current adopted decision neither blocked nor unsupported."""
+        fact = self.facts[head]
+        if not fact.current or self.support.get(head, CLEAN) == LOST:
+            return False
+        if fact.kind == "claim":
+            return fact.state == "accepted"
+        return fact.kind == "decision" and fact.state == "adopted" and not self.blocked.get(head, False)
+
+    def ground(self, record: Fact, target: str) -> tuple[int, str | None, str | None, str | None]:
+        """(value, reason, head, as_of) of one cited ground, acknowledged reviews applied."""
+        chain = self.chain(target)
+        if chain.head is None or chain.value == LOST:
+            return LOST, chain.reason, chain.head, None
+        head = chain.head
+        fact = self.facts[head]
+        own, own_reason = CLEAN, None
+        if fact.kind == "claim":
+            if fact.state == "rejected":
+                own, own_reason = LOST, "rejected"
+            elif fact.state != "accepted":
+                own, own_reason = FLAGGED, fact.state
+        elif fact.state == "revoked":
+            own, own_reason = LOST, "revoked"
+        elif fact.state != "adopted":
+            own, own_reason = FLAGGED, fact.state
+        elif self.blocked.get(head, False):
+            own, own_reason = FLAGGED, "blocked"
+        if own == LOST:
+            return LOST, own_reason, head, None
+        if self.support.get(head, CLEAN) == LOST:
+            return LOST, "unsupported", head, None
+        if chain.value == FLAGGED:
+            reason: str | None = chain.reason
+        elif own == FLAGGED:
+            reason = own_reason
+        else:
+            return CLEAN, None, head, None
+        assert reason is not None
+        as_of = self.as_of(chain, reason)
+        if ReviewMark(target, head, reason, as_of) in record.reviewed:
+            return CLEAN, None, head, None
+        return FLAGGED, reason, head, as_of
+
+    def as_of(self, chain: _Chain, reason: str) -> str:
+        """The last event that changed the records a flag reads."""
+        records = list(chain.path)
+        if reason == "blocked" and chain.head is not None:
+            for prerequisite in self.facts[chain.head].depends_on:
+                records += self.chain(prerequisite).path
+        return max(self.facts[r].changed for r in records if r in self.facts)
+
+    def set_value(self, record: Fact, members: Sequence[str]) -> int:
+        return min((self.ground(record, m)[0] for m in members), default=LOST)
+
+    def support_of(self, record: Fact) -> int:
+        return max((self.set_value(record, s) for s in record.supports), default=CLEAN)
+
+    def is_blocked(self, record: Fact) -> bool:
+        return any(not self._prerequisite_ok(p) for p in record.depends_on)
+
+    def _prerequisite_ok(self, prerequisite: str) -> bool:
+        chain = self.chain(prerequisite)
+        return chain.head is not None and chain.value != LOST and self.available(chain.head)
+
+    def solve(self) -> None:
+        """The least fixed point: start from nothing supported and every prerequisite missing,
+        and raise values until nothing changes (each value only ever rises)."""
+        readers: dict[str, set[str]] = {}
+        work: list[str] = []
+        for record_id, fact in self.facts.items():
+            if not fact.supports and not fact.depends_on:
+                continue
+            cited = [m for s in fact.supports for m in s]
+            if fact.supports:
+                self.support[record_id] = LOST
+            if _can_block(fact):
+                self.blocked[record_id] = True
+                cited += fact.depends_on
+            if not cited:
+                continue
+            work.append(record_id)
+            for target in cited:  # a record reads the support and blocking of each head it cites
+                head = self.chain(target).head
+                if head is not None:
+                    readers.setdefault(head, set()).add(record_id)
+        queue = deque(sorted(work))
+        queued = set(queue)
+        while queue:
+            record_id = queue.popleft()
+            queued.discard(record_id)
+            fact = self.facts[record_id]
+            changed = False
+            if fact.supports:
+                value = self.support_of(fact)
+                if value != self.support[record_id]:
+                    self.support[record_id] = value
+                    changed = True
+            if record_id in self.blocked:
+                blocked = self.is_blocked(fact)
+                if blocked != self.blocked[record_id]:
+                    self.blocked[record_id] = blocked
+                    changed = True
+            if changed:
+                for reader in sorted(readers.get(record_id, ())):
+                    if reader not in queued:
+                        queue.append(reader)
+                        queued.add(reader)
+
+    def view(self, record_id: str, resolvers: dict[str, list[str]]) -> View:
+        fact = self.facts[record_id]
+        value = self.support.get(record_id, CLEAN)
+        owed: list[Owed] = []
+        lost: list[Lost] = []
+        if value == FLAGGED:
+            best = next(s for s in fact.supports if self.set_value(fact, s) == FLAGGED)
+            for member in best:
+                got, reason, head, as_of = self.ground(fact, member)
+                if got == FLAGGED and reason and head and as_of:
+                    owed.append(Owed(member, head, reason, as_of))
+        elif value == LOST:
+            for members in fact.supports:
+                for member in members:
+                    got, reason, head, _ = self.ground(fact, member)
+                    if got == LOST:
+                        lost.append(Lost(member, reason or "lost", head))
+        blocked = self.blocked.get(record_id, False)
+        blocked_by = tuple(p for p in fact.depends_on if not self._prerequisite_ok(p)) if blocked else ()
+        resolved: bool | None = None
+        resolved_by: tuple[str, ...] = ()
+        if fact.kind == "question":
+            resolved_by = tuple(a for a in resolvers.get(record_id, ()) if self.available(a))
+            resolved = bool(resolved_by)
+        return View(
+            kind=fact.kind,
+            state=fact.state,
+            current=fact.current,
+            support=SUPPORT_WORDS[value],
+            review_owed=tuple(owed),
+            lost=tuple(lost),
+            blocked=blocked,
+            blocked_by=blocked_by,
+            resolved=resolved,
+            resolved_by=resolved_by,
+        )
+
+
+def _can_block(fact: Fact) -> bool:
+    return fact.kind == "decision" and fact.state == "adopted" and bool(fact.depends_on)
+
+
+def derive(state: State, only: Iterable[str] | None = None) -> dict[str, View]:
+    """The derived view of every ledger record of `state` (or of the ids in `only`)."""
+    facts = state.ledger
+    if not facts:
+        return {}
+    deriver = _Deriver(facts)
+    deriver.solve()
+    resolvers: dict[str, list[str]] = {}
+    for record_id in sorted(i for i, fact in facts.items() if fact.answers and fact.kind in _GROUNDED):
+        for question in facts[record_id].answers:
+            resolvers.setdefault(question, []).append(record_id)
+    wanted = facts if only is None else [i for i in only if i in facts]
+    return {record_id: deriver.view(record_id, resolvers) for record_id in wanted}
+
+
+def plain(view: View) -> bool:
+    """Nothing to mark: an accepted claim or adopted decision, clean, unblocked."""
+    return (
+        view.support == "clean"
+        and not view.blocked
+        and view.resolved is None
+        and view.state
+        in (
+            "accepted",
+            "adopted",
+        )
+    )
+
+
+def view_row(view: View) -> dict[str, object]:
+    """The derived keys a ledger record's JSON row carries (the `state list --json` contract)."""
+    return {
+        "kind": view.kind,
+        "state": view.state,
+        "current": view.current,
+        "support": view.support,
+        "review_owed": [msgspec.structs.asdict(o) for o in view.review_owed],
+        "lost": [msgspec.structs.asdict(lost) for lost in view.lost],
+        "blocked": view.blocked,
+        "blocked_by": list(view.blocked_by),
+        "resolved": view.resolved,
+        "resolved_by": list(view.resolved_by),
+    }
+
+
+def record_row(e: Entity, fact: Fact) -> dict[str, object]:
+    """The recorded ledger fields of one record (relations from its links)."""
+    fields = e.ledger or LedgerFields()
+    return {
+        "choice": fields.choice,
+        "alternatives": list(fields.alternatives),
+        "decided_by": fields.decided_by,
+        "supports": [list(s) for s in fact.supports],
+        "depends_on": list(fact.depends_on),
+        "answers": list(fact.answers),
+        "supersede_reason": fact.reason,
+        "applies_to": list(fields.applies_to),
+        "rationale": e.why,
+        "evidence": list(fields.evidence),
+        "revisit": fields.revisit,
+        "cost_if_wrong": fields.cost_if_wrong,
+        "pinned": fields.pinned,
+    }
+
+
+def owing(state: State, views: dict[str, View] | None = None) -> int:
+    """How many current records owe a review (from the facts alone: a slice counts them too).
+    `views` holds those of `owes(state)` when they were derived already."""
+    if views is None:
+        views = derive(state, owes(state))
+    return sum(1 for i in owes(state) if views[i].review_owed)
+
+
+def owes(state: State) -> list[str]:
+    """The current records that may owe a review: those with support sets."""
+    return [i for i, fact in state.ledger.items() if fact.supports and fact.current]
+
+
+# --- validation and commands ---------------------------------------------------------------
+
+
+class LedgerInput(msgspec.Struct, frozen=True, kw_only=True):
+    """The ledger flags of `self claim add`, `self question add` and `self decide`."""
+
+    state: str | None = None
+    choice: str | None = None
+    alternatives: tuple[str, ...] = ()
+    decided_by: str | None = None
+    depends_on: tuple[str, ...] = ()
+    supports: tuple[str, ...] = ()  # each "ID[,ID...]" is one AND set
+    answers: tuple[str, ...] = ()
+    supersede_reason: str | None = None
+    applies_to: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    revisit: str | None = None
+    cost_if_wrong: str | None = None
+    pinned: bool = False
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def is_question(text: str) -> bool:
+    """Phrased as a question: it ends with a question mark."""
+    return text.rstrip().endswith(("?", "？"))
+
+
+def parse_sets(given: Sequence[str]) -> list[list[str]]:
+    """`--supports a,b --supports c` → [[a, b], [c]]; an empty member is refused."""
+    sets: list[list[str]] = []
+    for item in given:
+        members = [m.strip() for m in re.split(r"[,\s]+", item.strip())]
+        if not item.strip() or any(not m for m in members):
+            raise Invalid(f"--supports {item!r}: give record ids separated by commas, e.g. --supports c1,c2")
+        sets.append(list(dict.fromkeys(members)))
+    return sets
+
+
+def check_record(
+    state: State,
+    record_id: str | None,
+    kind: str,
+    text: str,
+    fields: LedgerFields,
+    links: Sequence[Link],
+) -> None:
+    """Every write rule of a new ledger record; raises Invalid naming the one broken.
+
+    `links` hold resolved ids. `record_id` is the new record's id when it is known (an
+    import keeps ids); relations must point at existing records created before it.
+    """
+    if kind not in KINDS:
+        raise Invalid(f"{kind!r} is not a ledger kind ({', '.join(KINDS)})")
+    if kind in _GROUNDED and is_question(text):
+        raise Invalid(
+            f"a {kind} states what holds, and {text.strip()!r} is phrased as a question: "
+            f'record it with `self question add "…"`, or state it without the question mark'
+        )
+    states = {"claim": CLAIM_STATES, "decision": ("adopted",), "question": ("open",)}[kind]
+    if fields.state is not None and fields.state not in states:
+        raise Invalid(f"--state {fields.state!r}: a new {kind} is {' | '.join(states)}")
+    if kind != "decision":
+        for name, value in (
+            ("--choice", fields.choice),
+            ("--alternative", fields.alternatives),
+            ("--decided-by", fields.decided_by),
+        ):
+            if value:
+                raise Invalid(f"{name} belongs to decisions; a {kind} has none")
+    if fields.choice is not None and not fields.choice.strip():
+        raise Invalid("--choice is empty: name the option chosen")
+    seen: set[str] = set()
+    for alternative in fields.alternatives:
+        flat = _flat(alternative)
+        if not flat:
+            raise Invalid("an --alternative is empty: name the option that was not chosen")
+        if fields.choice is not None and flat == _flat(fields.choice):
+            raise Invalid(
+                f"the alternative {alternative!r} is the choice itself: list only the options not chosen"
+            )
+        if flat in seen:
+            raise Invalid(f"the alternative {alternative!r} is listed twice")
+        seen.add(flat)
+    if fields.supersede_reason is not None and fields.supersede_reason not in SUPERSEDE_REASONS:
+        raise Invalid(
+            f"--supersede-reason {fields.supersede_reason!r} is not one of restate, revise, reverse"
+        )
+    if fields.revisit is not None:
+        commands.valid_date(fields.revisit)
+    superseding = [link for link in links if link.type == "supersedes"]
+    if fields.supersede_reason is not None and not superseding:
+        raise Invalid("--supersede-reason says how a record supersedes another: pass --supersedes ID too")
+    for link in links:
+        _check_link(state, record_id, kind, link)
+
+
+def _check_link(state: State, record_id: str | None, kind: str, link: Link) -> None:
+    target = state.entities.get(link.target)
+    flag = "--" + link.type
+    if target is None:
+        raise Invalid(f"{flag} {link.target}: no such record; `self state list --all` lists them")
+    if record_id is not None and link.target == record_id:
+        raise Invalid(f"{flag} {link.target}: a record cannot name itself")
+    if record_id is not None and target.created >= record_id:
+        raise Invalid(f"{flag} {link.target}: a relation points only at records created before this one")
+    fact = state.ledger.get(link.target)
+    target_kind = fact.kind if fact is not None else None
+    shown = target_kind or (target.labels[0] if target.labels else "record without a label")
+    if link.type in ("supports", "depends-on"):
+        if kind != "decision" and link.type == "depends-on":
+            raise Invalid(f"--depends-on: only decisions have prerequisites; a {kind} has none")
+        if target_kind not in _GROUNDED:
+            raise Invalid(f"{flag} {link.target}: it is a {shown}; {link.type} names claims or decisions")
+    elif link.type == "answers":
+        if target_kind != "question":
+            raise Invalid(f"--answers {link.target}: it is a {shown}; only a question is answered")
+    elif link.type == "supersedes":
+        if fact is None or not fact.current or not target.live:
+            word = target.status if not target.live else "not current"
+            raise Invalid(f"--supersedes {link.target}: it is {word}; only a live record is superseded")
+        if target_kind != kind:
+            raise Invalid(f"--supersedes {link.target}: it is a {shown}; a {kind} supersedes only a {kind}")
+
+
+def _resolve(state: State, prefix: str, flag: str) -> str:
+    try:
+        return ids.resolve(prefix, state.entities, "record")
+    except Invalid as exc:
+        raise Invalid(f"{flag} {prefix}: {exc}") from exc
+
+
+def links_for(state: State, kind: str, given: LedgerInput, supersedes: str | None) -> list[Link]:
+    """The typed links of a new record, ids resolved from prefixes, in declared order."""
+    if given.depends_on and kind != "decision":
+        raise Invalid(f"--depends-on: only decisions have prerequisites; a {kind} has none")
+    links: list[Link] = []
+    for number, members in enumerate(parse_sets(given.supports)):
+        resolved = dict.fromkeys(_resolve(state, m, "--supports") for m in members)
+        links += [Link("supports", target, number) for target in resolved]
+    for flag, link_type, values in (
+        ("--depends-on", "depends-on", given.depends_on),
+        ("--answers", "answers", given.answers),
+    ):
+        for target in dict.fromkeys(_resolve(state, v, flag) for v in values):
+            links.append(Link(link_type, target))
+    if supersedes is not None:
+        links.append(Link("supersedes", _resolve(state, supersedes, "--supersedes")))
+    return links
+
+
+def fields_for(kind: str, given: LedgerInput, superseding: bool) -> LedgerFields:
+    """The recorded fields; the reason of a supersession is always written down."""
+    reason = given.supersede_reason or (DEFAULT_REASON if superseding else None)
+    return LedgerFields(
+        state=given.state,
+        choice=given.choice.strip() if given.choice else given.choice,
+        alternatives=tuple(a.strip() for a in given.alternatives),
+        decided_by=given.decided_by,
+        supersede_reason=reason,
+        applies_to=tuple(given.applies_to),
+        evidence=tuple(given.evidence),
+        revisit=commands.valid_date(given.revisit) if given.revisit else None,
+        cost_if_wrong=given.cost_if_wrong,
+        pinned=given.pinned,
+    )
+
+
+def add(
+    state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest, given: LedgerInput
+) -> list[Event]:
+    """A new claim, decision or question, validated; `--pin` places it at full exposure."""
+    kind = kind_of(request.labels)
+    if kind is None:
+        if given != LedgerInput():
+            raise Invalid(
+                "ledger flags belong to claims, decisions and questions (labels claim|decision|question)"
+            )
+        return commands.add(state, config, clock, request)
+    if given.supersede_reason is not None and request.supersedes is None:
+        raise Invalid("--supersede-reason says how a record supersedes another: pass --supersedes ID too")
+    links = links_for(state, kind, given, request.supersedes)
+    fields = fields_for(kind, given, request.supersedes is not None)
+    check_record(state, None, kind, request.text, fields, links)
+    placed = request
+    if given.pinned:
+        placed = msgspec.structs.replace(placed, exposure="full")
+    recorded = fields if fields != LedgerFields() else None
+    relations = tuple(link for link in links if link.type != "supersedes")
+    replaced = next((link.target for link in links if link.type == "supersedes"), None)
+    final = msgspec.structs.replace(
+        placed, links=(*request.links, *relations), supersedes=replaced, ledger=recorded
+    )
+    return commands.add(state, config, clock, final)
+
+
+def _fact(state: State, prefix: str) -> tuple[Entity, Fact]:
+    entity = commands.find(state, prefix)
+    fact = state.ledger.get(entity.id)
+    if fact is None:
+        raise Invalid(f"{entity.id} is not a claim, decision or question")
+    return entity, fact
+
+
+def assess(state: State, clock: Clock, prefix: str, new_state: str, why: str | None) -> list[Event]:
+    """Move a claim to another recorded state."""
+    entity, fact = _fact(state, prefix)
+    if fact.kind != "claim":
+        raise Invalid(f"{entity.id} is a {fact.kind}; only a claim is assessed")
+    if new_state not in CLAIM_STATES:
+        raise Invalid(f"--state {new_state!r} is not one of {', '.join(CLAIM_STATES)}")
+    if not fact.current:
+        raise Invalid(f"{entity.id} is {entity.status}; assess the record that replaced it")
+    if fact.state == new_state:
+        raise Invalid(f"{entity.id} is already {new_state}")
+    return [commands.event(clock, "entity.assessed", Assessed(entity.id, new_state, why))]
+
+
+def revoke(state: State, clock: Clock, prefix: str, why: str | None) -> list[Event]:
+    """Revoke an adopted decision; it stays in history and what stood on it loses a ground."""
+    entity, fact = _fact(state, prefix)
+    if fact.kind != "decision":
+        raise Invalid(f"{entity.id} is a {fact.kind}; only a decision is revoked")
+    if not fact.current:
+        raise Invalid(f"{entity.id} is {entity.status}; only a current decision is revoked")
+    if fact.state == "revoked":
+        raise Invalid(f"{entity.id} is already revoked")
+    return [commands.event(clock, "entity.revoked", EntityWhy(entity.id, why))]
+
+
+def review(state: State, clock: Clock, prefix: str, why: str | None) -> list[Event]:
+    """Acknowledge the flags a record owes; they stay cleared until a ground changes again."""
+    entity, _ = _fact(state, prefix)
+    view = derive(state, [entity.id])[entity.id]
+    if not view.review_owed:
+        raise Invalid(f"{entity.id} owes no review (its support is {view.support})")
+    marks = tuple(ReviewMark(o.ground, o.head, o.reason, o.as_of) for o in view.review_owed)
+    return [commands.event(clock, "entity.reviewed", Reviewed(entity.id, marks, why))]

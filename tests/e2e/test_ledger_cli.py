@@ -1,0 +1,224 @@
+"""The ledger through the real `self` executable: records, relations, derived views, reviews,
+and every write rule's refusal (exit 1, the rule named)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from selfrun import Store, describe
+
+CONTRACT = {"kind", "state", "support", "review_owed", "blocked_by", "resolved", "resolved_by"}
+
+
+def refused(store: Store, *args: str, says: str) -> None:
+    proc = store.run(*args)
+    assert proc.returncode == 1, describe(proc)
+    assert says in proc.stderr, describe(proc)
+    assert proc.stdout == "", describe(proc)
+
+
+def row(store: Store, record: str, *args: str) -> dict[str, Any]:
+    return store.by_id("--all", *args)[record]
+
+
+def test_claims_decisions_and_questions_carry_the_contract(store: Store) -> None:
+    c1 = store.add("claim", "the API returns JSON", "--state", "accepted", "--evidence", "docs/api.md")
+    q = store.add("question", "which wire format do clients get?")
+    d = store.add(
+        "decide",
+        "parse with the stdlib",
+        "--choice",
+        "stdlib",
+        "--alternative",
+        "orjson",
+        "--alternative",
+        "ujson",
+        "--decided-by",
+        "alice",
+        "--supports",
+        c1,
+        "--answers",
+        q,
+        "--rationale",
+        "no new dependency",
+        "--scope",
+        "src/client/**",
+        "--revisit",
+        "2099-01-31",
+        "--cost-if-wrong",
+        "a slower client",
+    )
+    goal = store.add("goal", "ship the client")
+    rows = store.by_id()
+    assert all(set(rows[r]) >= CONTRACT for r in (c1, q, d))
+    assert not CONTRACT & set(rows[goal])
+    assert {k: rows[c1][k] for k in CONTRACT} == {
+        "kind": "claim",
+        "state": "accepted",
+        "support": "clean",
+        "review_owed": [],
+        "blocked_by": [],
+        "resolved": None,
+        "resolved_by": [],
+    }
+    assert (rows[q]["kind"], rows[q]["resolved"], rows[q]["resolved_by"]) == ("question", True, [d])
+    decision = rows[d]
+    assert (decision["kind"], decision["state"], decision["why"]) == (
+        "decision",
+        "adopted",
+        "no new dependency",
+    )
+    assert decision["choice"] == "stdlib" and decision["alternatives"] == ["orjson", "ujson"]
+    assert decision["supports"] == [[c1]] and decision["answers"] == [q]
+    assert decision["applies_to"] == ["src/client/**"] and decision["revisit"] == "2099-01-31"
+    assert decision["decided_by"] == "alice" and decision["cost_if_wrong"] == "a slower client"
+    assert rows[c1]["evidence"] == ["docs/api.md"]
+    assert store.json("claim", "list")[0]["id"] == c1
+
+
+def test_supersession_reasons_through_the_cli(store: Store) -> None:
+    c1 = store.add("claim", "the API returns JSON", "--state", "accepted")
+    c2 = store.add("claim", "clients can parse responses", "--state", "accepted", "--supports", c1[:10])
+    c3 = store.add(
+        "claim",
+        "the API returns JSON with a schema",
+        "--state",
+        "accepted",
+        "--supersedes",
+        c1,
+        "--supersede-reason",
+        "revise",
+    )
+    flagged = row(store, c2)
+    assert flagged["support"] == "flagged"
+    assert [(o["ground"], o["head"], o["reason"]) for o in flagged["review_owed"]] == [(c1, c3, "revised")]
+    status = store.json("status")
+    assert [r["record"] for r in status["review_owed"]] == [c2]
+    assert "review owed: 1" in store.ok("status")
+    assert "flagged: review owed on" in store.ok("context", "--plain")
+    store.ok("review", c2, "--why", "the schema changes nothing for parsing")
+    assert row(store, c2)["support"] == "clean"
+    refused(store, "review", c2, says="owes no review")
+    store.ok(
+        "claim",
+        "add",
+        "the API returns XML",
+        "--state",
+        "accepted",
+        "--supersedes",
+        c3,
+        "--supersede-reason",
+        "reverse",
+    )
+    lost = row(store, c2)
+    assert lost["support"] == "unsupported" and lost["lost"][0]["reason"] == "reversed"
+    assert "unsupported" in store.ok("status")
+
+
+def test_alternative_support_sets(store: Store) -> None:
+    c1 = store.add("claim", "the staging run passed", "--state", "accepted")
+    c2 = store.add("claim", "the unit tests pass", "--state", "accepted")
+    both = store.add(
+        "claim", "the build is releasable", "--state", "accepted", "--supports", c1, "--supports", c2
+    )
+    assert row(store, both)["supports"] == [[c1], [c2]]
+    store.ok(
+        "claim",
+        "the staging run failed",
+        "--state",
+        "accepted",
+        "--supersedes",
+        c1,
+        "--supersede-reason",
+        "reverse",
+    )
+    assert row(store, both)["support"] == "clean"
+
+
+def test_assess_revoke_and_blocked_decisions(store: Store) -> None:
+    c = store.add("claim", "the license allows vendoring")
+    d = store.add("decide", "vendor the library", "--depends-on", c)
+    assert row(store, c)["state"] == "unassessed"
+    assert row(store, d)["blocked_by"] == [c]
+    assert "blocked on" in store.ok("context", "--plain")
+    store.ok("claim", "assess", c, "--state", "accepted", "--why", "read the license")
+    assert row(store, d)["blocked_by"] == []
+    store.ok("decide", "revoke", d, "--why", "we chose a fork")
+    assert row(store, d)["state"] == "revoked"
+    refused(store, "decide", "revoke", d, says="already revoked")
+    refused(store, "claim", "assess", d, "--state", "accepted", says="only a claim is assessed")
+    refused(store, "claim", "assess", c, "--state", "true", says="is not one of")
+
+
+def test_questions_reopen_when_their_answer_is_superseded(store: Store) -> None:
+    q = store.add("question", "which database?")
+    c = store.add("claim", "postgres", "--state", "accepted", "--answers", q)
+    assert row(store, q)["resolved_by"] == [c]
+    store.ok(
+        "claim", "postgres 16", "--state", "accepted", "--supersedes", c, "--supersede-reason", "restate"
+    )
+    assert row(store, q)["resolved"] is False
+    assert "(unresolved)" in store.ok("context", "--plain")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("claim", "is the cache warm?"), "phrased as a question"),
+        (("decide", "should we cache?"), "phrased as a question"),
+        (("decide", "pick a store", "--choice", "SQLite", "--alternative", "sqlite"), "is the choice itself"),
+        (("claim", "x holds", "--supports", "01zzzzzzzz"), "--supports 01zzzzzzzz"),
+        (("claim", "x holds", "--state", "true"), "a new claim is"),
+        (("claim", "x holds", "--depends-on", "{c}"), "only decisions have prerequisites"),
+        (("claim", "x holds", "--answers", "{c}"), "only a question is answered"),
+        (("decide", "do x", "--supports", "{q}"), "supports names claims or decisions"),
+        (("decide", "do x", "--depends-on", "{q}"), "depends-on names claims or decisions"),
+        (("decide", "do x", "--supersedes", "{c}"), "a decision supersedes only a decision"),
+        (("claim", "x holds", "--supersede-reason", "restate"), "pass --supersedes ID too"),
+        (
+            ("claim", "x holds", "--supersedes", "{c}", "--supersede-reason", "undo"),
+            "restate, revise, reverse",
+        ),
+        (("claim", "x holds", "--revisit", "soon"), "is not a date"),
+        (("claim", "x holds", "--choice", "a"), "belongs to decisions"),
+    ],
+)
+def test_write_rules_refuse_with_exit_1(store: Store, args: tuple[str, ...], says: str) -> None:
+    c = store.add("claim", "the API returns JSON", "--state", "accepted")
+    q = store.add("question", "which format?")
+    refused(store, *(a.format(c=c, q=q) for a in args), says=says)
+    assert len(store.rows()) == 2
+
+
+def test_superseding_a_superseded_record_is_refused(store: Store) -> None:
+    c = store.add("claim", "one", "--state", "accepted")
+    store.ok("claim", "two", "--supersedes", c, "--supersede-reason", "restate")
+    refused(store, "claim", "three", "--supersedes", c, says="only a live record is superseded")
+
+
+def test_pin_and_show(store: Store) -> None:
+    c = store.add("claim", "never force-push main", "--state", "accepted", "--pin")
+    record = row(store, c)
+    assert record["pinned"] is True and record["exposure"] == "full"
+    assert "- [claim] never force-push main" in store.ok("context", "--plain")
+    shown = store.ok("state", "show", c)
+    assert "kind: claim" in shown and "support: clean" in shown
+    assert store.json("state", "show", c)["support"] == "clean"
+
+
+def test_state_list_at_replays_ledger_views(store: Store) -> None:
+    c1 = store.add("claim", "the API returns JSON", "--state", "accepted")
+    c2 = store.add("claim", "clients parse it", "--state", "accepted", "--supports", c1)
+    before = store.json("log", "-n", "1")[-1]["id"]
+    store.ok("claim", "assess", c1, "--state", "rejected")
+    assert row(store, c2)["support"] == "unsupported"
+    past = {r["id"]: r for r in store.rows("--at", before)}
+    assert (past[c1]["state"], past[c2]["support"]) == ("accepted", "clean")
+
+
+def test_plain_decide_is_unchanged(store: Store) -> None:
+    """A decision written without ledger flags writes the same payload as before the ledger."""
+    events = store.json("decide", "store events as JSONL", "--why", "diffable")["events"]
+    assert set(events[0]["payload"]) == {"entity", "text", "labels", "exposure", "scope", "priority", "why"}
+    assert store.rows()[0]["state"] == "adopted"

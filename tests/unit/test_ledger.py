@@ -1,0 +1,573 @@
+"""The ledger's rules, one small named scenario each: support sets and truth maintenance,
+supersession with restate/revise/reverse, blocked decisions, resolved questions, reviews,
+cycles, and the refusals of the write rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from service.model import ids, ledger
+from service.model.commands import AddRequest, Clock
+from service.model.config import WorkspaceConfig
+from service.model.errors import Invalid
+from service.model.events import (
+    Assertion,
+    EntityWhy,
+    Event,
+    LedgerFields,
+    Link,
+    Linked,
+    Origin,
+    Superseded,
+    make,
+)
+from service.model.fold import fold_all
+from service.model.ledger import LedgerInput, View
+from service.model.state import State
+
+HUMAN = Origin("human", True)
+AGENT = Origin("agent", False)
+NOW = "2026-11-30T10:00:00.000Z"
+
+
+class Book:
+    """A project log written through the ledger's own commands (validation included)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.n = 0
+
+    def new_id(self) -> str:
+        self.n += 1
+        return ids.encode((1_800_000_000_000 + 2000 * self.n) << 80 | self.n)
+
+    def clock(self, origin: Origin = HUMAN) -> Clock:
+        return Clock(self.new_id, NOW, origin, "app")
+
+    def state(self) -> State:
+        return fold_all(self.events)
+
+    def record(
+        self,
+        kind: str,
+        text: str,
+        *,
+        supersedes: str | None = None,
+        proposed: bool = False,
+        **given: Any,
+    ) -> str:
+        for key in ("supports", "depends_on", "answers", "alternatives", "evidence", "applies_to"):
+            if isinstance(given.get(key), str):
+                given[key] = (given[key],)
+        why = given.pop("why", None)
+        request = AddRequest(text=text, labels=(kind,), exposure="index", supersedes=supersedes, why=why)
+        clock = self.clock(AGENT if proposed else HUMAN)
+        events = ledger.add(self.state(), WorkspaceConfig(), clock, request, LedgerInput(**given))
+        self.events += events
+        payload = msgspec.json.decode(events[0].payload)
+        return str(payload["entity"])
+
+    def claim(self, text: str, state: str = "accepted", **given: Any) -> str:
+        return self.record("claim", text, state=state, **given)
+
+    def decision(self, text: str, **given: Any) -> str:
+        return self.record("decision", text, **given)
+
+    def question(self, text: str, **given: Any) -> str:
+        return self.record("question", text, **given)
+
+    def assess(self, record: str, state: str) -> None:
+        self.events += ledger.assess(self.state(), self.clock(), record, state, None)
+
+    def revoke(self, record: str) -> None:
+        self.events += ledger.revoke(self.state(), self.clock(), record, None)
+
+    def review(self, record: str) -> None:
+        self.events += ledger.review(self.state(), self.clock(), record, None)
+
+    def raw(self, kind: str, payload: Any) -> str:
+        event = make(self.new_id(), NOW, kind, HUMAN, "app", payload)
+        self.events.append(event)
+        return event.id
+
+    def view(self, record: str) -> View:
+        return ledger.derive(self.state())[record]
+
+
+def owed(view: View) -> list[tuple[str, str, str]]:
+    return [(o.ground, o.head, o.reason) for o in view.review_owed]
+
+
+# --- support and supersession -------------------------------------------------------------
+
+
+@pytest.fixture
+def grounded() -> tuple[Book, str, str]:
+    """c1 (accepted); c2 supported by c1."""
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    c2 = book.claim("clients can parse every response", supports=c1)
+    return book, c1, c2
+
+
+def test_a_record_on_an_accepted_ground_is_clean(grounded: tuple[Book, str, str]) -> None:
+    book, _, c2 = grounded
+    view = book.view(c2)
+    assert (view.support, view.review_owed, view.current) == ("clean", (), True)
+
+
+def test_restating_the_ground_leaves_the_dependent_clean(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    book.claim("the API answers in JSON", supersedes=c1, supersede_reason="restate")
+    assert book.view(c1).current is False
+    assert (book.view(c2).support, owed(book.view(c2))) == ("clean", [])
+
+
+def test_revising_the_ground_flags_the_dependent_with_review_owed(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    c3 = book.claim("the API returns JSON with a schema", supersedes=c1, supersede_reason="revise")
+    view = book.view(c2)
+    assert view.support == "flagged"
+    assert owed(view) == [(c1, c3, "revised")]
+
+
+def test_reversing_the_ground_leaves_the_dependent_unsupported(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    c3 = book.claim("the API does not return JSON", supersedes=c1, supersede_reason="reverse")
+    view = book.view(c2)
+    assert view.support == "unsupported"
+    assert [(x.ground, x.reason, x.head) for x in view.lost] == [(c1, "reversed", c3)]
+
+
+def test_a_supersession_without_a_reason_counts_as_a_revision(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    c3 = book.claim("the API returns JSON, mostly", supersedes=c1)
+    assert book.state().ledger[c3].reason == "revise"
+    assert owed(book.view(c2)) == [(c1, c3, "revised")]
+
+
+def test_an_alternative_set_survives_the_reversal_of_one_ground() -> None:
+    book = Book()
+    c1 = book.claim("the staging run passed")
+    c2 = book.claim("the unit tests pass")
+    c4 = book.claim("the build is releasable", supports=(c1, c2))
+    assert book.state().ledger[c4].supports == [[c1], [c2]]
+    book.claim("the staging run failed", supersedes=c1, supersede_reason="reverse")
+    assert book.view(c4).support == "clean"
+
+
+def test_an_and_set_counts_as_its_weakest_ground() -> None:
+    book = Book()
+    strong = book.claim("the tests pass")
+    weak = book.claim("the docs are current", state="unassessed")
+    both = book.claim("ready to release", supports=f"{strong},{weak}")
+    assert book.state().ledger[both].supports == [[strong, weak]]
+    assert owed(book.view(both)) == [(weak, weak, "unassessed")]
+    book.assess(weak, "disputed")
+    assert owed(book.view(both)) == [(weak, weak, "disputed")]
+    book.assess(weak, "rejected")
+    view = book.view(both)
+    assert view.support == "unsupported"
+    assert [(x.ground, x.reason) for x in view.lost] == [(weak, "rejected")]
+
+
+def test_a_record_keeps_its_best_set() -> None:
+    book = Book()
+    rejected = book.claim("it was benchmarked", state="rejected")
+    unassessed = book.claim("users asked for it", state="unassessed")
+    accepted = book.claim("the contract requires it")
+    flagged = book.claim("we build it", supports=(rejected, unassessed))
+    assert book.view(flagged).support == "flagged"
+    assert owed(book.view(flagged)) == [(unassessed, unassessed, "unassessed")]
+    clean = book.claim("we build it soon", supports=(unassessed, accepted))
+    assert book.view(clean).support == "clean"
+
+
+def test_grounds_lost_and_flagged_by_kind_and_state() -> None:
+    book = Book()
+    revoked = book.decision("use the v1 schema")
+    book.revoke(revoked)
+    on_revoked = book.claim("v1 clients keep working", supports=revoked)
+    assert [x.reason for x in book.view(on_revoked).lost] == ["revoked"]
+    missing = book.claim("the vendor answers within a day", state="unassessed")
+    waiting = book.decision("integrate the vendor API", depends_on=missing)
+    on_blocked = book.claim("the integration lands this quarter", supports=waiting)
+    assert book.view(waiting).blocked_by == (missing,)
+    assert owed(book.view(on_blocked)) == [(waiting, waiting, "blocked")]
+    book.assess(missing, "accepted")
+    assert book.view(on_blocked).support == "clean"
+
+
+def test_loss_propagates_and_flags_do_not() -> None:
+    book = Book()
+    c1 = book.claim("the disk is fast")
+    c2 = book.claim("the fold fits in a second", supports=c1)
+    c3 = book.claim("context stays under a second", supports=c2)
+    book.assess(c1, "unassessed")
+    assert (book.view(c2).support, book.view(c3).support) == ("flagged", "clean")
+    book.assess(c1, "rejected")
+    assert (book.view(c2).support, book.view(c3).support) == ("unsupported", "unsupported")
+    assert [(x.ground, x.reason) for x in book.view(c3).lost] == [(c2, "unsupported")]
+
+
+def test_a_retracted_ground_is_lost(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    book.raw("entity.retracted", EntityWhy(c1, "wrong"))
+    assert [(x.ground, x.reason) for x in book.view(c2).lost] == [(c1, "retracted")]
+
+
+def test_restated_chains_are_followed_to_their_head(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    c3 = book.claim("the API answers in JSON", supersedes=c1, supersede_reason="restate")
+    c4 = book.claim("the API answers in JSON with a schema", supersedes=c3, supersede_reason="revise")
+    assert owed(book.view(c2)) == [(c1, c4, "revised")]
+    book.assess(c4, "rejected")
+    assert [(x.ground, x.reason, x.head) for x in book.view(c2).lost] == [(c1, "rejected", c4)]
+
+
+def test_a_proposed_supersession_takes_effect_when_confirmed(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    c3 = book.claim("the API is XML now", supersedes=c1, supersede_reason="reverse", proposed=True)
+    assert book.view(c2).support == "clean"
+    book.raw("entity.confirmed", Assertion(entity=c3))
+    assert book.view(c2).support == "unsupported"
+
+
+# --- reviews ---------------------------------------------------------------------------------
+
+
+def test_a_review_clears_a_flag_until_the_ground_changes_again(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    c3 = book.claim("the API returns JSON with a schema", supersedes=c1, supersede_reason="revise")
+    book.review(c2)
+    assert (book.view(c2).support, book.view(c2).review_owed) == ("clean", ())
+    with pytest.raises(Invalid, match="owes no review"):
+        book.review(c2)
+    book.assess(c3, "disputed")  # the head changed: the revision is owed again, and the dispute
+    assert owed(book.view(c2)) == [(c1, c3, "revised")]
+    book.review(c2)
+    c4 = book.claim("the API returns JSON with schema v2", supersedes=c3, supersede_reason="revise")
+    assert owed(book.view(c2)) == [(c1, c4, "revised")]
+
+
+def test_a_review_does_not_clear_a_lost_ground(grounded: tuple[Book, str, str]) -> None:
+    book, c1, c2 = grounded
+    book.assess(c1, "rejected")
+    with pytest.raises(Invalid, match="owes no review"):
+        book.review(c2)
+    assert book.view(c2).support == "unsupported"
+
+
+def test_reviewing_again_after_the_same_state_returns() -> None:
+    book = Book()
+    c1 = book.claim("the cache is warm", state="unassessed")
+    c2 = book.claim("context is fast", supports=c1)
+    book.review(c2)
+    assert book.view(c2).support == "clean"
+    book.assess(c1, "accepted")
+    book.assess(c1, "unassessed")  # the same reason, a later change: owed again
+    assert owed(book.view(c2)) == [(c1, c1, "unassessed")]
+
+
+# --- blocked decisions -----------------------------------------------------------------------
+
+
+def test_a_decision_on_an_unaccepted_claim_is_blocked() -> None:
+    book = Book()
+    c = book.claim("the license allows it", state="unassessed")
+    d = book.decision("vendor the library", depends_on=c)
+    view = book.view(d)
+    assert (view.blocked, view.blocked_by, view.state) == (True, (c,), "adopted")
+    book.assess(c, "accepted")
+    assert book.view(d).blocked is False
+
+
+def test_blocking_follows_supersession_chains() -> None:
+    book = Book()
+    c1 = book.claim("the license allows it")
+    d = book.decision("vendor the library", depends_on=c1)
+    c2 = book.claim("the license allows it with attribution", supersedes=c1, supersede_reason="revise")
+    assert book.view(d).blocked is False
+    book.assess(c2, "disputed")
+    assert book.view(d).blocked_by == (c1,)
+    book.claim("the license forbids it", supersedes=c2, supersede_reason="reverse")
+    assert book.view(d).blocked_by == (c1,)
+
+
+def test_blocking_by_decisions_revoked_blocked_or_unsupported() -> None:
+    book = Book()
+    base = book.decision("use postgres")
+    d = book.decision("use postgres json columns", depends_on=base)
+    assert book.view(d).blocked is False
+    book.revoke(base)
+    assert book.view(d).blocked_by == (base,)
+    shaky = book.claim("the team knows sqlite", state="rejected")
+    grounded = book.decision("use sqlite", supports=shaky)
+    on_grounded = book.decision("use sqlite fts", depends_on=grounded)
+    assert book.view(grounded).support == "unsupported"
+    assert book.view(on_grounded).blocked_by == (grounded,)
+    d2 = book.decision("ship the json api", depends_on=d)
+    assert book.view(d2).blocked_by == (d,)
+
+
+def test_a_revoked_decision_is_not_blocked() -> None:
+    book = Book()
+    c = book.claim("the budget is approved", state="disputed")
+    d = book.decision("hire a contractor", depends_on=c)
+    book.revoke(d)
+    assert (book.view(d).blocked, book.view(d).state) == (False, "revoked")
+
+
+# --- resolved questions ----------------------------------------------------------------------
+
+
+def test_a_question_answered_by_an_accepted_claim_is_resolved_and_reopens_when_superseded() -> None:
+    book = Book()
+    q = book.question("which wire format do clients get?")
+    assert (book.view(q).resolved, book.view(q).resolved_by) == (False, ())
+    c = book.claim("clients get JSON", answers=q)
+    assert (book.view(q).resolved, book.view(q).resolved_by) == (True, (c,))
+    c2 = book.claim("clients get JSON or CBOR", supersedes=c, supersede_reason="revise")
+    assert book.view(q).resolved is False
+    book.claim("clients get JSON, CBOR on request", supersedes=c2, supersede_reason="restate", answers=q)
+    assert book.view(q).resolved is True
+
+
+def test_what_resolves_a_question() -> None:
+    book = Book()
+    q = book.question("which database?")
+    book.claim("postgres, probably", state="unassessed", answers=q)
+    assert book.view(q).resolved is False
+    d = book.decision("use postgres", answers=q)
+    assert book.view(q).resolved_by == (d,)
+    book.revoke(d)
+    assert book.view(q).resolved is False
+    c = book.claim("the ops team runs postgres", state="disputed")
+    blocked = book.decision("use managed postgres", depends_on=c, answers=q)
+    assert book.view(blocked).blocked and book.view(q).resolved is False
+    book.assess(c, "accepted")
+    assert book.view(q).resolved_by == (blocked,)
+
+
+# --- cycles ------------------------------------------------------------------------------------
+
+
+def test_a_cycle_through_a_restatement_is_unsupported() -> None:
+    """c2 stands on c1; c3 restates c1 and stands on c2: c2 → c3 → c2, grounded nowhere."""
+    book = Book()
+    c1 = book.claim("the protocol is stable")
+    c2 = book.claim("clients need no upgrade", supports=c1)
+    c3 = book.claim("the protocol stays stable", supersedes=c1, supersede_reason="restate", supports=c2)
+    assert (book.view(c2).support, book.view(c3).support) == ("unsupported", "unsupported")
+    assert [(x.ground, x.reason) for x in book.view(c2).lost] == [(c1, "unsupported")]
+
+
+def test_a_cycle_with_an_outside_ground_is_supported() -> None:
+    book = Book()
+    outside = book.claim("the spec says so")
+    a = book.claim("a holds", state="accepted")
+    b = book.claim("b holds", supports=a)
+    # a second relation, written by another tool: a stands on b, or on the outside ground
+    book.raw("entity.linked", Linked(a, Link("supports", b, 0)))
+    assert (book.view(a).support, book.view(b).support) == ("unsupported", "unsupported")
+    book.raw("entity.linked", Linked(a, Link("supports", outside, 1)))
+    assert (book.view(a).support, book.view(b).support) == ("clean", "clean")
+
+
+def test_decisions_waiting_on_each_other_stay_blocked() -> None:
+    book = Book()
+    d1 = book.decision("ship the server")
+    d2 = book.decision("ship the client", depends_on=d1)
+    book.raw("entity.linked", Linked(d1, Link("depends-on", d2)))
+    assert (book.view(d1).blocked_by, book.view(d2).blocked_by) == ((d2,), (d1,))
+
+
+def test_a_supersession_cycle_ends_the_chain() -> None:
+    book = Book()
+    c1 = book.claim("one")
+    c2 = book.claim("two", supports=c1)
+    c3 = book.claim("three")
+    book.raw("entity.superseded", Superseded(c1, by=c3))
+    book.raw("entity.superseded", Superseded(c3, by=c1))
+    assert [(x.ground, x.reason) for x in book.view(c2).lost] == [(c1, "supersession cycle")]
+
+
+# --- write rules -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def book() -> Book:
+    return Book()
+
+
+def test_relations_name_existing_records(book: Book) -> None:
+    with pytest.raises(Invalid, match="--supports 01zz"):
+        book.claim("x holds", supports="01zz")
+    with pytest.raises(Invalid, match="--supports"):
+        book.claim("x holds", supports=" , ")
+
+
+def test_supports_and_depends_on_name_claims_or_decisions(book: Book) -> None:
+    q = book.question("why?")
+    goal = book.record("goal", "ship it")
+    with pytest.raises(Invalid, match="it is a question; supports names claims or decisions"):
+        book.claim("x holds", supports=q)
+    with pytest.raises(Invalid, match="it is a goal; depends-on names claims or decisions"):
+        book.decision("do x", depends_on=goal)
+
+
+def test_answers_names_a_question(book: Book) -> None:
+    c = book.claim("x holds")
+    with pytest.raises(Invalid, match="only a question is answered"):
+        book.claim("y holds", answers=c)
+
+
+def test_only_decisions_have_prerequisites(book: Book) -> None:
+    c = book.claim("x holds")
+    with pytest.raises(Invalid, match="only decisions have prerequisites"):
+        book.claim("y holds", depends_on=c)
+    with pytest.raises(Invalid, match="only decisions have prerequisites"):
+        book.question("z?", depends_on=c)
+
+
+def test_supersedes_names_a_live_record_of_the_same_kind(book: Book) -> None:
+    c = book.claim("x holds")
+    d = book.decision("do x")
+    with pytest.raises(Invalid, match="a claim supersedes only a claim"):
+        book.claim("y holds", supersedes=d)
+    book.claim("x holds, mostly", supersedes=c)
+    with pytest.raises(Invalid, match="it is superseded; only a live record is superseded"):
+        book.claim("x holds, sometimes", supersedes=c)
+    with pytest.raises(Invalid, match="restate, revise, reverse"):
+        book.decision("do y", supersedes=d, supersede_reason="rewrite")
+    with pytest.raises(Invalid, match="pass --supersedes ID too"):
+        book.decision("do y", supersede_reason="restate")
+
+
+@pytest.mark.parametrize("kind", ["claim", "decision"])
+def test_a_claim_or_decision_phrased_as_a_question_is_refused(book: Book, kind: str) -> None:
+    with pytest.raises(Invalid, match="phrased as a question"):
+        book.record(kind, "should we cache the fold?  ")
+    book.question("should we cache the fold?")
+
+
+def test_an_alternative_equal_to_the_choice_is_refused(book: Book) -> None:
+    with pytest.raises(Invalid, match="is the choice itself"):
+        book.decision("pick a store", choice="SQLite", alternatives=("postgres", " sqlite "))
+    with pytest.raises(Invalid, match="listed twice"):
+        book.decision("pick a store", choice="sqlite", alternatives=("postgres", "Postgres"))
+    with pytest.raises(Invalid, match="belongs to decisions"):
+        book.claim("sqlite is enough", choice="sqlite")
+
+
+def test_states_and_dates_are_checked(book: Book) -> None:
+    with pytest.raises(Invalid, match=r"unassessed \| accepted"):
+        book.claim("x holds", state="true")
+    with pytest.raises(Invalid, match="is not a date"):
+        book.claim("x holds", revisit="soon")
+    c = book.claim("x holds")
+    with pytest.raises(Invalid, match="already accepted"):
+        book.assess(c, "accepted")
+    d = book.decision("do x")
+    with pytest.raises(Invalid, match="only a claim is assessed"):
+        book.assess(d, "accepted")
+    book.revoke(d)
+    with pytest.raises(Invalid, match="already revoked"):
+        book.revoke(d)
+    with pytest.raises(Invalid, match="only a decision is revoked"):
+        book.revoke(c)
+
+
+def test_relations_point_only_at_earlier_records_never_at_themselves(book: Book) -> None:
+    c = book.claim("x holds")
+    state = book.state()
+    fields = LedgerFields()
+    with pytest.raises(Invalid, match="cannot name itself"):
+        ledger.check_record(state, c, "claim", "x", fields, [Link("supports", c, 0)])
+    earlier = ids.encode(1 << 80)
+    with pytest.raises(Invalid, match="created before this one"):
+        ledger.check_record(state, earlier, "claim", "y", fields, [Link("supports", c, 0)])
+
+
+def test_ledger_flags_on_other_records_are_refused(book: Book) -> None:
+    with pytest.raises(Invalid, match="belong to claims, decisions and questions"):
+        book.record("goal", "ship it", pinned=True)
+
+
+def test_pin_places_a_record_at_full_exposure(book: Book) -> None:
+    c = book.claim("never force-push main", pinned=True)
+    entity = book.state().entities[c]
+    assert entity.exposure == "full" and entity.ledger is not None and entity.ledger.pinned
+
+
+def test_recorded_fields_round_trip(book: Book) -> None:
+    c = book.claim("the API returns JSON")
+    q = book.question("which format?")
+    d = book.decision(
+        "parse with the stdlib",
+        choice="stdlib json",
+        alternatives=("orjson", "ujson"),
+        decided_by="alice",
+        supports=c,
+        answers=q,
+        applies_to="src/client/**",
+        evidence="docs/api.md",
+        revisit="2027-01-31",
+        cost_if_wrong="a slower client",
+        why="no new dependency",
+    )
+    state = book.state()
+    row = ledger.record_row(state.entities[d], state.ledger[d])
+    assert row == {
+        "choice": "stdlib json",
+        "alternatives": ["orjson", "ujson"],
+        "decided_by": "alice",
+        "supports": [[c]],
+        "depends_on": [],
+        "answers": [q],
+        "supersede_reason": None,
+        "applies_to": ["src/client/**"],
+        "rationale": "no new dependency",
+        "evidence": ["docs/api.md"],
+        "revisit": "2027-01-31",
+        "cost_if_wrong": "a slower client",
+        "pinned": False,
+    }
+
+
+# --- backward compatibility ------------------------------------------------------------------
+
+
+def test_events_without_ledger_fields_keep_their_bytes() -> None:
+    plain = Assertion(entity="e1", text="x", labels=("decision",), links=(Link("supersedes", "e0"),))
+    encoded = msgspec.json.encode(plain)
+    assert b"ledger" not in encoded and b'"set"' not in encoded
+    assert encoded == (
+        b'{"entity":"e1","text":"x","labels":["decision"],"links":[{"type":"supersedes","target":"e0"}]}'
+    )
+
+
+def test_legacy_decisions_are_adopted_ledger_records() -> None:
+    from tests.builders import Log
+
+    log = Log()
+    d = log.add("decision.created", b'{"text":"use git"}')
+    state = log.state()
+    assert state.ledger[d].kind == "decision" and state.ledger[d].state == "adopted"
+    assert ledger.derive(state)[d].support == "clean"
+
+
+def test_signals_for_ledger_events_on_the_wrong_record() -> None:
+    book = Book()
+    d = book.decision("do x")
+    book.raw("entity.assessed", msgspec.Raw(b'{"entity":"%s","state":"accepted"}' % d.encode()))
+    state = book.state()
+    assert [s.kind for s in state.signals] == ["not-a-claim"]
+    assert state.ledger[d].state == "adopted"
+
+
+def test_derive_over_an_empty_ledger() -> None:
+    assert ledger.derive(State()) == {}

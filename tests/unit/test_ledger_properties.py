@@ -1,0 +1,224 @@
+"""Properties of the ledger's derived views over random ledger histories: they are a pure
+function of the event set (any order, any duplicates, any fold cut), they come out the same
+from a hot slice of the state as from the whole of it, and they are a fixed point."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.model import ledger
+from service.model import slice as hot_slice
+from service.model.config import WorkspaceConfig
+from service.model.context import build_context
+from service.model.events import Event, canonical, decode_unchecked
+from service.model.fold import fold, fold_all
+from service.model.slice import ColdRecord
+from service.model.state import State
+from tests.strategies import History
+
+PROPERTY = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+KINDS = ("claim", "claim", "decision", "question")
+STATES = ("unassessed", "accepted", "accepted", "disputed", "rejected", "odd")
+REASONS = ("restate", "revise", "reverse", None)
+STEPS = (
+    "record",
+    "record",
+    "record",
+    "other",
+    "assess",
+    "revoke",
+    "review",
+    "review-owed",
+    "retract",
+    "superseded",
+    "link",
+    "unlink",
+    "confirm",
+    "placed",
+)
+UNKNOWN = "01zzzzzzzzzzzzzzzzzzzzzzzz"
+
+
+class LedgerHistory(History):
+    """Random ledger histories: records citing earlier (and sometimes unknown or non-ledger)
+    records, supersessions with every reason, assessments, revocations, reviews, relations
+    added later by other tools (cycles), retractions and confirmations."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        super().__init__(draw)
+        self.ledger: list[str] = []
+        self.folded = State()
+
+    def so_far(self) -> State:
+        """The fold of the history so far (kept up to date, one event at a time)."""
+        fold(self.events[self.folded.events :], self.folded)
+        return self.folded
+
+    def cite(self) -> str:
+        pool = self.ledger or [UNKNOWN]
+        if self.draw(st.integers(0, 12)) == 0:
+            return self.draw(st.sampled_from([UNKNOWN, *self.entities]))
+        return self.draw(st.sampled_from(pool))
+
+    def record(self) -> None:
+        event_id, ts = self.tick()
+        kind = self.draw(st.sampled_from(KINDS))
+        links: list[dict[str, object]] = []
+        if self.ledger:
+            for number in range(self.draw(st.integers(0, 2))):
+                members = self.draw(st.lists(st.just(None), min_size=1, max_size=2))
+                links += [{"type": "supports", "target": self.cite(), "set": number} for _ in members]
+            for _ in range(self.draw(st.integers(0, 1))):
+                links.append({"type": "depends-on", "target": self.cite()})
+            for _ in range(self.draw(st.integers(0, 1))):
+                links.append({"type": "answers", "target": self.cite()})
+        fields: dict[str, object] = {}
+        if self.draw(st.booleans()):
+            fields["state"] = self.draw(st.sampled_from(STATES))
+        if self.ledger and self.draw(st.integers(0, 3)) == 0:
+            links.append({"type": "supersedes", "target": self.cite()})
+            reason = self.draw(st.sampled_from(REASONS))
+            if reason:
+                fields["supersede_reason"] = reason
+        payload: dict[str, object] = {
+            "entity": event_id,
+            "text": f"{kind} {len(self.ledger)}",
+            "labels": [kind],
+            "links": links,
+            "exposure": self.draw(st.sampled_from(("full", "index", "search"))),
+        }
+        if fields:
+            payload["ledger"] = fields
+        confirmed = self.draw(st.integers(0, 4)) > 0
+        kind_name = "entity.confirmed" if confirmed else "entity.proposed"
+        self.add(kind_name, payload, confirmed=confirmed, at=(event_id, ts))
+        self.ledger.append(event_id)
+        self.entities.append(event_id)
+
+    def step(self) -> None:
+        kind = self.draw(st.sampled_from(STEPS))
+        if kind == "record" or not self.ledger:
+            self.record()
+        elif kind == "other":
+            super().assertion(None)
+        elif kind == "assess":
+            state = self.draw(st.sampled_from(STATES))
+            self.add("entity.assessed", {"entity": self.cite(), "state": state})
+        elif kind == "revoke":
+            self.add("entity.revoked", {"entity": self.cite()})
+        elif kind == "review":
+            mark = {"ground": self.cite(), "head": self.cite(), "reason": "revised", "as_of": self.cite()}
+            self.add("entity.reviewed", {"entity": self.cite(), "marks": [mark]})
+        elif kind == "review-owed":
+            target = self.cite()
+            view = ledger.derive(self.so_far(), [target]).get(target)
+            marks = [msgspec.structs.asdict(o) for o in view.review_owed] if view else []
+            self.add("entity.reviewed", {"entity": target, "marks": marks})
+        elif kind == "retract":
+            self.add("entity.retracted", {"entity": self.cite(), "why": "withdrawn"})
+        elif kind == "superseded":
+            self.add("entity.superseded", {"entity": self.cite(), "by": self.cite()})
+        elif kind in ("link", "unlink"):
+            link_type = self.draw(st.sampled_from(("supports", "depends-on", "answers")))
+            link: dict[str, object] = {"type": link_type, "target": self.cite()}
+            if link_type == "supports":
+                link["set"] = self.draw(st.integers(0, 2))
+            self.add(f"entity.{kind}ed", {"entity": self.cite(), "link": link})
+        elif kind == "confirm":
+            self.add("entity.confirmed", {"entity": self.cite()}, confirmed=True)
+        elif kind == "placed":
+            exposure = self.draw(st.sampled_from(("full", "index", "search")))
+            self.add("entity.placed", {"entity": self.cite(), "exposure": exposure, "why": "moved"})
+
+
+@st.composite
+def ledger_histories(draw: st.DrawFn, max_steps: int = 30) -> list[Event]:
+    history = LedgerHistory(draw)
+    for _ in range(draw(st.integers(1, max_steps))):
+        history.step()
+    return history.events
+
+
+def derived(state: State) -> bytes:
+    return msgspec.json.encode(sorted(ledger.derive(state).items()))
+
+
+@PROPERTY
+@given(events=ledger_histories(), data=st.data())
+def test_derived_views_are_a_function_of_the_event_set(events: list[Event], data: st.DataObject) -> None:
+    expected = derived(fold_all(events))
+    copies = data.draw(st.lists(st.sampled_from(events), max_size=len(events)))
+    from_disk = [decode_unchecked(canonical(e)) for e in copies]
+    shuffled = data.draw(st.permutations(events + copies + from_disk))
+    assert derived(fold_all(shuffled)) == expected
+    cut = data.draw(st.integers(0, len(events)))
+    resumed = msgspec.msgpack.decode(msgspec.msgpack.encode(fold(events[:cut])), type=State)
+    assert derived(fold(events[cut:], resumed)) == expected
+
+
+@PROPERTY
+@given(events=ledger_histories())
+def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
+    """Every support value and every blocked flag is what its own rule gives from the others."""
+    state = fold_all(events)
+    deriver = ledger._Deriver(state.ledger)
+    deriver.solve()
+    for record_id, fact in state.ledger.items():
+        if fact.supports:
+            assert deriver.support_of(fact) == deriver.support[record_id]
+        if record_id in deriver.blocked:
+            assert deriver.is_blocked(fact) == deriver.blocked[record_id]
+    views = ledger.derive(state)
+    for view in views.values():
+        assert (view.support == "flagged") == bool(view.review_owed)
+        assert (view.support == "unsupported") == bool(view.lost)
+        assert view.blocked == bool(view.blocked_by)
+        assert (view.resolved is None) == (view.kind != "question")
+
+
+def advance_slice(
+    hot: State, cold: dict[str, ColdRecord], counts: hot_slice.ColdCounts, tail: list[Event]
+) -> bool:
+    """What the store's hot cache does with appended events (service/store/hot.py)."""
+    touched: set[str] = set()
+    for event in tail:
+        named = hot_slice.named(event)
+        if named is None:
+            return False
+        touched |= named
+    touched |= {other for entity_id in list(touched) for other in hot.pairs.get(entity_id, ())}
+    fetched = [cold.pop(i) for i in sorted(touched) if i not in hot.entities and i in cold]
+    hot_slice.bring_in(hot, counts, fetched)
+    fold(tail, hot)
+    for record in hot_slice.push_out(hot, counts, touched):
+        cold[record.entity.id] = record
+    return True
+
+
+@PROPERTY
+@given(events=ledger_histories(), cuts=st.lists(st.integers(1, 30), max_size=3))
+def test_a_hot_slice_derives_and_renders_as_the_whole_state(events: list[Event], cuts: list[int]) -> None:
+    first = min([*cuts, len(events)])
+    hot, cold_records, counts = hot_slice.split(fold(events[:first]))
+    hot = msgspec.msgpack.decode(msgspec.msgpack.encode(hot), type=State)  # as read from the cache
+    cold = {r.entity.id: r for r in cold_records}
+    done = first
+    for cut in [*sorted(c for c in cuts if c > first), len(events)]:
+        if cut <= done:
+            continue
+        if not advance_slice(hot, cold, counts, events[done:cut]):
+            return
+        done = cut
+        whole = fold_all(events[:done])
+        assert derived(hot) == derived(whole)
+        config = WorkspaceConfig()
+        every = sorted(whole.entities)
+        from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, universe=every)
+        from_whole = build_context("app", whole, [], config, "2026-11-30", {}, 0)
+        assert msgspec.json.encode(from_slice) == msgspec.json.encode(from_whole)
