@@ -87,6 +87,8 @@ def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
             except OSError:
                 continue
             server = socket.create_connection(("127.0.0.1", target_port))
+            for end in (client, server):  # no Nagle delays added to the protocol's small writes
+                end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             threading.Thread(target=pipe, args=(client, server, True), daemon=True).start()
             threading.Thread(target=pipe, args=(server, client, False), daemon=True).start()
 

@@ -525,3 +525,28 @@ def test_packs_stay_few_however_often_a_store_syncs(tmp_path: Path) -> None:
     same(a, b)
     assert status_clean(b)
     assert git("fsck", "--no-dangling", cwd=b.root) == ""
+
+
+def test_a_declined_push_moves_no_tracking_ref(tmp_path: Path) -> None:
+    """dulwich's porcelain moves refs/remotes/... even when the server declines a push; the
+    sync never trusts it: after a push that lost every try, the tracking ref and the record of
+    the last sync still name the remote's real head, and the events wait locally."""
+    path = bare(tmp_path / "remote.git")
+    a = replica(tmp_path, "a", str(path))
+    b = replica(tmp_path, "b", str(path), seed=a)
+    before = last_synced(b, "origin")
+    mine = append(b, 1, text="b")
+
+    def race(point: str) -> None:
+        if point == "committed":  # someone else pushes before every one of b's pushes
+            append(a, 1)
+            sync(a, options=FAST)
+
+    with pytest.raises(SyncError, match="kept moving"):
+        sync(b, options=Options(tries=2, timeout=5, pause=0.01, max_pause=0.02, hook=race))
+    tracking = b.repo.refs[b"refs/remotes/origin/main"]
+    assert tracking.decode() == before == last_synced(b, "origin")
+    assert tracking != b.repo.refs[gitcommit.BRANCH]
+    assert git("rev-parse", "main", cwd=path).strip() != b.head()
+    summary = sync(b, options=FAST)
+    assert summary.pushed == 1 and mine[0].id in remote_ids(path)
