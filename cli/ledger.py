@@ -141,3 +141,14 @@ def register(app: typer.Typer) -> None:
 
         ws = workspace()
         render.written(ws.write_entity(record, lambda s, c, k: ledger.review(s, k, record, why)), as_json)
+
+    export = typer.Typer(no_args_is_help=True, add_completion=False, help="Export the ledger and its schema.")
+    app.add_typer(export, name="export")
+
+    @export.command("jsonschema")
+    def jsonschema(as_json: bool = JsonOpt) -> None:
+        """Print the JSON Schema (draft 2020-12) of the event envelope and of each ledger record."""
+        from cli.common import emit_json
+        from service.model.schema import document
+
+        emit_json(document())

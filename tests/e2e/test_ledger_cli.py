@@ -222,3 +222,45 @@ def test_plain_decide_is_unchanged(store: Store) -> None:
     events = store.json("decide", "store events as JSONL", "--why", "diffable")["events"]
     assert set(events[0]["payload"]) == {"entity", "text", "labels", "exposure", "scope", "priority", "why"}
     assert store.rows()[0]["state"] == "adopted"
+
+
+def test_every_event_a_store_holds_validates_against_the_exported_schema(store: Store) -> None:
+    import json
+
+    import jsonschema
+
+    schema = store.json("export", "jsonschema")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    c1 = store.add("claim", "the API returns JSON", "--state", "accepted")
+    c2 = store.add("claim", "clients parse it", "--supports", c1)
+    q = store.add("question", "which format?")
+    d = store.add(
+        "decide", "use JSON", "--choice", "json", "--alternative", "xml", "--answers", q, "--depends-on", c1
+    )
+    store.ok("claim", "assess", c2, "--state", "accepted")
+    store.ok("claim", "the API returns JSON, v2", "--supersedes", c1, "--supersede-reason", "revise")
+    store.ok("review", c2)
+    store.ok("decide", "revoke", d)
+    unit = store.add("work", "write the client")
+    store.ok("work", "start", unit)
+    store.ok("report", unit, "first cut", "--commit", "9d2f4fc49cf782c5268b31a2e0bb8740a684c3b5")
+    store.ok("work", "done", unit)
+    store.ok("goal", "ship it", "--proposed")
+    lines = [
+        json.loads(line)
+        for path in sorted(store.root.glob("**/log/*.jsonl"))
+        for line in path.read_text("utf-8").splitlines()
+    ]
+    assert {e["type"] for e in lines} >= {
+        "entity.assessed",
+        "entity.reviewed",
+        "entity.revoked",
+        "project.added",
+    }
+    validator = jsonschema.Draft202012Validator(schema)
+    for event in lines:
+        assert validator.is_valid(event), [e.message for e in validator.iter_errors(event)]
+    rows = {r["id"]: r for r in store.rows("--all")}
+    for record, kind in ((c2, "claim"), (d, "decision"), (q, "question")):
+        check = jsonschema.Draft202012Validator({**schema, "$ref": f"#/$defs/{kind}"})
+        assert check.is_valid(rows[record]), [e.message for e in check.iter_errors(rows[record])]
