@@ -142,6 +142,20 @@ def register(app: typer.Typer) -> None:
         ws = workspace()
         render.written(ws.write_entity(record, lambda s, c, k: ledger.review(s, k, record, why)), as_json)
 
+    imports = next(g.typer_instance for g in app.registered_groups if g.name == "import")
+
+    @imports.command("docket")
+    def import_docket(path: str, as_json: bool = JsonOpt) -> None:
+        """Import a Docket schema-2 ledger (JSONL): ids kept as aliases, relations mapped."""
+        from pathlib import Path
+
+        from cli.common import echo, emit_json
+
+        summary = workspace().import_docket(Path(path))
+        if as_json:
+            return emit_json(summary)
+        echo(f"{summary['imported']} records imported, {summary['skipped']} already here")
+
     export = typer.Typer(no_args_is_help=True, add_completion=False, help="Export the ledger and its schema.")
     app.add_typer(export, name="export")
 

@@ -87,7 +87,9 @@ class Workspace:
         found = []
         for log in logs:
             state = self.state(log)
-            if any(k.startswith(prefix.lower()) for k in state.entities):
+            if any(k.startswith(prefix.lower()) for k in state.entities) or any(
+                e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
+            ):
                 found.append(log)
         if not found:
             ids.resolve(prefix, [], "record")
@@ -318,6 +320,30 @@ class Workspace:
             "index_tokens": config.caps.index_tokens,
             "context_budget": config.context_budget,
         }
+
+    def import_docket(self, path: Path) -> dict[str, object]:
+        """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
+        import json
+
+        from service.model import ledger
+
+        source = path.expanduser()
+        if not source.is_file():
+            raise Invalid(f"{path}: no such file (a Docket ledger is a .jsonl file)")
+        rows: list[tuple[int, dict[str, object]]] = []
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
+            if not isinstance(record, dict):
+                raise Invalid(f"{path}:{number} is not a ledger record (a JSON object)")
+            rows.append((number, record))
+        events = self.write_project(lambda s, c, k: ledger.import_docket(s, c, k, rows))
+        imported = sum(1 for e in events if e.type == "entity.confirmed")
+        return {"records": len(rows), "imported": imported, "skipped": len(rows) - imported}
 
     def import_superself(self, path: Path) -> dict[str, object]:
         from service.importers.superself import import_superself

@@ -135,8 +135,14 @@ def _priority(value: int | None) -> int | None:
 
 
 def find(state: State, prefix: str) -> Entity:
-    """The entity an id or unique id prefix names in `state`."""
-    return state.entities[ids.resolve(prefix, state.entities, "record")]
+    """The entity an id, a unique id prefix or an imported record's alias names in `state`."""
+    try:
+        return state.entities[ids.resolve(prefix, state.entities, "record")]
+    except Invalid:
+        for e in state.entities.values():
+            if e.ledger is not None and e.ledger.alias == prefix:
+                return e
+        raise
 
 
 # --- asserting records ------------------------------------------------------------------

@@ -65,6 +65,7 @@ class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, fo
     revisit: str | None = None
     cost_if_wrong: str | None = None
     pinned: bool = False
+    alias: str | None = None  # the id an imported record had (Docket's c1, q2, d3)
 
 
 class ReviewMark(msgspec.Struct, frozen=True, gc=False):

@@ -133,6 +133,7 @@ def record(kind: str) -> dict[str, Any]:
         "revisit": _nullable("string", format="date"),
         "cost_if_wrong": _nullable("string"),
         "pinned": {"type": "boolean"},
+        "alias": _nullable("string"),
     }
     return {
         "title": kind,

@@ -264,3 +264,33 @@ def test_every_event_a_store_holds_validates_against_the_exported_schema(store: 
     for record, kind in ((c2, "claim"), (d, "decision"), (q, "question")):
         check = jsonschema.Draft202012Validator({**schema, "$ref": f"#/$defs/{kind}"})
         assert check.is_valid(rows[record]), [e.message for e in check.iter_errors(rows[record])]
+
+
+def test_import_docket_keeps_ids_as_aliases(store: Store) -> None:
+    import json
+
+    ledger = store.root.parent / "ledger.jsonl"
+    records = [
+        {"schema": 2, "id": "c1", "kind": "claim", "text": "the API returns JSON", "state": "accepted"},
+        {"schema": 2, "id": "q1", "kind": "question", "text": "which format?"},
+        {
+            "schema": 2,
+            "id": "d1",
+            "kind": "decision",
+            "text": "use the stdlib",
+            "supports": [["c1"]],
+            "answers": ["q1"],
+        },
+    ]
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    assert store.json("import", "docket", str(ledger)) == {"records": 3, "imported": 3, "skipped": 0}
+    assert store.json("import", "docket", str(ledger))["imported"] == 0
+    rows = {r["alias"]: r for r in store.rows() if "alias" in r}
+    assert rows["q1"]["resolved_by"] == [rows["d1"]["id"]]
+    store.ok("claim", "assess", "c1", "--state", "disputed")
+    assert row(store, rows["d1"]["id"])["support"] == "flagged"
+    assert store.json("state", "show", "d1")["alias"] == "d1"
+    ledger.write_text(
+        json.dumps({"id": "c9", "kind": "claim", "text": "x", "supports": [["c7"]]}) + "\n", "utf-8"
+    )
+    refused(store, "import", "docket", str(ledger), says="c7 names no record earlier")

@@ -535,6 +535,7 @@ def test_recorded_fields_round_trip(book: Book) -> None:
         "revisit": "2027-01-31",
         "cost_if_wrong": "a slower client",
         "pinned": False,
+        "alias": None,
     }
 
 
@@ -571,3 +572,70 @@ def test_signals_for_ledger_events_on_the_wrong_record() -> None:
 
 def test_derive_over_an_empty_ledger() -> None:
     assert ledger.derive(State()) == {}
+
+
+# --- import of a Docket ledger -----------------------------------------------------------------
+
+DOCKET = [
+    {"id": "c1", "kind": "claim", "text": "the API returns JSON", "state": "accepted", "branch": "main"},
+    {"id": "q1", "kind": "question", "text": "which format?", "state": "open"},
+    {"id": "d1", "kind": "decision", "text": "use the stdlib", "supports": [["c1"]], "answers": ["q1"]},
+    {
+        "id": "c2",
+        "kind": "claim",
+        "text": "the API returns JSON with a schema",
+        "state": "accepted",
+        "supersedes": ["c1"],
+    },
+    {
+        "id": "d2",
+        "kind": "decision",
+        "text": "ship v1",
+        "state": "revoked",
+        "depends_on": ["d1"],
+        "pinned": True,
+    },
+]
+
+
+def imported(book: Book, rows: list[dict[str, Any]]) -> list[Event]:
+    numbered = list(enumerate(rows, 1))
+    events = ledger.import_docket(book.state(), WorkspaceConfig(), book.clock(), numbered)
+    book.events += events
+    return events
+
+
+def test_a_docket_ledger_maps_to_records_with_aliases(book: Book) -> None:
+    events = imported(book, DOCKET)
+    assert [e.type for e in events] == ["entity.confirmed"] * 5 + ["entity.revoked"]
+    state = book.state()
+    known = ledger.aliases(state)
+    assert sorted(known) == ["c1", "c2", "d1", "d2", "q1"]
+    views = ledger.derive(state)
+    assert state.ledger[known["d1"]].supports == [[known["c1"]]]
+    assert owed(views[known["d1"]]) == [(known["c1"], known["c2"], "revised")]
+    assert views[known["q1"]].resolved_by == (known["d1"],)
+    assert views[known["d2"]].state == "revoked"
+    assert state.entities[known["d2"]].exposure == "index"
+    assert events[0].refs == {"docket": "c1", "branch": "main"}
+    assert ledger.commands.find(state, "d1").id == known["d1"]
+    assert imported(book, DOCKET) == []  # importing again adds nothing
+
+
+@pytest.mark.parametrize(
+    ("rows", "says"),
+    [
+        ([{"id": "c1", "kind": "note", "text": "x"}], "is not claim, decision or question"),
+        ([{"id": "c1", "kind": "claim", "text": "x", "supports": [["c9"]]}], "c9 names no record earlier"),
+        ([{"id": "c1", "kind": "claim", "text": "x", "state": "true"}], "a new claim is"),
+        ([{"id": "d1", "kind": "decision", "text": "x", "state": "maybe"}], "is not one of adopted, revoked"),
+        ([{"id": "d1", "kind": "decision", "text": "should we?"}], "phrased as a question"),
+        ([{"kind": "claim", "text": "x"}], "needs an id"),
+    ],
+)
+def test_a_bad_docket_record_is_refused_with_its_line(
+    book: Book, rows: list[dict[str, Any]], says: str
+) -> None:
+    with pytest.raises(Invalid, match="line 1") as caught:
+        imported(book, rows)
+    assert says in str(caught.value)
