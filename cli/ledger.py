@@ -16,6 +16,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
     """`self VERB add "text"` for a ledger kind: the preset flags plus the ledger's."""
     decision = default.label == "decision"
     claim = default.label == "claim"
+    question = default.label == "question"
 
     @sub.command("add")
     def add(
@@ -51,6 +52,12 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         decided_by: str | None = typer.Option(None, "--decided-by", help="Who decided.", hidden=not decision),
         depends_on: list[str] = typer.Option(
             [], "--depends-on", help="A prerequisite claim or decision (repeatable).", hidden=not decision
+        ),
+        option: list[str] = typer.Option(
+            [],
+            "--option",
+            help='"ANSWER=ACTION": a candidate answer and the action it leads to (repeatable).',
+            hidden=not question,
         ),
         proposed: bool = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person."),
         exposure: str | None = typer.Option(
@@ -94,6 +101,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             revisit=revisit,
             cost_if_wrong=cost_if_wrong,
             pinned=pin,
+            options=tuple(option),
         )
         render.written(add_record(request, proposed, given), as_json)
 
@@ -113,6 +121,26 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             render.written(
                 ws.write_entity(record, lambda s, c, k: ledger.assess(s, k, record, state, why)), as_json
             )
+
+    if question:
+
+        @sub.command("check")
+        def check(record: str, as_json: bool = JsonOpt) -> None:
+            """Whether any answer changes the action; a question whose answers all lead to the
+            same action is moot and need not be asked."""
+            from cli.common import echo, emit_json
+            from service.model import ledger
+
+            ws = workspace()
+            doc = ledger.check_question(ws.state(ws.log_of(record)), record)
+            if as_json:
+                return emit_json(doc)
+            for item in doc["options"]:
+                echo(f"  {item['answer']} → {item['action']}")
+            if doc["moot"]:
+                echo("moot: every answer leads to the same action; drop the question")
+            else:
+                echo(f"worth asking: the answers lead to {doc['actions']} different actions")
 
     if decision:
 

@@ -19,7 +19,7 @@ import msgspec
 
 from service.model import tokens
 from service.model.config import WorkspaceConfig
-from service.model.ledger import derive, owes, owing, plain, view_row
+from service.model.ledger import View, derive, moot, owes, owing, plain, view_row
 from service.model.render import (
     full_row,
     index_row,
@@ -129,6 +129,11 @@ def _shown(entities: list[Entity]) -> set[str]:
     }
     shown.update(p.pair for e in entities for p in e.pending if p.pair)
     return shown
+
+
+def marks_of(e: Entity, view: View) -> dict[str, Any]:
+    """What a rendered ledger row's marks read: the derived view, and whether it is moot."""
+    return view_row(view) | {"moot": e.ledger is not None and moot(e.ledger)}
 
 
 def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str]:
@@ -260,7 +265,7 @@ def build_context(
     """
     entities = collect(state, shared)
     views = derive(state, [*(e.id for e in entities if e.id in state.ledger), *owes(state)])
-    ledger = {e.id: view_row(views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
+    ledger = {e.id: marks_of(e, views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
     owed = owing(state, views)
     if shorts is None:
         ids = [*(state.entities if universe is None else universe), *(e.id for e in shared)]

@@ -48,6 +48,13 @@ class Link(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     set: int | None = None
 
 
+class Outcome(msgspec.Struct, frozen=True, gc=False):
+    """A question's candidate answer and the action it leads to."""
+
+    answer: str
+    action: str
+
+
 class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, forbid_unknown_fields=False):
     """What a claim, decision or question records beyond an entity's text (Docket's schema 2).
 
@@ -66,6 +73,7 @@ class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, fo
     cost_if_wrong: str | None = None
     pinned: bool = False
     alias: str | None = None  # the id an imported record had (Docket's c1, q2, d3)
+    options: tuple[Outcome, ...] = ()  # a question's candidate answers and their actions
 
 
 class ReviewMark(msgspec.Struct, frozen=True, gc=False):

@@ -47,6 +47,7 @@ from service.model.events import (
     Event,
     LedgerFields,
     Link,
+    Outcome,
     Reviewed,
     ReviewMark,
     make,
@@ -360,6 +361,8 @@ def record_row(e: Entity, fact: Fact) -> dict[str, object]:
         "cost_if_wrong": fields.cost_if_wrong,
         "pinned": fields.pinned,
         "alias": fields.alias,
+        "options": [{"answer": o.answer, "action": o.action} for o in fields.options],
+        "moot": moot(fields) if e.ledger is not None and fields.options else None,
     }
 
 
@@ -395,6 +398,7 @@ class LedgerInput(msgspec.Struct, frozen=True, kw_only=True):
     revisit: str | None = None
     cost_if_wrong: str | None = None
     pinned: bool = False
+    options: tuple[str, ...] = ()  # a question's "ANSWER=ACTION" pairs
 
 
 def _flat(text: str) -> str:
@@ -448,6 +452,13 @@ def check_record(
         ):
             if value:
                 raise Invalid(f"{name} belongs to decisions; a {kind} has none")
+    if fields.options and kind != "question":
+        raise Invalid(f"--option belongs to questions; a {kind} has no candidate answers")
+    answers = [_flat(o.answer) for o in fields.options]
+    if any(not a for a in answers) or any(not _flat(o.action) for o in fields.options):
+        raise Invalid('an --option is "ANSWER=ACTION": both sides non-empty')
+    if len(set(answers)) != len(answers):
+        raise Invalid("an answer is listed twice in --option")
     if fields.choice is not None and not fields.choice.strip():
         raise Invalid("--choice is empty: name the option chosen")
     seen: set[str] = set()
@@ -543,7 +554,48 @@ def fields_for(kind: str, given: LedgerInput, superseding: bool) -> LedgerFields
         revisit=commands.valid_date(given.revisit) if given.revisit else None,
         cost_if_wrong=given.cost_if_wrong,
         pinned=given.pinned,
+        options=tuple(parse_option(o) for o in given.options),
     )
+
+
+def parse_option(text: str) -> Outcome:
+    """`"JSON=use the stdlib parser"` → the answer and the action it leads to."""
+    answer, sep, action = text.partition("=")
+    if not sep or not answer.strip() or not action.strip():
+        raise Invalid(
+            f'--option {text!r} is not "ANSWER=ACTION" (e.g. --option "JSON=parse with the stdlib")'
+        )
+    return Outcome(answer.strip(), action.strip())
+
+
+def moot(fields: LedgerFields) -> bool:
+    """Every declared answer leads to the same action: asking changes nothing."""
+    return len(fields.options) >= 2 and len({_flat(o.action) for o in fields.options}) == 1
+
+
+def check_question(state: State, prefix: str) -> dict[str, Any]:
+    """Whether any answer of a question changes the action (value of information)."""
+    entity, fact = _fact(state, prefix)
+    if fact.kind != "question":
+        raise Invalid(f"{entity.id} is a {fact.kind}; only a question is checked")
+    options = entity.ledger.options if entity.ledger is not None else ()
+    if len(options) < 2:
+        raise Invalid(
+            f"{entity.id} declares {len(options)} candidate answer(s): add two or more with "
+            f'`self question add "…" --option "ANSWER=ACTION"` (superseding it) to check it'
+        )
+    actions: dict[str, list[str]] = {}
+    for option in options:
+        actions.setdefault(_flat(option.action), []).append(option.answer)
+    is_moot = len(actions) == 1
+    return {
+        "question": entity.id,
+        "text": entity.text,
+        "moot": is_moot,
+        "changes_action": not is_moot,
+        "options": [{"answer": o.answer, "action": o.action} for o in options],
+        "actions": len(actions),
+    }
 
 
 def add(

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from service.model.events import LEGACY_PREFIXES, PAYLOADS, Legacy, Origin
+from service.model.events import LEGACY_PREFIXES, PAYLOADS, Legacy, Origin, Outcome
 from service.model.ledger import CLAIM_STATES, DECISION_STATES, SUPERSEDE_REASONS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -28,7 +28,7 @@ def _ref(name: str) -> dict[str, Any]:
 
 def _components() -> dict[str, Any]:
     structs: list[type[msgspec.Struct]] = sorted(
-        {*PAYLOADS.values(), Legacy, Origin}, key=lambda t: t.__name__
+        {*PAYLOADS.values(), Legacy, Origin, Outcome}, key=lambda t: t.__name__
     )
     _, defs = msgspec.json.schema_components(structs, ref_template=REF)
     return defs
@@ -134,6 +134,8 @@ def record(kind: str) -> dict[str, Any]:
         "cost_if_wrong": _nullable("string"),
         "pinned": {"type": "boolean"},
         "alias": _nullable("string"),
+        "options": {"type": "array", "items": _ref("Outcome")},
+        "moot": {"type": ["boolean", "null"]},
     }
     return {
         "title": kind,

@@ -156,6 +156,8 @@ def ledger_words(extra: Mapping[str, Any], short: Callable[[str], str] = str) ->
         words.append("resolved by " + ", ".join(short(i) for i in extra["resolved_by"]))
     elif extra["resolved"] is False and extra["current"]:
         words.append("unresolved")
+    if extra.get("moot"):
+        words.append("moot: every answer leads to the same action")
     return words
 
 

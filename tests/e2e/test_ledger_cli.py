@@ -294,3 +294,22 @@ def test_import_docket_keeps_ids_as_aliases(store: Store) -> None:
         json.dumps({"id": "c9", "kind": "claim", "text": "x", "supports": [["c7"]]}) + "\n", "utf-8"
     )
     refused(store, "import", "docket", str(ledger), says="c7 names no record earlier")
+
+
+def test_question_check(store: Store) -> None:
+    q = store.add(
+        "question",
+        "json or cbor?",
+        "--option",
+        "json=parse with the stdlib",
+        "--option",
+        "cbor=parse with the stdlib",
+    )
+    assert store.json("question", "check", q)["moot"] is True
+    assert "moot" in store.ok("question", "check", q)
+    assert "moot: every answer leads to the same action" in store.ok("context", "--plain")
+    live = store.add(
+        "question", "sqlite or postgres?", "--option", "sqlite=embed", "--option", "postgres=run a server"
+    )
+    assert "worth asking" in store.ok("question", "check", live)
+    refused(store, "question", "check", store.add("question", "why?"), says="declares 0 candidate answer")

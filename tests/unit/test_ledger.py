@@ -536,6 +536,8 @@ def test_recorded_fields_round_trip(book: Book) -> None:
         "cost_if_wrong": "a slower client",
         "pinned": False,
         "alias": None,
+        "options": [],
+        "moot": None,
     }
 
 
@@ -639,3 +641,37 @@ def test_a_bad_docket_record_is_refused_with_its_line(
     with pytest.raises(Invalid, match="line 1") as caught:
         imported(book, rows)
     assert says in str(caught.value)
+
+
+# --- question pruning ----------------------------------------------------------------------------
+
+
+def test_a_question_whose_answers_all_lead_to_one_action_is_moot(book: Book) -> None:
+    from service.model.context import build_context, render_agent
+
+    moot = book.question(
+        "json or cbor?", options=("json=parse with the stdlib", "cbor=Parse with  the stdlib")
+    )
+    live = book.question("sqlite or postgres?", options=("sqlite=embed it", "postgres=run a server"))
+    state = book.state()
+    assert ledger.check_question(state, moot)["moot"] is True
+    doc = ledger.check_question(state, live)
+    assert (doc["moot"], doc["changes_action"], doc["actions"]) == (False, True, 2)
+    text = render_agent(build_context("app", state, [], WorkspaceConfig(), "2026-11-30", {}, 0))
+    assert "json or cbor? (unresolved; moot: every answer leads to the same action)" in text
+    assert "sqlite or postgres? (unresolved)" in text
+
+
+def test_question_options_are_checked(book: Book) -> None:
+    with pytest.raises(Invalid, match="ANSWER=ACTION"):
+        book.question("which?", options=("json",))
+    with pytest.raises(Invalid, match="listed twice"):
+        book.question("which?", options=("json=a", "JSON=b"))
+    with pytest.raises(Invalid, match="belongs to questions"):
+        book.claim("json is fine", options=("a=b",))
+    q = book.question("which?", options=("json=a",))
+    with pytest.raises(Invalid, match="declares 1 candidate answer"):
+        ledger.check_question(book.state(), q)
+    c = book.claim("x holds")
+    with pytest.raises(Invalid, match="only a question is checked"):
+        ledger.check_question(book.state(), c)
