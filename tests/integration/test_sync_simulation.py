@@ -1,8 +1,9 @@
 """The simulation: 3–5 replicas and one bare remote under random schedules.
 
 Steps are appends (to two logs), syncs, syncs whose push loses a race (another replica
-appends and pushes between the commit and the push), and crashes at every step of a sync
-(after the fetch, after the local commit, after the push, in the middle of the checkout).
+appends and pushes between the commit and the push), crashes at every step of a sync
+(after the fetch, after the local commit, after the push, in the middle of the checkout),
+and plain-git merges pushed to the remote (conflict markers and a repeated event).
 Afterwards every replica syncs twice with no new writes, and then: every replica holds
 byte-identical files and identical folded state (the caches agree with a refold), every
 event ever appended is present exactly once on the remote and everywhere, and so is every
@@ -29,6 +30,7 @@ from service.sync import Options, clone, remotes, sync
 
 SCHEDULES = int(os.environ.get("SELF_SYNC_SCHEDULES", "60"))
 LOGS = ("app", "web")
+MAIN = b"refs/heads/main"
 QUICK = Options(tries=20, timeout=10, pause=0.0005, max_pause=0.002)
 
 
@@ -43,6 +45,7 @@ def steps(replicas: int) -> st.SearchStrategy[tuple[object, ...]]:
         st.tuples(st.just("sync"), r),
         st.tuples(st.just("race"), r, r),
         st.tuples(st.just("crash"), r, st.sampled_from(["fetched", "committed", "pushed", "checkout"])),
+        st.tuples(st.just("garble"), r),
     )
 
 
@@ -120,6 +123,23 @@ class World:
         store.close()
         self.stores[n] = Store.open(store.root)  # a new process: finishes a half checkout
 
+    def garble(self, n: int) -> None:
+        """Someone merges with plain git and pushes: conflict markers and a repeated event
+        land at the end of the remote's `app` log (later syncs must repair it)."""
+        with Repo(str(self.remote)) as repo:
+            head = repo.refs[MAIN]
+            tree = gitcommit.tree_files(repo, head)
+            paths = sorted(p for p in tree if p.startswith("projects/app/log/"))
+            if not paths:
+                return
+            data = gitcommit.blob_data(repo, tree[paths[-1]])
+            if not data:
+                return
+            first = data.split(b"\n", 1)[0] + b"\n"
+            damaged = b"<<<<<<< HEAD\n" + data + first + b"=======\n>>>>>>> theirs\n"
+            commit = gitcommit.build_commit(repo, {paths[-1]: damaged}, "merged by hand", head)
+            repo.refs.set_if_equals(MAIN, head, commit)
+
     def settle(self) -> None:
         for _ in range(2):
             for n in range(len(self.stores)):
@@ -182,6 +202,9 @@ def test_a_schedule_with_every_kind_of_step() -> None:
             ("crash", 3, "checkout"),
             ("crash", 2, "pushed"),
             ("crash", 1, "fetched"),
+            ("garble", 0),
+            ("append", 2, "app", 1),
+            ("crash", 2, "committed"),
             ("sync", 0),
         ],
     )
