@@ -170,6 +170,28 @@ def register(app: typer.Typer) -> None:
         ws = workspace()
         render.written(ws.write_entity(record, lambda s, c, k: ledger.review(s, k, record, why)), as_json)
 
+    work = next(g.typer_instance for g in app.registered_groups if g.name == "work")
+
+    @work.command("parallel")
+    def parallel(units: list[str], as_json: bool = JsonOpt) -> None:
+        """Whether work units commute (none writes what another reads or writes), from their
+        declared --reads and --writes; else each conflicting pair and path."""
+        from cli.common import echo, emit_json
+        from service.model import ledger
+
+        ws = workspace()
+        doc = ledger.parallel(ws.state(ws.require_project()), units)
+        if as_json:
+            return emit_json(doc)
+        for conflict in doc["conflicts"]:
+            echo(
+                f"conflict ({conflict['kind']}): {conflict['writer']} writes {conflict['path']}, "
+                f"{conflict['other']} touches {conflict['other_path']}"
+            )
+        for unit in doc["undeclared"]:
+            echo(f"undeclared: {unit} declares no --reads/--writes; it cannot be certified")
+        echo("commute: safe to run in parallel" if doc["commute"] else "do not run these in parallel")
+
     imports = next(g.typer_instance for g in app.registered_groups if g.name == "import")
 
     @imports.command("docket")

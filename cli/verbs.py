@@ -114,8 +114,19 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         scope_workspace: bool = typer.Option(
             False, "--workspace", help="Record at workspace scope (every project)."
         ),
+        reads: list[str] = typer.Option(
+            [], "--reads", help="A path or glob the unit reads (repeatable).", hidden=verb != "work"
+        ),
+        writes: list[str] = typer.Option(
+            [], "--writes", help="A path or glob the unit writes (repeatable).", hidden=verb != "work"
+        ),
+        intends: list[str] = typer.Option(
+            [], "--intends", help="An intended outcome: a path or glob it will change.", hidden=verb != "work"
+        ),
         as_json: bool = JsonOpt,
     ) -> None:
+        from service.model.ledger import work_fields
+
         row = _row(verb)
         request = AddRequest(
             text=text,
@@ -128,6 +139,7 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
             why=why,
             supersedes=supersedes,
             demote=tuple(demote),
+            ledger=work_fields(row.label, reads, writes, intends),
         )
         render.written(add_record(request, proposed), as_json)
 

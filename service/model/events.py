@@ -74,6 +74,9 @@ class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, fo
     pinned: bool = False
     alias: str | None = None  # the id an imported record had (Docket's c1, q2, d3)
     options: tuple[Outcome, ...] = ()  # a question's candidate answers and their actions
+    reads: tuple[str, ...] = ()  # a work unit's read set (paths or globs)
+    writes: tuple[str, ...] = ()  # a work unit's write set
+    intends: tuple[str, ...] = ()  # a work unit's intended outcomes (paths or globs)
 
 
 class ReviewMark(msgspec.Struct, frozen=True, gc=False):

@@ -821,3 +821,91 @@ def import_docket(
                     scratch.ledger[link.target], current=False
                 )
     return events
+
+
+# --- parallel validity ------------------------------------------------------------------------
+
+
+def work_fields(
+    label: str, reads: Sequence[str], writes: Sequence[str], intends: Sequence[str]
+) -> LedgerFields | None:
+    """A work unit's declared read, write and intended-outcome sets (None when none is given)."""
+    if not (reads or writes or intends):
+        return None
+    if label != "work":
+        raise Invalid("--reads, --writes and --intends belong to work units (`self work add`)")
+    for path in (*reads, *writes, *intends):
+        if not path.strip() or path.startswith(("/", "~")):
+            raise Invalid(f"{path!r}: give a path or glob relative to the checkout, e.g. src/app/*.py")
+    return LedgerFields(reads=tuple(reads), writes=tuple(writes), intends=tuple(intends))
+
+
+_WILD = re.compile(r"[*?\[]")
+
+
+def overlap(a: str, b: str) -> bool:
+    """Whether two paths or globs can name a common path (conservative for two globs: their
+    literal heads must be compatible)."""
+    import fnmatch
+
+    if a == b:
+        return True
+    wild_a, wild_b = bool(_WILD.search(a)), bool(_WILD.search(b))
+    if not wild_a and not wild_b:
+        return (
+            a.rstrip("/") == b.rstrip("/")
+            or a.startswith(b.rstrip("/") + "/")
+            or b.startswith(a.rstrip("/") + "/")
+        )
+    if not wild_b:
+        return fnmatch.fnmatchcase(b, a) or _head(a).startswith(b.rstrip("/") + "/")
+    if not wild_a:
+        return overlap(b, a)
+    head_a, head_b = _head(a), _head(b)
+    return head_a.startswith(head_b) or head_b.startswith(head_a)
+
+
+def _head(glob: str) -> str:
+    match = _WILD.search(glob)
+    return glob if match is None else glob[: match.start()]
+
+
+def parallel(state: State, prefixes: Sequence[str]) -> dict[str, Any]:
+    """Whether work units commute: no unit writes what another reads or writes.
+
+    Certified only when every unit declared its sets; otherwise each conflicting pair is
+    named with the paths and how they conflict (write/write or write/read).
+    """
+    if len(prefixes) < 2:
+        raise Invalid("name two or more work units: `self work parallel ID ID...`")
+    units = [commands.find(state, p) for p in prefixes]
+    if len({u.id for u in units}) != len(units):
+        raise Invalid("a work unit is named twice")
+    undeclared = [u.id for u in units if u.ledger is None or not (u.ledger.reads or u.ledger.writes)]
+    conflicts: list[dict[str, str]] = []
+    for i, a in enumerate(units):
+        for b in units[i + 1 :]:
+            conflicts += _conflicts(a, b)
+    return {
+        "units": [u.id for u in units],
+        "commute": not conflicts and not undeclared,
+        "conflicts": conflicts,
+        "undeclared": undeclared,
+    }
+
+
+def _conflicts(a: Entity, b: Entity) -> list[dict[str, str]]:
+    fa, fb = a.ledger or LedgerFields(), b.ledger or LedgerFields()
+    found: list[dict[str, str]] = []
+    for left, right, kind in (
+        ((a.id, fa.writes), (b.id, fb.writes), "write/write"),
+        ((a.id, fa.writes), (b.id, fb.reads), "write/read"),
+        ((b.id, fb.writes), (a.id, fa.reads), "write/read"),
+    ):
+        for p in left[1]:
+            for q in right[1]:
+                if overlap(p, q):
+                    found.append(
+                        {"writer": left[0], "other": right[0], "path": p, "other_path": q, "kind": kind}
+                    )
+    return found

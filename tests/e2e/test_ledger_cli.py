@@ -313,3 +313,14 @@ def test_question_check(store: Store) -> None:
     )
     assert "worth asking" in store.ok("question", "check", live)
     refused(store, "question", "check", store.add("question", "why?"), says="declares 0 candidate answer")
+
+
+def test_work_parallel(store: Store) -> None:
+    api = store.add("work", "the api", "--reads", "docs/**", "--writes", "src/api/*.py")
+    client = store.add("work", "the client", "--reads", "src/api/models.py", "--writes", "src/client/**")
+    docs = store.add("work", "the docs", "--writes", "README.md")
+    assert store.json("work", "parallel", api, docs)["commute"] is True
+    doc = store.json("work", "parallel", api, client, docs)
+    assert doc["commute"] is False and doc["conflicts"][0]["path"] == "src/api/*.py"
+    assert "do not run these in parallel" in store.ok("work", "parallel", api, client)
+    refused(store, "goal", "x", "--reads", "a", says="belong to work units")

@@ -675,3 +675,60 @@ def test_question_options_are_checked(book: Book) -> None:
     c = book.claim("x holds")
     with pytest.raises(Invalid, match="only a question is checked"):
         ledger.check_question(book.state(), c)
+
+
+# --- parallel validity -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "meet"),
+    [
+        ("src/app.py", "src/app.py", True),
+        ("src/app.py", "src/lib.py", False),
+        ("src", "src/app.py", True),
+        ("src/*.py", "src/app.py", True),
+        ("src/*.py", "docs/app.py", False),
+        ("src/api/**", "src/api/v1/models.py", True),
+        ("src/api/*.py", "src/client/*.py", False),
+        ("src/**", "src/api/*.py", True),
+        ("docs", "docs/*.md", True),
+    ],
+)
+def test_paths_and_globs_overlap(a: str, b: str, meet: bool) -> None:
+    assert ledger.overlap(a, b) is meet
+    assert ledger.overlap(b, a) is meet
+
+
+def work(book: Book, text: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> str:
+    request = AddRequest(text=text, labels=("work",), ledger=ledger.work_fields("work", reads, writes, ()))
+    events = ledger.add(book.state(), WorkspaceConfig(), book.clock(), request, LedgerInput())
+    book.events += events
+    return events[0].id
+
+
+def test_work_units_commute_only_when_no_one_writes_what_another_touches(book: Book) -> None:
+    api = work(book, "the api", reads=("docs/**",), writes=("src/api/*.py",))
+    client = work(book, "the client", reads=("src/api/models.py",), writes=("src/client/**",))
+    docs = work(book, "the docs", writes=("README.md",))
+    bare = work(book, "something")
+    state = book.state()
+    assert ledger.parallel(state, [api, docs])["commute"] is True
+    doc = ledger.parallel(state, [api, client, docs])
+    assert doc["commute"] is False
+    assert doc["conflicts"] == [
+        {
+            "writer": api,
+            "other": client,
+            "path": "src/api/*.py",
+            "other_path": "src/api/models.py",
+            "kind": "write/read",
+        }
+    ]
+    both = ledger.parallel(state, [docs, bare])
+    assert (both["commute"], both["undeclared"]) == (False, [bare])
+    with pytest.raises(Invalid, match="two or more"):
+        ledger.parallel(state, [api])
+    with pytest.raises(Invalid, match="belong to work units"):
+        ledger.work_fields("goal", ("a",), (), ())
+    with pytest.raises(Invalid, match="relative to the checkout"):
+        ledger.work_fields("work", ("/etc/passwd",), (), ())
