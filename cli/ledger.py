@@ -53,6 +53,15 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         depends_on: list[str] = typer.Option(
             [], "--depends-on", help="A prerequisite claim or decision (repeatable).", hidden=not decision
         ),
+        gate: str | None = typer.Option(
+            None, "--gate", help="A policy: allow|deny|ask for matching tool calls.", hidden=not decision
+        ),
+        tool: str | None = typer.Option(
+            None, "--tool", help="The tool a policy applies to.", hidden=not decision
+        ),
+        pattern: str | None = typer.Option(
+            None, "--pattern", help="A glob over the call's command or file path.", hidden=not decision
+        ),
         option: list[str] = typer.Option(
             [],
             "--option",
@@ -102,6 +111,9 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             cost_if_wrong=cost_if_wrong,
             pinned=pin,
             options=tuple(option),
+            gate=gate,
+            tool=tool,
+            pattern=pattern,
         )
         render.written(add_record(request, proposed, given), as_json)
 
@@ -170,6 +182,16 @@ def register(app: typer.Typer) -> None:
         ws = workspace()
         render.written(ws.write_entity(record, lambda s, c, k: ledger.review(s, k, record, why)), as_json)
 
+    @app.command("gate")
+    def gate(as_json: bool = JsonOpt) -> None:
+        """Read a coding agent's pre-tool-use hook JSON on stdin; print allow, deny or ask as
+        JSON, from the ledger's policy decisions and the call's reversibility."""
+        import sys
+
+        from cli.common import emit_json
+
+        emit_json(rule_stdin(sys.stdin.read()))
+
     work = next(g.typer_instance for g in app.registered_groups if g.name == "work")
 
     @work.command("parallel")
@@ -216,3 +238,26 @@ def register(app: typer.Typer) -> None:
         from service.model.schema import document
 
         emit_json(document())
+
+
+def rule_stdin(text: str) -> dict[str, object]:
+    """The gate's answer; it never fails the hook: an unreadable call is asked about."""
+    from service.model import gate
+    from service.model.errors import Invalid
+
+    try:
+        tool, tool_input = gate.parse(text)
+    except Invalid as exc:
+        return gate.Ruling("ask", f"{exc}; a person decides", "?", "").document()
+    state = None
+    ws = None
+    try:
+        ws = workspace()
+        if ws.project:
+            state = ws.state(ws.require_project())
+    except Exception:  # no store or project here: reversibility alone decides
+        state = None
+    ruling = gate.rule(tool, tool_input, state)
+    if ws is not None:
+        ws.log_ruling(ruling.document() | {"subject": ruling.subject})
+    return ruling.document()

@@ -321,6 +321,19 @@ class Workspace:
             "context_budget": config.context_budget,
         }
 
+    def log_ruling(self, ruling: dict[str, object]) -> None:
+        """The gate's rulings, one JSON line each, in this machine's `.local/gate.jsonl`."""
+        import json
+
+        path = self.store.root / ".local" / "gate.jsonl"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stamped = {"ts": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"), **ruling}
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(stamped, sort_keys=True) + "\n")
+        except OSError:
+            pass  # a ruling that cannot be logged still answers the hook
+
     def import_docket(self, path: Path) -> dict[str, object]:
         """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
         import json

@@ -77,6 +77,9 @@ class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, fo
     reads: tuple[str, ...] = ()  # a work unit's read set (paths or globs)
     writes: tuple[str, ...] = ()  # a work unit's write set
     intends: tuple[str, ...] = ()  # a work unit's intended outcomes (paths or globs)
+    gate: str | None = None  # a policy decision's ruling for matching tool calls: allow|deny|ask
+    tool: str | None = None  # the tool a policy applies to (None: every tool)
+    pattern: str | None = None  # a glob over the call's subject (command, file path)
 
 
 class ReviewMark(msgspec.Struct, frozen=True, gc=False):

@@ -399,6 +399,9 @@ class LedgerInput(msgspec.Struct, frozen=True, kw_only=True):
     cost_if_wrong: str | None = None
     pinned: bool = False
     options: tuple[str, ...] = ()  # a question's "ANSWER=ACTION" pairs
+    gate: str | None = None  # a policy decision: allow|deny|ask for matching tool calls
+    tool: str | None = None
+    pattern: str | None = None
 
 
 def _flat(text: str) -> str:
@@ -452,6 +455,14 @@ def check_record(
         ):
             if value:
                 raise Invalid(f"{name} belongs to decisions; a {kind} has none")
+    if (fields.gate or fields.tool or fields.pattern) and kind != "decision":
+        raise Invalid(f"--gate, --tool and --pattern make a policy decision; a {kind} has none")
+    if fields.gate is not None and fields.gate not in ("allow", "deny", "ask"):
+        raise Invalid(f"--gate {fields.gate!r} is not one of allow, deny, ask")
+    if (fields.gate is None) != (fields.pattern is None) or (fields.tool and not fields.gate):
+        raise Invalid(
+            'a policy gives --gate and --pattern together (e.g. --gate deny --pattern "git push --force*")'
+        )
     if fields.options and kind != "question":
         raise Invalid(f"--option belongs to questions; a {kind} has no candidate answers")
     answers = [_flat(o.answer) for o in fields.options]
@@ -555,6 +566,9 @@ def fields_for(kind: str, given: LedgerInput, superseding: bool) -> LedgerFields
         cost_if_wrong=given.cost_if_wrong,
         pinned=given.pinned,
         options=tuple(parse_option(o) for o in given.options),
+        gate=given.gate,
+        tool=given.tool,
+        pattern=given.pattern,
     )
 
 

@@ -112,6 +112,25 @@ def test_decisions_and_why_runs_line_by_line(tmp_path: Path) -> None:
         assert mark in context, f"`self context --plain` lacks {mark!r}:\n{context}"
 
 
+def test_the_gate_hook_snippet_runs(tmp_path: Path) -> None:
+    import json
+
+    text = section("Decisions and why")
+    snippet = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]
+    command = snippet["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    hook = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf data"}}
+    proc = subprocess.run(
+        shlex.split(command),
+        input=json.dumps(hook),
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["decision"] == "ask"
+
+
 # --- the Commands table -------------------------------------------------------------------
 
 WORD = re.compile(r"^[a-z][a-z-]*(/[a-z][a-z-]*)*$")

@@ -324,3 +324,26 @@ def test_work_parallel(store: Store) -> None:
     assert doc["commute"] is False and doc["conflicts"][0]["path"] == "src/api/*.py"
     assert "do not run these in parallel" in store.ok("work", "parallel", api, client)
     refused(store, "goal", "x", "--reads", "a", says="belong to work units")
+
+
+def test_gate_answers_a_pre_tool_use_hook(store: Store) -> None:
+    import json
+
+    def ask(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        hook = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}
+        doc = json.loads(store.ok("gate", input=json.dumps(hook)))
+        assert doc["decision"] in ("allow", "deny", "ask") and doc["reason"]
+        return doc
+
+    assert ask("Bash", {"command": "git push --force origin main"})["decision"] == "ask"
+    policy = store.add(
+        "decide", "never force-push", "--gate", "deny", "--tool", "Bash", "--pattern", "git push*--force*"
+    )
+    denied = ask("Bash", {"command": "git push --force origin main"})
+    assert (denied["decision"], denied["policy"]) == ("deny", policy)
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert ask("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"})["decision"] == "allow"
+    rulings = (store.root / ".local" / "gate.jsonl").read_text("utf-8").splitlines()
+    assert len(rulings) == 3 and json.loads(rulings[-1])["decision"] == "allow"
+    garbled = json.loads(store.ok("gate", input="not json"))
+    assert garbled["decision"] == "ask"
