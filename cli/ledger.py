@@ -214,6 +214,24 @@ def register(app: typer.Typer) -> None:
             echo(f"undeclared: {unit} declares no --reads/--writes; it cannot be certified")
         echo("commute: safe to run in parallel" if doc["commute"] else "do not run these in parallel")
 
+    @work.command("outcome")
+    def outcome(record: str, as_json: bool = JsonOpt) -> None:
+        """Intentional and unintentional outcomes: the files the linked checkout changed between
+        the unit's start and done commits, against the outcomes it declared (--intends)."""
+        from cli.common import echo, emit_json
+
+        doc = workspace().work_outcome(record)
+        if as_json:
+            return emit_json(doc)
+        span = f"{str(doc['start'])[:10]}..{str(doc['end'])[:10]}" + (
+            "" if doc["done"] else " (not done: up to the head)"
+        )
+        echo(f"{doc['work']}: {span}")
+        for key in ("intentional", "unintentional", "unrealized"):
+            items = doc[key]
+            assert isinstance(items, list)
+            echo(f"{key}: {', '.join(items) if items else '-'}")
+
     imports = next(g.typer_instance for g in app.registered_groups if g.name == "import")
 
     @imports.command("docket")

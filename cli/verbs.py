@@ -191,7 +191,13 @@ def work_app() -> typer.Typer:
             ws = workspace()
             render.written(ws.write_entity(record, lambda s, c, k: fn(s, k, record)), as_json)
 
-    execution("start", commands.start, "Mark a work unit in progress.")
+    @sub.command("start")
+    def start(record: str, as_json: bool = JsonOpt) -> None:
+        """Mark a work unit in progress (with the linked checkout's head commit, when there is one)."""
+        ws = workspace()
+        head = ws.checkout_head()
+        render.written(ws.write_entity(record, lambda s, c, k: commands.start(s, k, record, head)), as_json)
+
     execution("unblock", commands.unblock, "Clear a block.")
 
     @sub.command("block")
@@ -229,11 +235,12 @@ def work_app() -> typer.Typer:
     ) -> None:
         """Mark done; refused without evidence or with uncovered criteria."""
         ws = workspace()
+        head = ws.checkout_head()
         render.written(
             ws.write_entity(
                 record,
                 lambda s, c, k: commands.done(
-                    s, k, record, report=report, commit=commit, artifact=artifact, why=why
+                    s, k, record, report=report, commit=commit, artifact=artifact, why=why, head=head
                 ),
             ),
             as_json,

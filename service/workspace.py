@@ -321,6 +321,78 @@ class Workspace:
             "context_budget": config.context_budget,
         }
 
+    def checkout(self) -> Path | None:
+        """The checkout linked to this project: the one holding the working directory, else
+        the only one linked."""
+        if not self.project:
+            return None
+        links = {Path(p): slug for p, slug in self.store.local.links().items() if slug == self.project}
+        here = Path.cwd().resolve()
+        for candidate in (here, *here.parents):
+            if candidate in links:
+                return candidate
+        return next(iter(links)) if len(links) == 1 else None
+
+    def checkout_head(self) -> str | None:
+        """The head commit of the linked checkout (None without one, or outside git)."""
+        path = self.checkout()
+        if path is None:
+            return None
+        from dulwich.errors import NotGitRepository
+        from dulwich.repo import Repo
+
+        try:
+            with Repo(str(path)) as repo:
+                return repo.head().decode()
+        except (NotGitRepository, KeyError, OSError):
+            return None
+
+    def work_outcome(self, prefix: str) -> dict[str, object]:
+        """Intended outcomes against the files the linked checkout changed between the unit's
+        start and done commits (its head when it is not done yet)."""
+        from dulwich.diff_tree import tree_changes
+        from dulwich.repo import Repo
+
+        from service.model import ledger
+        from service.model.events import EntityWhy, payload_of
+        from service.model.history import events_of
+
+        log = self.log_of(prefix)
+        unit = commands.find(self.state(log), prefix)
+        start = end = None
+        for event in events_of(unit.id, self.store.read(log).events):
+            payload = payload_of(event)
+            if isinstance(payload, EntityWhy) and payload.entity == unit.id and payload.commit:
+                if event.type == "entity.started":
+                    start, end = payload.commit, None
+                elif event.type == "entity.done":
+                    end = payload.commit
+        if start is None:
+            raise Invalid(
+                f"{unit.id} has no start commit: link the checkout (`self project link`) before "
+                "`self work start`, so the start records its head"
+            )
+        path = self.checkout()
+        if path is None:
+            raise Invalid("no checkout is linked to this project: run `self project link` in it")
+        done = end is not None
+        with Repo(str(path)) as repo:
+            end = end or repo.head().decode()
+            try:
+                changes = tree_changes(repo.object_store, repo[start.encode()].tree, repo[end.encode()].tree)
+                realized = {
+                    side.path.decode()
+                    for change in changes
+                    for side in (change.old, change.new)
+                    if side is not None and side.path is not None
+                }
+            except KeyError as exc:
+                raise Invalid(f"the checkout at {path} lacks commit {exc}; fetch it first") from exc
+        intended = list(unit.ledger.intends) if unit.ledger is not None else []
+        return {"work": unit.id, "start": start, "end": end, "done": done} | ledger.outcome(
+            realized, intended
+        )
+
     def log_ruling(self, ruling: dict[str, object]) -> None:
         """The gate's rulings, one JSON line each, in this machine's `.local/gate.jsonl`."""
         import json

@@ -307,11 +307,12 @@ def _criterion(entity: Entity, given: str) -> str:
 # --- execution ------------------------------------------------------------------------
 
 
-def start(state: State, clock: Clock, prefix: str) -> list[Event]:
+def start(state: State, clock: Clock, prefix: str, head: str | None = None) -> list[Event]:
+    """In progress; `head` is the linked checkout's commit as the work starts."""
     entity = _open_unit(state, prefix)
     if entity.execution == "in-progress":
         raise Invalid(f"{entity.id} is already in progress")
-    return [_event(clock, "entity.started", EntityWhy(entity.id))]
+    return [_event(clock, "entity.started", EntityWhy(entity.id, commit=head))]
 
 
 def block(state: State, clock: Clock, prefix: str, on: str | None, why: str | None) -> list[Event]:
@@ -347,8 +348,10 @@ def done(
     commit: str | None = None,
     artifact: str | None = None,
     why: str | None = None,
+    head: str | None = None,
 ) -> list[Event]:
-    """Done, gated by the completion rule; a report given here travels with the done."""
+    """Done, gated by the completion rule; a report given here travels with the done;
+    `head` is the linked checkout's commit as the work ends."""
     entity = find(state, prefix)
     events: list[Event] = []
     reports = list(state.reports.get(entity.id, ()))
@@ -359,7 +362,7 @@ def done(
     reason = completion.refusal(entity, reports, clock.now)
     if reason is not None:
         raise Refused(reason)
-    return [*events, _event(clock, "entity.done", EntityWhy(entity.id, why))]
+    return [*events, _event(clock, "entity.done", EntityWhy(entity.id, why, commit=head))]
 
 
 def report(

@@ -115,10 +115,12 @@ class Superseded(Payload, frozen=True, gc=False):
 
 
 class EntityWhy(Payload, frozen=True, gc=False):
-    """retracted, done, retired, restored, started, unblocked: an entity and maybe a reason."""
+    """retracted, done, retired, restored, started, unblocked: an entity and maybe a reason;
+    started and done may carry the linked checkout's head commit (outcome tracking)."""
 
     entity: str
     why: str | None = None
+    commit: str | None = None
 
 
 class Blocked(Payload, frozen=True, gc=False):

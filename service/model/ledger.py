@@ -923,3 +923,26 @@ def _conflicts(a: Entity, b: Entity) -> list[dict[str, str]]:
                         {"writer": left[0], "other": right[0], "path": p, "other_path": q, "kind": kind}
                     )
     return found
+
+
+# --- outcome tracking -----------------------------------------------------------------------
+
+
+def matches(path: str, declared: str) -> bool:
+    """A changed file falls under a declared path or glob (a directory covers its files)."""
+    import fnmatch
+
+    return fnmatch.fnmatchcase(path, declared) or path.startswith(declared.rstrip("/") + "/")
+
+
+def outcome(realized: Iterable[str], intended: Sequence[str]) -> dict[str, list[str]]:
+    """Intentional (R ∩ ι), unintentional (R \\ ι), and declared outcomes nothing realized."""
+    changed = sorted(set(realized))
+    intentional = [p for p in changed if any(matches(p, i) for i in intended)]
+    return {
+        "intended": list(intended),
+        "realized": changed,
+        "intentional": intentional,
+        "unintentional": [p for p in changed if p not in intentional],
+        "unrealized": [i for i in intended if not any(matches(p, i) for p in changed)],
+    }

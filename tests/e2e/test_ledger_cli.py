@@ -347,3 +347,33 @@ def test_gate_answers_a_pre_tool_use_hook(store: Store) -> None:
     assert len(rulings) == 3 and json.loads(rulings[-1])["decision"] == "allow"
     garbled = json.loads(store.ok("gate", input="not json"))
     assert garbled["decision"] == "ask"
+
+
+def test_work_outcome_compares_intended_and_realized_files(store: Store) -> None:
+    from dulwich import porcelain
+
+    checkout = store.root.parent / "checkout"
+    (checkout / "src").mkdir(parents=True)
+    (checkout / "src" / "api.py").write_text("a\n", "utf-8")
+    (checkout / "README.md").write_text("r\n", "utf-8")
+    repo = porcelain.init(str(checkout))
+    identity = b"Test <test@example.invalid>"
+    porcelain.add(repo, [str(checkout / "src" / "api.py"), str(checkout / "README.md")])
+    porcelain.commit(repo, b"init", author=identity, committer=identity)
+    store.ok("project", "link", "app", str(checkout))
+    unit = store.add("work", "the api", "--intends", "src/**", "--intends", "docs/**")
+    refused(store, "work", "outcome", unit, says="has no start commit")
+    store.ok("work", "start", unit)
+    (checkout / "src" / "api.py").write_text("b\n", "utf-8")
+    (checkout / "setup.cfg").write_text("s\n", "utf-8")
+    porcelain.add(repo, [str(checkout / "src" / "api.py"), str(checkout / "setup.cfg")])
+    porcelain.commit(repo, b"work", author=identity, committer=identity)
+    store.ok("work", "done", unit, "--report", "api written")
+    doc = store.json("work", "outcome", unit)
+    assert doc["done"] is True
+    assert (doc["intentional"], doc["unintentional"], doc["unrealized"]) == (
+        ["src/api.py"],
+        ["setup.cfg"],
+        ["docs/**"],
+    )
+    assert "unintentional: setup.cfg" in store.ok("work", "outcome", unit)

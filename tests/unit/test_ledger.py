@@ -732,3 +732,16 @@ def test_work_units_commute_only_when_no_one_writes_what_another_touches(book: B
         ledger.work_fields("goal", ("a",), (), ())
     with pytest.raises(Invalid, match="relative to the checkout"):
         ledger.work_fields("work", ("/etc/passwd",), (), ())
+
+
+# --- outcome tracking ------------------------------------------------------------------------------
+
+
+def test_outcomes_split_into_intentional_and_unintentional() -> None:
+    doc = ledger.outcome(
+        ["src/api/x.py", "README.md", "src/api/y.py", "docs/a.md"], ["src/api/**", "docs", "CHANGES"]
+    )
+    assert doc["intentional"] == ["docs/a.md", "src/api/x.py", "src/api/y.py"]
+    assert doc["unintentional"] == ["README.md"]
+    assert doc["unrealized"] == ["CHANGES"]
+    assert ledger.outcome([], [])["realized"] == []
