@@ -257,6 +257,16 @@ def register(app: typer.Typer) -> None:
 
         emit_json(document())
 
+    @export.command("parquet")
+    def parquet(out: str, as_json: bool = JsonOpt) -> None:
+        """Write one row per decision (grounds, status, known outcome) to a Parquet file."""
+        from cli.common import echo, emit_json
+
+        done = write_parquet(out)
+        if as_json:
+            return emit_json(done)
+        echo(f"{done['rows']} decisions written to {done['path']}")
+
 
 def rule_stdin(text: str) -> dict[str, object]:
     """The gate's answer; it never fails the hook: an unreadable call is asked about."""
@@ -279,3 +289,42 @@ def rule_stdin(text: str) -> dict[str, object]:
     if ws is not None:
         ws.log_ruling(ruling.document() | {"subject": ruling.subject})
     return ruling.document()
+
+
+def write_parquet(out: str) -> dict[str, object]:
+    """Every decision of this project as one Parquet row (pyarrow, the `parquet` extra)."""
+    from service.model import ledger
+    from service.model.errors import Invalid
+
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
+    ws = workspace()
+    rows = ledger.decision_rows(ws.state(ws.require_project()))
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("project", pa.string()),
+            ("text", pa.string()),
+            ("choice", pa.string()),
+            ("alternatives", pa.list_(pa.string())),
+            ("decided_by", pa.string()),
+            ("rationale", pa.string()),
+            ("state", pa.string()),
+            ("current", pa.bool_()),
+            ("support", pa.string()),
+            ("supports", pa.list_(pa.list_(pa.string()))),
+            ("review_owed", pa.list_(pa.string())),
+            ("depends_on", pa.list_(pa.string())),
+            ("blocked_by", pa.list_(pa.string())),
+            ("answers", pa.list_(pa.string())),
+            ("outcome", pa.string()),
+            ("superseded_by", pa.string()),
+            ("created", pa.string()),
+            ("changed", pa.string()),
+        ]
+    )
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), out)
+    return {"path": out, "rows": len(rows)}

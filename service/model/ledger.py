@@ -946,3 +946,52 @@ def outcome(realized: Iterable[str], intended: Sequence[str]) -> dict[str, list[
         "unintentional": [p for p in changed if p not in intentional],
         "unrealized": [i for i in intended if not any(matches(p, i) for p in changed)],
     }
+
+
+# --- evaluation mining ------------------------------------------------------------------------
+
+
+def decision_rows(state: State) -> list[dict[str, Any]]:
+    """One row per decision: what was chosen over what, its grounds, its derived status and
+    its known outcome (standing, revoked, retracted, or superseded with the reason)."""
+    views = derive(state)
+    rows: list[dict[str, Any]] = []
+    for record_id in sorted(views):
+        view = views[record_id]
+        e = state.entities.get(record_id)
+        if view.kind != "decision" or e is None:
+            continue
+        fact = state.ledger[record_id]
+        fields = e.ledger or LedgerFields()
+        successor = state.ledger.get(fact.superseded_by) if fact.superseded_by else None
+        if fact.retracted:
+            known = "retracted"
+        elif fact.superseded_by is not None:
+            reason = (successor.reason if successor is not None else None) or DEFAULT_REASON
+            known = f"superseded: {reason}"
+        else:
+            known = "revoked" if fact.state == "revoked" else "standing"
+        rows.append(
+            {
+                "id": record_id,
+                "project": e.project,
+                "text": e.text,
+                "choice": fields.choice,
+                "alternatives": list(fields.alternatives),
+                "decided_by": fields.decided_by,
+                "rationale": e.why,
+                "state": fact.state,
+                "current": fact.current,
+                "support": view.support,
+                "supports": [list(group) for group in fact.supports],
+                "review_owed": [o.ground for o in view.review_owed],
+                "depends_on": list(fact.depends_on),
+                "blocked_by": list(view.blocked_by),
+                "answers": list(fact.answers),
+                "outcome": known,
+                "superseded_by": fact.superseded_by,
+                "created": e.created,
+                "changed": fact.changed,
+            }
+        )
+    return rows

@@ -377,3 +377,19 @@ def test_work_outcome_compares_intended_and_realized_files(store: Store) -> None
         ["docs/**"],
     )
     assert "unintentional: setup.cfg" in store.ok("work", "outcome", unit)
+
+
+def test_export_parquet_writes_one_row_per_decision(store: Store) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    c = store.add("claim", "the API returns JSON", "--state", "accepted")
+    d = store.add(
+        "decide", "parse with the stdlib", "--choice", "stdlib", "--alternative", "orjson", "--supports", c
+    )
+    store.ok("decide", "revoke", d)
+    store.ok("decide", "use orjson after all")
+    out = store.root.parent / "decisions.parquet"
+    assert store.json("export", "parquet", str(out))["rows"] == 2
+    table = pq.read_table(out).to_pylist()
+    by_id = {row["id"]: row for row in table}
+    assert by_id[d]["outcome"] == "revoked" and by_id[d]["supports"] == [[c]]
+    assert by_id[d]["alternatives"] == ["orjson"]

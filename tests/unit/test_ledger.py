@@ -745,3 +745,20 @@ def test_outcomes_split_into_intentional_and_unintentional() -> None:
     assert doc["unintentional"] == ["README.md"]
     assert doc["unrealized"] == ["CHANGES"]
     assert ledger.outcome([], [])["realized"] == []
+
+
+# --- evaluation mining -----------------------------------------------------------------------------
+
+
+def test_decision_rows_carry_grounds_status_and_known_outcome(book: Book) -> None:
+    c = book.claim("the API returns JSON")
+    d1 = book.decision("parse with the stdlib", choice="stdlib", alternatives=("orjson",), supports=c)
+    d2 = book.decision("cache responses")
+    book.decision("cache responses for a minute", supersedes=d2, supersede_reason="revise")
+    d4 = book.decision("ship v1")
+    book.revoke(d4)
+    rows = {r["id"]: r for r in ledger.decision_rows(book.state())}
+    assert [r["outcome"] for r in rows.values()] == ["standing", "superseded: revise", "standing", "revoked"]
+    assert rows[d1]["supports"] == [[c]] and rows[d1]["support"] == "clean"
+    assert rows[d1]["choice"] == "stdlib" and rows[d1]["alternatives"] == ["orjson"]
+    assert c not in rows
