@@ -25,6 +25,7 @@ from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
 
 HOT_FORMAT = 1
+REWRITE_TAIL = 200  # tail events after which the slice is written back
 
 
 class HotSnapshot(msgspec.Struct, gc=False):
@@ -71,7 +72,10 @@ def hot(root: Path, log: str) -> Hot:
             snap.segments = snap.segments[:-1] + tail.marks
             snap.digest = tail.digest
             snap.last_id = snap.state.last_id
-            _save(snap_path, snap, table)
+            if len(tail.events) >= REWRITE_TAIL:
+                _save(snap_path, snap, table)
+            else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
+                table.rollback()
         return Hot(snap.state, snap.cold, snap.ids, snap.quarantined + tail.fragment)
 
 

@@ -49,10 +49,23 @@ def contexts(root: Path, events: list[Event]) -> tuple[bytes, bytes]:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(events=histories(max_steps=50), cuts=st.lists(st.integers(1, 50), max_size=4))
+@given(
+    events=histories(max_steps=50),
+    cuts=st.lists(st.integers(1, 50), max_size=4),
+    rewrite=st.sampled_from([1, 10**6]),
+)
 def test_context_from_the_slice_equals_context_from_the_whole_state(
-    events: list[Event], cuts: list[int]
+    events: list[Event], cuts: list[int], rewrite: int
 ) -> None:
+    kept = hot_cache.REWRITE_TAIL
+    hot_cache.REWRITE_TAIL = rewrite  # 1: every tail written back; 10**6: tails folded again
+    try:
+        grow(events, cuts)
+    finally:
+        hot_cache.REWRITE_TAIL = kept
+
+
+def grow(events: list[Event], cuts: list[int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         done = 0
