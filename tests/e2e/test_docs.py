@@ -40,29 +40,7 @@ def test_quick_start_runs_line_by_line(tmp_path: Path) -> None:
     goal = goal_lines[0][2]
     context_at = max(i for i, line in enumerate(lines) if line.startswith("self context --plain"))
 
-    script = tmp_path / "quick-start.sh"
-    body = [f"printf '\\n{MARK}%d\\n' {i}\n{line}" for i, line in enumerate(lines)]
-    script.write_text("\n".join(body) + "\n", "utf-8")
-    proc = subprocess.run(
-        ["bash", "-e", str(script)],
-        cwd=tmp_path,
-        env=base_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-    outputs = dict.fromkeys(range(len(lines)), "")
-    for chunk in proc.stdout.split(f"\n{MARK}")[1:]:
-        number, _, out = chunk.partition("\n")
-        outputs[int(number)] = out
-    reached = max((i for i in outputs if f"{MARK}{i}\n" in proc.stdout), default=-1)
-    assert proc.returncode == 0, (
-        f"Quick start line {reached + 1} failed (exit {proc.returncode}): {lines[reached]}\n"
-        f"--- its output\n{outputs[reached]}--- stderr\n{proc.stderr}"
-    )
-    assert reached == len(lines) - 1, f"the script stopped after line {reached + 1}"
+    outputs = run_lines(tmp_path, lines)
     assert goal in outputs[context_at], (
         f"`self context --plain` does not show the goal {goal!r}:\n{outputs[context_at]}"
     )
