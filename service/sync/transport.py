@@ -1,38 +1,32 @@
 """Talking to a remote through dulwich: fetch main, push main with compare-and-swap.
 
 No git binary: git:// and http(s) are spoken by dulwich itself, paths and file:// run
-in-process, ssh runs the system's ssh. Every network wait is bounded by `timeout`; every
-failure becomes a SyncError whose text holds no secret.
+in-process, ssh runs the system's ssh (`clients.py`). Every network wait of a connection is
+bounded by its `timeout` (the git:// socket's own, the HTTP pool's, ssh's ConnectTimeout and
+keepalives); every failure becomes a SyncError whose text holds no secret.
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
-import socket
-import threading
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
-from dulwich.client import (
-    GitClient,
-    HTTPUnauthorized,
-    LocalGitClient,
-    get_transport_and_path,
-)
+from dulwich.client import GitClient, HTTPUnauthorized, LocalGitClient
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 from dulwich.objects import ZERO_SHA, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from service.sync import credentials
+from service.sync.clients import client_for
 from service.sync.errors import AuthFailed, SyncError, Unreachable
 
 MAIN = Ref(b"refs/heads/main")
 Activity = Callable[[int, int], None]  # (bytes received, bytes sent) so far
-_socket_lock = threading.Lock()
 
 
 class Moved(Exception):
@@ -56,7 +50,7 @@ class Connection:
         self.received = 0
         self._activity = activity
         parsed = urlparse(url)
-        kwargs: dict[str, object] = {"report_activity": self._report, "quiet": True}
+        kwargs: dict[str, object] = {}
         self.scheme = (
             parsed.scheme if "://" in url else ("ssh" if not Path(url).exists() and ":" in url else "")
         )
@@ -71,9 +65,12 @@ class Connection:
         elif self.scheme in ("ssh", "git+ssh"):
             seconds = max(1, int(timeout))
             base = os.environ.get("SELF_SSH_COMMAND") or os.environ.get("GIT_SSH_COMMAND") or "ssh"
-            kwargs["ssh_command"] = f"{base} -o BatchMode=yes -o ConnectTimeout={seconds}"
+            kwargs["ssh_command"] = (
+                f"{base} -o BatchMode=yes -o ConnectTimeout={seconds} "
+                f"-o ServerAliveInterval={seconds} -o ServerAliveCountMax=1"
+            )
         try:
-            self.client, self.path = get_transport_and_path(url, **kwargs)  # type: ignore[arg-type]
+            self.client, self.path = client_for(url, timeout, self._report, **kwargs)
         except ValueError as exc:
             raise SyncError(f"{self.shown}: {exc}") from None
         if isinstance(self.client, LocalGitClient):
@@ -168,16 +165,15 @@ class Connection:
     def guard(self, doing: str) -> Iterator[None]:
         """Bound the waits by the timeout and turn transport failures into clear errors."""
         error: SyncError | None = None
-        with _socket_timeout(self.timeout):
-            try:
-                yield
-            except Moved:
+        try:
+            yield
+        except Moved:
+            raise
+        except Exception as exc:
+            _close_connections(exc)
+            error = self._explain(exc, doing)
+            if error is None:
                 raise
-            except Exception as exc:
-                _close_connections(exc)
-                error = self._explain(exc, doing)
-                if error is None:
-                    raise
         if error is not None:
             raise error  # outside the handler: no chained traceback keeps the connection alive
 
@@ -210,9 +206,7 @@ class Connection:
             if "404" in text or "not found" in text.lower() or "not exported" in text:
                 return Unreachable(f"could not {doing} {where}: no such repository ({text})")
             return SyncError(f"could not {doing} {where}: {text}")
-        if isinstance(exc, (ConnectionError, OSError, http.client.HTTPException)) or type(
-            exc
-        ).__module__.startswith("urllib3"):
+        if isinstance(exc, (ConnectionError, OSError)) or _from_http(exc):
             return Unreachable(
                 f"could not {doing} {where}: {text}; check the URL and the network; "
                 "the local store is untouched"
@@ -224,17 +218,12 @@ class Connection:
         return credentials.redact(text.strip(), self.secrets)
 
 
-@contextlib.contextmanager
-def _socket_timeout(seconds: float) -> Iterator[None]:
-    """git:// sockets take the default timeout (dulwich gives them none of their own)."""
-    with _socket_lock:
-        before = socket.getdefaulttimeout()
-        socket.setdefaulttimeout(seconds)
-    try:
-        yield
-    finally:
-        with _socket_lock:
-            socket.setdefaulttimeout(before)
+def _from_http(exc: Exception) -> bool:
+    """An error of urllib3 or http.client (never imported here: most syncs use neither)."""
+    http = sys.modules.get("http.client")
+    return type(exc).__module__.startswith("urllib3") or (
+        http is not None and isinstance(exc, http.HTTPException)
+    )
 
 
 def _close_connections(exc: BaseException) -> None:

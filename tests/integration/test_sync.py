@@ -448,18 +448,49 @@ def test_an_unreachable_remote_fails_fast_and_clearly(tmp_path: Path) -> None:
     untouched(a, attempt)
 
 
-def test_a_silent_remote_times_out(tmp_path: Path) -> None:
+def test_a_silent_remote_times_out_on_its_own_connection(tmp_path: Path) -> None:
+    a = new_store(tmp_path / "a")
+    process_default = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(120.0)  # the connection must not take it, nor change it
+    try:
+        with silent_server() as port:
+            remotes.add(a.repo, f"git://127.0.0.1:{port}/ws.git")
+            started = time.monotonic()
+
+            def attempt() -> None:
+                with pytest.raises(Unreachable, match=r"no answer within 0\.5 s"):
+                    sync(a, options=Options(timeout=0.5))
+
+            untouched(a, attempt)
+            assert time.monotonic() - started < 5
+            with pytest.raises(Unreachable, match=r"no answer within 0\.5 s"):
+                clone(f"git://127.0.0.1:{port}/ws.git", tmp_path / "b", Options(timeout=0.5))
+            assert not (tmp_path / "b").exists()
+            assert socket.getdefaulttimeout() == 120.0
+    finally:
+        socket.setdefaulttimeout(process_default)
+
+
+def test_a_waiting_connection_leaves_the_process_default_timeout_alone(tmp_path: Path) -> None:
     a = new_store(tmp_path / "a")
     with silent_server() as port:
         remotes.add(a.repo, f"git://127.0.0.1:{port}/ws.git")
-        started = time.monotonic()
+        failed: list[BaseException] = []
 
         def attempt() -> None:
-            with pytest.raises(Unreachable, match=r"no answer within 0\.5 s"):
-                sync(a, options=Options(timeout=0.5))
+            try:
+                sync(a, options=Options(timeout=1))
+            except Unreachable as exc:
+                failed.append(exc)
 
-        untouched(a, attempt)
-        assert time.monotonic() - started < 5
+        worker = threading.Thread(target=attempt)
+        before, seen = socket.getdefaulttimeout(), set()
+        worker.start()
+        while worker.is_alive():  # the whole time the sync waits for an answer
+            seen.add(socket.getdefaulttimeout())
+            time.sleep(0.005)
+        worker.join()
+    assert failed and seen == {before}
 
 
 def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
