@@ -11,7 +11,7 @@ import typer
 
 from cli.common import OPTIONS, JsonOpt, echo, emit_json
 
-PROGRESS_FROM = 300_000  # bytes moved before a progress line appears on a terminal
+PROGRESS_FROM = 256 * 1024  # bytes moved before a sync shows progress (a clone always does)
 
 
 def _store():  # type: ignore[no-untyped-def]
@@ -40,38 +40,55 @@ def _float_env(name: str, default: float) -> float:
 
 
 class Progress:
-    """One self-rewriting line on stderr, only on a terminal and only once enough has moved."""
+    """One self-rewriting line on stderr: bytes received and sent, and the rate.
 
-    def __init__(self, label: str) -> None:
+    Only on a terminal and never with --json; a sync shows it once `start` bytes have moved.
+    The protocols announce no size ahead, so it counts rather than fills. Plain writes, no
+    rich: it costs a sync nothing when it is not drawn.
+    """
+
+    def __init__(self, label: str, enabled: bool = True, start: int = PROGRESS_FROM) -> None:
         self.label = label
+        self.start = start
+        self.enabled = enabled and sys.stderr.isatty()
         self.shown = False
-        self.enabled = sys.stderr.isatty()
+        self._began = time.monotonic()
         self._last = 0.0
+        self._moved = (0, 0)
 
     def __call__(self, received: int, sent: int) -> None:
-        moved = received + sent
-        if not self.enabled or moved < PROGRESS_FROM:
+        self._moved = (received, sent)
+        if not self.enabled or received + sent < self.start:
             return
         now = time.monotonic()
-        if now - self._last < 0.1:
-            return
-        self._last = now
-        self.shown = True
-        sys.stderr.write(f"\r{self.label}: {_size(received)} received, {_size(sent)} sent ")
-        sys.stderr.flush()
+        if now - self._last >= 0.1:
+            self._last = now
+            self._draw(now)
 
     def done(self) -> None:
-        if self.shown:
+        received, sent = self._moved
+        if self.enabled and (self.shown or received + sent >= self.start):
+            self._draw(time.monotonic())
             sys.stderr.write("\n")
             sys.stderr.flush()
 
+    def _draw(self, now: float) -> None:
+        self.shown = True
+        sys.stderr.write(f"\r\x1b[K{_line(self.label, *self._moved, now - self._began)}")
+        sys.stderr.flush()
 
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
+
+def _line(label: str, received: int, sent: int, seconds: float) -> str:
+    rate = (received + sent) / seconds if seconds > 0 else 0.0
+    return f"{label}: {_size(received)} received, {_size(sent)} sent, {_size(rate)}/s"
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "kB", "MB"):
+        if n < 1000:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000  # type: ignore[assignment]
-    return f"{n} B"
+        n /= 1000
+    return f"{n:.1f} GB"
 
 
 def _options(tries: int | None, timeout: float | None, progress: Progress):  # type: ignore[no-untyped-def]
@@ -147,7 +164,7 @@ def register(app: typer.Typer) -> None:
         """Fetch, add the local events the remote lacks after its own, push; retry if others pushed first."""
         from service.sync import sync
 
-        progress = Progress("sync")
+        progress = Progress("sync", enabled=not as_json)
         with _store() as store:
             try:
                 summary = sync(store, name, _options(tries, timeout, progress))
@@ -201,7 +218,7 @@ def register(app: typer.Typer) -> None:
         """Make a new workspace store from a remote (its remote `origin` is set)."""
         from service.sync import clone
 
-        progress = Progress("clone")
+        progress = Progress("clone", enabled=not as_json, start=0)
         try:
             target = Path(directory) if directory else None
             store, summary = clone(url, target, _options(None, timeout, progress))

@@ -20,6 +20,7 @@ from dulwich.client import (
     GitClient,
     LocalGitClient,
     SSHGitClient,
+    SSHVendor,
     TCPGitClient,
     Urllib3HttpGitClient,
     _fileno_can_read,
@@ -179,14 +180,14 @@ def _metered_records(records: Iterable[Any], meter: Meter, direction: str) -> It
         yield record
 
 
-class _MeteredVendor:
+class _MeteredVendor(SSHVendor):
     """Wraps dulwich's ssh vendor so the pipes to the system's ssh are counted."""
 
     def __init__(self, vendor: Any, meter: Meter) -> None:
         self._vendor = vendor
         self._meter = meter
 
-    def run_command(self, *args: Any, **kwargs: Any) -> _MeteredPipe:
+    def run_command(self, *args: Any, **kwargs: Any) -> Any:
         return _MeteredPipe(self._vendor.run_command(*args, **kwargs), self._meter)
 
 

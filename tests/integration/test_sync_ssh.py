@@ -105,10 +105,13 @@ def test_two_replicas_over_ssh(
     a = new_store(tmp_path / "a")
     remotes.add(a.repo, url)
     assert sync(a, options=FAST).created
-    b = track(clone(url, tmp_path / "b", FAST)[0])
+    b, cloned = clone(url, tmp_path / "b", FAST)
+    track(b)
+    assert cloned.bytes_received > 500 and cloned.bytes_sent > 0  # counted on ssh's pipes
     append(a, 2)
     append(b, 1)
-    sync(a, options=FAST)
+    pushed = sync(a, options=FAST)
+    assert pushed.pushed == 2 and pushed.bytes_sent > 500  # the pack too, not only the ref lines
     assert sync(b, options=FAST).pulled == 2
     assert sync(a, options=FAST).pulled == 1
     assert files(a) == files(b) and folded(a) == folded(b)
