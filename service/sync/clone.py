@@ -10,7 +10,7 @@ from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
-from service.sync import logs, remotes
+from service.sync import logs, prefix, remotes
 from service.sync.engine import Options, Summary, _remember
 from service.sync.errors import NotSelfhub, SyncError
 from service.sync.transport import Connection
@@ -55,17 +55,24 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
             repo.close()
         store = Store.open(target)
         top, total = None, 0
+        spans: dict[str, prefix.Span] = {}  # what the next sync need not read again
         for log in store.logs():
             folder = layout.log_dir(log)
             for name in layout.segments(store.root, log):
-                found = logs.id_set(logs.lines_of((store.root / folder / name).read_bytes()))
+                path = f"{folder}/{name}"
+                data = (store.root / path).read_bytes()
+                found = logs.id_set(logs.lines_of(data))
                 total += len(found)
                 if found:
                     top = max(top or "", max(found))
+                span = prefix.span_of(data, found)
+                if span is not None and path in files:
+                    spans[files[path].decode("ascii")] = span
         if top:
             store.observe([top])
         with store.locked():
             _remember(store, remotes.DEFAULT, head)
+            prefix.remember(store.local_dir, spans.items())
     except BaseException:
         if made:
             shutil.rmtree(target, ignore_errors=True)

@@ -28,6 +28,7 @@ from service.store import Store, gitcommit, layout
 from service.store.errors import RefMoved
 from service.sync import logs, remotes
 from service.sync.errors import KeptMoving, NotSelfhub, SyncError
+from service.sync.prefix import Prefix, learn, shared_segments
 from service.sync.transport import Activity, Connection
 
 DEFAULT_TRIES = 8
@@ -227,6 +228,8 @@ def _publish(store: Store, conn: Connection, name: str, opts: Options, summary: 
         return False
     with store.locked():
         _remember(store, name, local_head)
+        files = gitcommit.tree_files(store.repo, local_head)
+        learn(store.root, store.local_dir, files, gitcommit.working_blob_ids(store.repo, list(files)))
     summary.created = True
     summary.head = local_head.decode()
     summary.pushed = sum(len(store.read(log).events) for log in store.logs())
@@ -320,20 +323,11 @@ def _shared_prefix(
     l_paths: list[str],
     remote_files: dict[str, ObjectID],
     on_disk: dict[str, ObjectID],
-) -> tuple[int, list[bytes]]:
+) -> tuple[int, Prefix]:
     """How many leading segments are the same blob on both sides and full (1,000 lines), so the
-    layout after them does not depend on them; and their bytes (to rule out duplicates)."""
-    count = 0
-    data: list[bytes] = []
-    for n, path in enumerate(r_paths[:-1]):  # the remote's last segment is always re-read
-        if n >= len(l_paths) or l_paths[n] != path or on_disk.get(path) != remote_files[path]:
-            break
-        content = (store.root / path).read_bytes()
-        if content.count(b"\n") != layout.SEGMENT_EVENTS or not content.endswith(b"\n"):
-            break  # a segment laid out by something else: re-lay the log from here
-        data.append(content)
-        count += 1
-    return count, data
+    layout after them does not depend on them; and those segments (to rule out duplicates)."""
+    found = shared_segments(store.root, store.local_dir, r_paths, l_paths, remote_files, on_disk)
+    return len(found), found
 
 
 def _has_repeats(lines: list[bytes]) -> bool:
@@ -345,24 +339,13 @@ def _has_odd(lines: list[bytes]) -> bool:
     return any(not line.startswith(b'{"id":"') for line in lines)
 
 
-def _not_in(events: list[bytes], prefix: list[bytes]) -> list[bytes]:
+def _not_in(events: list[bytes], shared: Prefix) -> list[bytes]:
     """`events` less those whose id already occurs in the shared segments (a duplicate only a
     plain-git merge or a hand edit can make)."""
-    if not events or not prefix:
+    if not events or not len(shared):
         return events
-    if len(events) <= 16:
-        keep = []
-        for line in events:
-            needle = line[: line.index(b'"', 7) + 1] if line.startswith(b'{"id":"') else None
-            if needle is None or not any(needle in chunk for chunk in prefix):
-                keep.append(line)
-        return keep if len(keep) == len(events) else _not_in_by_set(events, prefix)
-    return _not_in_by_set(events, prefix)
-
-
-def _not_in_by_set(events: list[bytes], prefix: list[bytes]) -> list[bytes]:
-    known = logs.id_set([line for chunk in prefix for line in logs.lines_of(chunk)])
-    return [line for line in events if logs.line_id(line) not in known]
+    known = shared.ids_among({i for i in map(logs.line_id, events) if i is not None})
+    return [line for line in events if logs.line_id(line) not in known] if known else events
 
 
 def _local_paths(store: Store) -> list[str]:
