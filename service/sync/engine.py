@@ -431,10 +431,19 @@ def _lost_events(repo: Repo, base: str | None, head: ObjectID, head_files: dict[
         theirs = head_logs.get(log, [])
         if _extends(repo, paths, theirs, base_files, head_files):
             continue
-        before = [line for p in paths for line in logs.lines_of(gitcommit.blob_data(repo, base_files[p]))]
-        after = [line for p in theirs for line in logs.lines_of(gitcommit.blob_data(repo, head_files[p]))]
-        lost |= logs.id_set(before) - logs.id_set(after)
+        # Segments both commits hold unchanged hold the same ids: only the others are read,
+        # unless an id gone from them may have moved into an unchanged one.
+        same = {p for p in paths if head_files.get(p) == base_files[p]}
+        gone = _ids_of(repo, base_files, [p for p in paths if p not in same])
+        gone -= _ids_of(repo, head_files, [p for p in theirs if p not in same])
+        if gone:
+            gone -= _ids_of(repo, base_files, sorted(same))
+        lost |= gone
     return lost
+
+
+def _ids_of(repo: Repo, files: dict[str, ObjectID], paths: list[str]) -> set[str]:
+    return logs.id_set([line for p in paths for line in logs.lines_of(gitcommit.blob_data(repo, files[p]))])
 
 
 def _extends(

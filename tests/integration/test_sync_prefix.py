@@ -84,3 +84,27 @@ def test_a_forgotten_memo_is_rebuilt(tmp_path: Path) -> None:
     append(a, 1)
     assert sync(a, options=FAST).pushed == 1
     assert set(full_blobs(a)) <= set(prefix.load(a.local_dir))
+
+
+def test_lost_events_reads_only_what_changed_and_follows_moved_ids(tmp_path: Path) -> None:
+    """The rewrite check: ids gone from the segments that changed, less those still held by a
+    segment both commits share, are lost; a reordered last segment loses nothing."""
+    from service.sync.engine import _lost_events
+
+    a = new_store(tmp_path / "a")
+    append(a, 1010)
+    first, last = ((a.root / LOG / name).read_bytes() for name in ("000000.jsonl", "000001.jsonl"))
+    tail = last.splitlines(keepends=True)
+    repo = a.repo
+    start = repo.refs[gitcommit.BRANCH]
+
+    def lost(base: bytes, files: dict[str, bytes]) -> set[str]:
+        head = gitcommit.build_commit(repo, files, "rewrite", base)
+        return _lost_events(repo, base.decode(), head, gitcommit.tree_files(repo, head))
+
+    segment = f"{LOG}/000001.jsonl"
+    assert lost(start, {segment: b"".join(reversed(tail))}) == set()
+    assert lost(start, {segment: b"".join(tail[:-1])}) == {tail[-1][7:33].decode()}
+    # a second copy of an event of the unchanged 000000 goes from 000001: the event stays
+    doubled = gitcommit.build_commit(repo, {segment: last + first.splitlines(keepends=True)[0]}, "dup", start)
+    assert lost(doubled, {segment: last}) == set()
