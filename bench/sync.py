@@ -1,6 +1,6 @@
 """Sync benchmarks over `git daemon` on loopback, side by side with the git CLI on the same data.
 
-Usage: python bench/sync.py [EVENTS]   (default 100000)
+Usage: python bench/sync.py [EVENTS]   (default 100000; SYNC_BENCH_ROUNDS rounds, default 10)
 
 Builds a workspace of EVENTS events (bench/generate.py), publishes it to a bare repository
 served by `git daemon`, then times whole processes:
@@ -11,10 +11,14 @@ served by `git daemon`, then times whole processes:
     same repository, which the selfhub replicas write to in between;
   - the other replica pulling that event: `self sync`, and `git pull --rebase`.
 Bytes are counted by a TCP proxy between the client and the daemon (sent = client → server).
+Every figure is the median, least and greatest of the rounds, printed with the machine and its
+load average before and after. The processes run with the project's bytecode compiled (as an
+installed package has it; PYTHONDONTWRITEBYTECODE is dropped from their environment).
 """
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -37,7 +41,8 @@ from generate import build
 
 SELF = str(Path(sys.executable).with_name("self"))
 GIT = shutil.which("git") or "git"
-ROUNDS = 5
+ROUNDS = int(os.environ.get("SYNC_BENCH_ROUNDS", "10"))
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Counter:
@@ -144,7 +149,11 @@ def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[
 
 
 def git_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SELF_", "GIT_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SELF_", "GIT_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(
         HOME=str(home),
         GIT_CONFIG_NOSYSTEM="1",
@@ -176,6 +185,19 @@ def one_line(store: Path) -> tuple[Path, bytes]:
     return last, canonical(event)
 
 
+def figures(rows: list[tuple[float, int, int]]) -> dict[str, object]:
+    """Seconds (median, least, greatest, every round) and the median bytes of some rounds."""
+    times = [r[0] for r in rows]
+    return {
+        "median_s": round(statistics.median(times), 3),
+        "min_s": round(min(times), 3),
+        "max_s": round(max(times), 3),
+        "runs_s": [round(t, 3) for t in times],
+        "sent_bytes": statistics.median(r[1] for r in rows),
+        "received_bytes": statistics.median(r[2] for r in rows),
+    }
+
+
 def bench(size: int, root: Path) -> dict[str, object]:
     base = root / "served"
     base.mkdir()
@@ -204,10 +226,8 @@ def bench(size: int, root: Path) -> dict[str, object]:
             git_clones.append((took, counter.received))
             # what Superself does: union merges of the logs, so pull --rebase goes through
             (root / f"g{n}" / ".git" / "info" / "attributes").write_text("*.jsonl merge=union\n")
-        out["clone_s"] = [round(t, 3) for t, _ in clones]
-        out["clone_received_bytes"] = clones[0][1]
-        out["git_clone_s"] = [round(t, 3) for t, _ in git_clones]
-        out["git_clone_received_bytes"] = git_clones[0][1]
+        out["clone"] = figures([(t, 0, received) for t, received in clones])
+        out["git_clone"] = figures([(t, 0, received) for t, received in git_clones])
         for n in range(1, ROUNDS):
             shutil.rmtree(root / f"b{n}")
 
@@ -240,14 +260,6 @@ def bench(size: int, root: Path) -> dict[str, object]:
             took, _ = run([GIT, "pull", "-q", "--rebase"], env, cwd=root / "g1")
             git_pulls.append((took, counter.sent, counter.received))
 
-        def figures(rows: list[tuple[float, int, int]]) -> dict[str, object]:
-            return {
-                "median_s": round(statistics.median(r[0] for r in rows), 3),
-                "runs_s": [round(r[0], 3) for r in rows],
-                "sent_bytes": statistics.median(r[1] for r in rows),
-                "received_bytes": statistics.median(r[2] for r in rows),
-            }
-
         out["sync_one_event"] = figures(syncs)
         out["pull_one_event"] = figures(pulls)
         out["git_commit_pull_push"] = figures(git_syncs)
@@ -261,32 +273,46 @@ def bench(size: int, root: Path) -> dict[str, object]:
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [100_000]
     version = subprocess.run([GIT, "--version"], capture_output=True, text=True).stdout.split()[-1]
-    print(f"machine: {machine()}; git {version}")
+    compileall.compile_dir(ROOT / "service", quiet=1)
+    compileall.compile_dir(ROOT / "cli", quiet=1)
+    print(f"machine: {machine()}; git {version}; {ROUNDS} rounds")
     for size in sizes:
+        before = os.getloadavg()
         with tempfile.TemporaryDirectory() as folder:
             result = bench(size, Path(folder))
-        clone = statistics.median(result["clone_s"])  # type: ignore[arg-type]
-        git_clone = statistics.median(result["git_clone_s"])  # type: ignore[arg-type]
-        s, g = result["sync_one_event"], result["git_commit_pull_push"]
-        p, gp = result["pull_one_event"], result["git_pull"]
+        after = os.getloadavg()
         print(json.dumps(result, indent=1))
         largest = result["largest_segment_bytes"]
         print(f"\n{size:,} events ({result['segments']} segments, largest {largest:,} bytes)")
-        print(f"  self clone           {clone:.2f} s   received {result['clone_received_bytes']:,} B")
-        print(
-            f"  git clone            {git_clone:.2f} s   received {result['git_clone_received_bytes']:,} B"
-            f"   ratio self/git {clone / git_clone:.2f}"
-        )
-        print(f"  self sync (1 event)  {s['median_s']:.3f} s   sent {s['sent_bytes']:,} B")  # type: ignore[index]
-        print(
-            f"  git commit+pull --rebase+push  {g['median_s']:.3f} s   sent {g['sent_bytes']:,} B"  # type: ignore[index]
-            f"   ratio self/git {s['median_s'] / g['median_s']:.2f}"
-        )  # type: ignore[index,operator]
-        print(f"  self sync (pull 1)   {p['median_s']:.3f} s   received {p['received_bytes']:,} B")  # type: ignore[index]
-        print(
-            f"  git pull --rebase    {gp['median_s']:.3f} s   received {gp['received_bytes']:,} B"  # type: ignore[index]
-            f"   ratio self/git {p['median_s'] / gp['median_s']:.2f}"
-        )  # type: ignore[index,operator]
+        print(f"load average (1, 5, 15 min) before {_load(before)}, after {_load(after)}")
+        rows = [
+            ("self clone", result["clone"], "received_bytes", None),
+            ("git clone", result["git_clone"], "received_bytes", result["clone"]),
+            ("self sync (1 event)", result["sync_one_event"], "sent_bytes", None),
+            (
+                "git commit+pull --rebase+push",
+                result["git_commit_pull_push"],
+                "sent_bytes",
+                result["sync_one_event"],
+            ),
+            ("self sync (pull 1)", result["pull_one_event"], "received_bytes", None),
+            ("git pull --rebase", result["git_pull"], "received_bytes", result["pull_one_event"]),
+        ]
+        for label, row, moved, ours in rows:
+            line = f"  {label:31} {_spread(row)}   {moved.split('_')[0]} {row[moved]:,.0f} B"  # type: ignore[index]
+            if ours is not None:
+                line += f"   ratio self/git {ours['median_s'] / row['median_s']:.2f}"  # type: ignore[index,operator]
+            print(line)
+        sent = result["sync_one_event"]["sent_bytes"]  # type: ignore[index]
+        print(f"  one-event sync sent {sent / largest:.2f} of the largest segment")  # type: ignore[operator]
+
+
+def _spread(row: dict[str, object]) -> str:
+    return f"{row['median_s']:.3f} s median ({row['min_s']:.3f}–{row['max_s']:.3f})"
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
 
 
 if __name__ == "__main__":

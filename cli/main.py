@@ -16,14 +16,15 @@ from cli import admin, ledger, reads, state, sync, verbs
 from cli.common import OPTIONS
 from service import __version__
 
-app = typer.Typer(
-    cls=verbs.AliasAwareGroup,
-    add_completion=False,
-    no_args_is_help=True,
-    help="selfhub: shared, typed, versioned state for teams of coding agents.",
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+_SETTINGS = {
+    "cls": verbs.AliasAwareGroup,
+    "add_completion": False,
+    "no_args_is_help": True,
+    "help": "selfhub: shared, typed, versioned state for teams of coding agents.",
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+}
+app = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
 
 
 def _version(value: bool) -> None:
@@ -91,11 +92,26 @@ def _is_store_dir(value: str, first: bool) -> bool:
     return first or (Path(value).expanduser() / "workspace.json").is_file()
 
 
+def only_for(args: list[str]) -> typer.Typer:
+    """The app with just the built-in command or group `args` starts with, else the whole app:
+    typer turns every registered command into a click command before it parses, tens of
+    milliseconds a process, and one invocation runs one of them."""
+    name = args[0] if args else None
+    commands = [info for info in app.registered_commands if info.name == name]
+    groups = [info for info in app.registered_groups if info.name == name]
+    if name is None or not (commands or groups):
+        return app  # options, help, an alias verb or a typo: the whole app answers
+    one = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
+    one.registered_callback = app.registered_callback
+    one.registered_commands, one.registered_groups = commands, groups
+    return one
+
+
 def run(argv: list[str] | None = None) -> None:
     from cli.common import fail
 
     args = split_globals(list(sys.argv[1:] if argv is None else argv))
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(only_for(args))
     try:
         code = command.main(args=args, prog_name="self", standalone_mode=False)
         if isinstance(code, int) and code:  # an Exit(code) typer returned instead of raising
