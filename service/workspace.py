@@ -176,7 +176,7 @@ class Workspace:
             len(mine.quarantined),
             description=description,
             cold=cold,
-            universe=mine.ids,
+            near=mine.near,
         )
 
     def overview(self) -> object:

@@ -39,10 +39,10 @@ def append(root: Path, events: list[Event]) -> None:
 def contexts(root: Path, events: list[Event]) -> tuple[bytes, bytes]:
     sliced = hot_cache.hot(root, "app")
     whole = fold_all(events)
-    assert sliced.ids == sorted(whole.entities)
+    assert sliced.ids() == sorted(whole.entities)
     config = WorkspaceConfig()
     from_slice = build_context(
-        "app", sliced.state, [], config, TODAY, {}, 0, cold=sliced.cold, universe=sliced.ids
+        "app", sliced.state, [], config, TODAY, {}, 0, cold=sliced.cold, near=sliced.near
     )
     from_whole = build_context("app", whole, [], config, TODAY, {}, 0)
     return msgspec.json.encode(from_slice), msgspec.json.encode(from_whole)

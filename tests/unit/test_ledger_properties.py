@@ -14,6 +14,7 @@ from service.model.config import WorkspaceConfig
 from service.model.context import build_context
 from service.model.events import Event, canonical, decode_unchecked
 from service.model.fold import fold, fold_all
+from service.model.render import neighbours
 from service.model.slice import ColdRecord
 from service.model.state import State
 from tests.strategies import History
@@ -218,7 +219,7 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(events: list[Event],
         whole = fold_all(events[:done])
         assert derived(hot) == derived(whole)
         config = WorkspaceConfig()
-        every = sorted(whole.entities)
-        from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, universe=every)
+        near = neighbours(sorted(whole.entities))
+        from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, near=near)
         from_whole = build_context("app", whole, [], config, "2026-11-30", {}, 0)
         assert msgspec.json.encode(from_slice) == msgspec.json.encode(from_whole)
