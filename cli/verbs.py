@@ -125,7 +125,7 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         ),
         as_json: bool = JsonOpt,
     ) -> None:
-        from service.model.ledger import work_fields
+        from service.model.worksets import work_fields
 
         row = _row(verb)
         request = AddRequest(

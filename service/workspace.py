@@ -353,7 +353,7 @@ class Workspace:
         from dulwich.diff_tree import tree_changes
         from dulwich.repo import Repo
 
-        from service.model import ledger
+        from service.model import worksets
         from service.model.events import EntityWhy, payload_of
         from service.model.history import events_of
 
@@ -389,7 +389,7 @@ class Workspace:
             except KeyError as exc:
                 raise Invalid(f"the checkout at {path} lacks commit {exc}; fetch it first") from exc
         intended = list(unit.ledger.intends) if unit.ledger is not None else []
-        return {"work": unit.id, "start": start, "end": end, "done": done} | ledger.outcome(
+        return {"work": unit.id, "start": start, "end": end, "done": done} | worksets.outcome(
             realized, intended
         )
 
@@ -410,7 +410,7 @@ class Workspace:
         """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
         import json
 
-        from service.model import ledger
+        from service.model import exchange
 
         source = path.expanduser()
         if not source.is_file():
@@ -426,7 +426,7 @@ class Workspace:
             if not isinstance(record, dict):
                 raise Invalid(f"{path}:{number} is not a ledger record (a JSON object)")
             rows.append((number, record))
-        events = self.write_project(lambda s, c, k: ledger.import_docket(s, c, k, rows))
+        events = self.write_project(lambda s, c, k: exchange.import_docket(s, c, k, rows))
         imported = sum(1 for e in events if e.type == "entity.confirmed")
         return {"records": len(rows), "imported": imported, "skipped": len(rows) - imported}
 

@@ -77,7 +77,7 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
     """What the ledger's derived views read of one claim, decision or question.
 
     The fold keeps one per ledger record in `State.ledger`, beside the entities, so the
-    derived views (`service.model.ledger`) need no record text and come out the same from a
+    derived views (`service.model.derived`) need no record text and come out the same from a
     hot slice of the state as from the whole of it.
     """
 

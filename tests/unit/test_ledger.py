@@ -9,9 +9,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from service.model import ids, ledger
+from service.model import derived, exchange, globs, ids, ledger, worksets
 from service.model.commands import AddRequest, Clock
 from service.model.config import WorkspaceConfig
+from service.model.derived import View
 from service.model.errors import Invalid
 from service.model.events import (
     Assertion,
@@ -25,7 +26,7 @@ from service.model.events import (
     make,
 )
 from service.model.fold import fold_all
-from service.model.ledger import LedgerInput, View
+from service.model.ledger import LedgerInput
 from service.model.state import State
 
 HUMAN = Origin("human", True)
@@ -94,7 +95,7 @@ class Book:
         return event.id
 
     def view(self, record: str) -> View:
-        return ledger.derive(self.state())[record]
+        return derived.derive(self.state())[record]
 
 
 def owed(view: View) -> list[tuple[str, str, str]]:
@@ -560,7 +561,7 @@ def test_legacy_decisions_are_adopted_ledger_records() -> None:
     d = log.add("decision.created", b'{"text":"use git"}')
     state = log.state()
     assert state.ledger[d].kind == "decision" and state.ledger[d].state == "adopted"
-    assert ledger.derive(state)[d].support == "clean"
+    assert derived.derive(state)[d].support == "clean"
 
 
 def test_signals_for_ledger_events_on_the_wrong_record() -> None:
@@ -573,7 +574,7 @@ def test_signals_for_ledger_events_on_the_wrong_record() -> None:
 
 
 def test_derive_over_an_empty_ledger() -> None:
-    assert ledger.derive(State()) == {}
+    assert derived.derive(State()) == {}
 
 
 # --- import of a Docket ledger -----------------------------------------------------------------
@@ -602,7 +603,7 @@ DOCKET = [
 
 def imported(book: Book, rows: list[dict[str, Any]]) -> list[Event]:
     numbered = list(enumerate(rows, 1))
-    events = ledger.import_docket(book.state(), WorkspaceConfig(), book.clock(), numbered)
+    events = exchange.import_docket(book.state(), WorkspaceConfig(), book.clock(), numbered)
     book.events += events
     return events
 
@@ -613,7 +614,7 @@ def test_a_docket_ledger_maps_to_records_with_aliases(book: Book) -> None:
     state = book.state()
     known = ledger.aliases(state)
     assert sorted(known) == ["c1", "c2", "d1", "d2", "q1"]
-    views = ledger.derive(state)
+    views = derived.derive(state)
     assert state.ledger[known["d1"]].supports == [[known["c1"]]]
     assert owed(views[known["d1"]]) == [(known["c1"], known["c2"], "revised")]
     assert views[known["q1"]].resolved_by == (known["d1"],)
@@ -695,12 +696,12 @@ def test_question_options_are_checked(book: Book) -> None:
     ],
 )
 def test_paths_and_globs_overlap(a: str, b: str, meet: bool) -> None:
-    assert ledger.overlap(a, b) is meet
-    assert ledger.overlap(b, a) is meet
+    assert globs.overlap(a, b) is meet
+    assert globs.overlap(b, a) is meet
 
 
 def work(book: Book, text: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> str:
-    request = AddRequest(text=text, labels=("work",), ledger=ledger.work_fields("work", reads, writes, ()))
+    request = AddRequest(text=text, labels=("work",), ledger=worksets.work_fields("work", reads, writes, ()))
     events = ledger.add(book.state(), WorkspaceConfig(), book.clock(), request, LedgerInput())
     book.events += events
     return events[0].id
@@ -712,8 +713,8 @@ def test_work_units_commute_only_when_no_one_writes_what_another_touches(book: B
     docs = work(book, "the docs", writes=("README.md",))
     bare = work(book, "something")
     state = book.state()
-    assert ledger.parallel(state, [api, docs])["commute"] is True
-    doc = ledger.parallel(state, [api, client, docs])
+    assert worksets.parallel(state, [api, docs])["commute"] is True
+    doc = worksets.parallel(state, [api, client, docs])
     assert doc["commute"] is False
     assert doc["conflicts"] == [
         {
@@ -724,27 +725,27 @@ def test_work_units_commute_only_when_no_one_writes_what_another_touches(book: B
             "kind": "write/read",
         }
     ]
-    both = ledger.parallel(state, [docs, bare])
+    both = worksets.parallel(state, [docs, bare])
     assert (both["commute"], both["undeclared"]) == (False, [bare])
     with pytest.raises(Invalid, match="two or more"):
-        ledger.parallel(state, [api])
+        worksets.parallel(state, [api])
     with pytest.raises(Invalid, match="belong to work units"):
-        ledger.work_fields("goal", ("a",), (), ())
+        worksets.work_fields("goal", ("a",), (), ())
     with pytest.raises(Invalid, match="relative to the checkout"):
-        ledger.work_fields("work", ("/etc/passwd",), (), ())
+        worksets.work_fields("work", ("/etc/passwd",), (), ())
 
 
 # --- outcome tracking ------------------------------------------------------------------------------
 
 
 def test_outcomes_split_into_intentional_and_unintentional() -> None:
-    doc = ledger.outcome(
+    doc = worksets.outcome(
         ["src/api/x.py", "README.md", "src/api/y.py", "docs/a.md"], ["src/api/**", "docs", "CHANGES"]
     )
     assert doc["intentional"] == ["docs/a.md", "src/api/x.py", "src/api/y.py"]
     assert doc["unintentional"] == ["README.md"]
     assert doc["unrealized"] == ["CHANGES"]
-    assert ledger.outcome([], [])["realized"] == []
+    assert worksets.outcome([], [])["realized"] == []
 
 
 # --- evaluation mining -----------------------------------------------------------------------------
@@ -757,7 +758,7 @@ def test_decision_rows_carry_grounds_status_and_known_outcome(book: Book) -> Non
     book.decision("cache responses for a minute", supersedes=d2, supersede_reason="revise")
     d4 = book.decision("ship v1")
     book.revoke(d4)
-    rows = {r["id"]: r for r in ledger.decision_rows(book.state())}
+    rows = {r["id"]: r for r in exchange.decision_rows(book.state())}
     assert [r["outcome"] for r in rows.values()] == ["standing", "superseded: revise", "standing", "revoked"]
     assert rows[d1]["supports"] == [[c]] and rows[d1]["support"] == "clean"
     assert rows[d1]["choice"] == "stdlib" and rows[d1]["alternatives"] == ["orjson"]

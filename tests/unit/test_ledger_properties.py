@@ -8,7 +8,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import ledger
+from service.model import derived as ledger_views
 from service.model import slice as hot_slice
 from service.model.config import WorkspaceConfig
 from service.model.context import build_context
@@ -117,7 +117,7 @@ class LedgerHistory(History):
             self.add("entity.reviewed", {"entity": self.cite(), "marks": [mark]})
         elif kind == "review-owed":
             target = self.cite()
-            view = ledger.derive(self.so_far(), [target]).get(target)
+            view = ledger_views.derive(self.so_far(), [target]).get(target)
             marks = [msgspec.structs.asdict(o) for o in view.review_owed] if view else []
             self.add("entity.reviewed", {"entity": target, "marks": marks})
         elif kind == "retract":
@@ -146,7 +146,7 @@ def ledger_histories(draw: st.DrawFn, max_steps: int = 30) -> list[Event]:
 
 
 def derived(state: State) -> bytes:
-    return msgspec.json.encode(sorted(ledger.derive(state).items()))
+    return msgspec.json.encode(sorted(ledger_views.derive(state).items()))
 
 
 @PROPERTY
@@ -167,14 +167,14 @@ def test_derived_views_are_a_function_of_the_event_set(events: list[Event], data
 def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
     """Every support value and every blocked flag is what its own rule gives from the others."""
     state = fold_all(events)
-    deriver = ledger._Deriver(state.ledger)
+    deriver = ledger_views._Deriver(state.ledger)
     deriver.solve()
     for record_id, fact in state.ledger.items():
         if fact.supports:
             assert deriver.support_of(fact) == deriver.support[record_id]
         if record_id in deriver.blocked:
             assert deriver.is_blocked(fact) == deriver.blocked[record_id]
-    views = ledger.derive(state)
+    views = ledger_views.derive(state)
     for view in views.values():
         assert (view.support == "flagged") == bool(view.review_owed)
         assert (view.support == "unsupported") == bool(view.lost)
