@@ -4,11 +4,15 @@ The fold keeps a `Fact` per claim, decision and question in `State.ledger`; ever
 reads only those facts, so it is a pure function of the event set and comes out the same
 from a hot slice of the state as from the whole of it. Nothing derived is ever stored.
 
-- current: not superseded, not retracted;
-- blocked: an adopted decision with a prerequisite that is not *available*, i.e. not (the
-  head of its supersession chain is) a current accepted claim or a current adopted decision
-  that is itself neither blocked nor unsupported. Chains are followed through `restate` and
-  `revise`; a `reverse`, a retraction or a supersession without successor ends them;
+- current: not superseded, not retracted (a proposal is current; what it does to other
+  records, superseding them, waits for its confirmation);
+- applies: a decision without a scope (`--scope`, paths or globs) applies everywhere; one
+  with a scope applies to a record without one, or whose scope overlaps its own;
+- blocked: an adopted decision with a prerequisite that is not *available* to it, i.e. not
+  (the head of its supersession chain is) a current accepted claim, or a current adopted
+  decision that is itself neither blocked nor unsupported and applies to it. Chains are
+  followed through `restate` and `revise`; a `reverse`, a retraction or a supersession
+  without successor ends them;
 - support status (truth maintenance, Doyle 1979): each AND set counts as its weakest
   ground and a record keeps its best set. A ground is *lost* when it is reversed,
   rejected, revoked, retracted or itself unsupported, *flagged* when it is revised,
@@ -19,8 +23,11 @@ from a hot slice of the state as from the whole of it. Nothing derived is ever s
   unsupported. A review acknowledges the flags owed at that moment; a flag that changes
   (a different head, reason or later event) is owed again;
 - resolved: a question is resolved by a current accepted claim, or a current adopted
-  decision that is neither blocked nor unsupported, that answers it (`resolved_by`);
-  superseding the answer reopens the question.
+  decision that is neither blocked nor unsupported and applies to it, that answers it
+  (`resolved_by`); superseding the answer reopens the question.
+
+An unsupported record is what Docket's automatic retraction would retract, so it neither
+resolves a question nor unblocks a decision.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from service.model.events import ReviewMark
+from service.model.globs import overlap
 from service.model.state import Fact, State
 
 DEFAULT_REASON = "revise"  # a supersession that does not say how flags what stood on it
@@ -119,14 +127,20 @@ class _Deriver:
                 value, reason = FLAGGED, "revised"
             here = nxt
 
-    def available(self, head: str) -> bool:
-        """A current accepted claim, or a current adopted decision neither blocked nor unsupported."""
+    def available(self, head: str, to: Fact) -> bool:
+        """A current accepted claim, or a current adopted decision neither blocked nor
+        unsupported that applies to the record `to`."""
         fact = self.facts[head]
         if not fact.current or self.support.get(head, CLEAN) == LOST:
             return False
         if fact.kind == "claim":
             return fact.state == "accepted"
-        return fact.kind == "decision" and fact.state == "adopted" and not self.blocked.get(head, False)
+        return (
+            fact.kind == "decision"
+            and fact.state == "adopted"
+            and not self.blocked.get(head, False)
+            and applies(fact.applies_to, to.applies_to)
+        )
 
     def ground(self, record: Fact, target: str) -> tuple[int, str | None, str | None, str | None]:
         """(value, reason, head, as_of) of one cited ground, acknowledged reviews applied."""
@@ -178,11 +192,11 @@ class _Deriver:
         return max((self.set_value(record, s) for s in record.supports), default=CLEAN)
 
     def is_blocked(self, record: Fact) -> bool:
-        return any(not self._prerequisite_ok(p) for p in record.depends_on)
+        return any(not self._prerequisite_ok(p, record) for p in record.depends_on)
 
-    def _prerequisite_ok(self, prerequisite: str) -> bool:
+    def _prerequisite_ok(self, prerequisite: str, record: Fact) -> bool:
         chain = self.chain(prerequisite)
-        return chain.head is not None and chain.value != LOST and self.available(chain.head)
+        return chain.head is not None and chain.value != LOST and self.available(chain.head, record)
 
     def solve(self) -> None:
         """The least fixed point: start from nothing supported and every prerequisite missing,
@@ -246,11 +260,13 @@ class _Deriver:
                     if got == LOST:
                         lost.append(Lost(member, reason or "lost", head))
         blocked = self.blocked.get(record_id, False)
-        blocked_by = tuple(p for p in fact.depends_on if not self._prerequisite_ok(p)) if blocked else ()
+        blocked_by = (
+            tuple(p for p in fact.depends_on if not self._prerequisite_ok(p, fact)) if blocked else ()
+        )
         resolved: bool | None = None
         resolved_by: tuple[str, ...] = ()
         if fact.kind == "question":
-            resolved_by = tuple(a for a in resolvers.get(record_id, ()) if self.available(a))
+            resolved_by = tuple(a for a in resolvers.get(record_id, ()) if self.available(a, fact))
             resolved = bool(resolved_by)
         return View(
             kind=fact.kind,
@@ -264,6 +280,12 @@ class _Deriver:
             resolved=resolved,
             resolved_by=resolved_by,
         )
+
+
+def applies(scope: Sequence[str], to: Sequence[str]) -> bool:
+    """A decision's scope covers a record: one of the two has none, or two of their paths or
+    globs can name a common path."""
+    return not scope or not to or any(overlap(a, b) for a in scope for b in to)
 
 
 def _can_block(fact: Fact) -> bool:

@@ -91,6 +91,7 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
     supports: list[list[str]] = msgspec.field(default_factory=list)
     depends_on: list[str] = msgspec.field(default_factory=list)
     answers: list[str] = msgspec.field(default_factory=list)
+    applies_to: list[str] = msgspec.field(default_factory=list)  # the record's --scope
     reviewed: list[ReviewMark] = msgspec.field(default_factory=list)
 
 

@@ -162,6 +162,16 @@ def test_questions_reopen_when_their_answer_is_superseded(store: Store) -> None:
     assert "(unresolved)" in store.ok("context", "--plain")
 
 
+def test_scope_decides_which_decisions_apply(store: Store) -> None:
+    q = store.add("question", "how are requests logged?", "--scope", "src/**")
+    docs = store.add("decide", "log docs builds as text", "--scope", "docs/**", "--answers", q)
+    assert (row(store, q)["resolved"], row(store, q)["applies_to"]) == (False, ["src/**"])
+    api = store.add("decide", "log api requests as JSON lines", "--scope", "src/api/*", "--answers", q)
+    assert (row(store, q)["resolved"], row(store, q)["resolved_by"]) == (True, [api])
+    retry = store.add("decide", "retry idempotent calls", "--scope", "src/**", "--depends-on", docs)
+    assert row(store, retry)["blocked_by"] == [docs]
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

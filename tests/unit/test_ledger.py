@@ -353,6 +353,60 @@ def test_what_resolves_a_question() -> None:
     assert book.view(q).resolved_by == (blocked,)
 
 
+# --- scope: which decisions apply ------------------------------------------------------------
+
+
+def test_a_decision_scoped_elsewhere_does_not_resolve_a_question() -> None:
+    """docs/** does not apply to src/**: the decision stands, the question stays open."""
+    book = Book()
+    q = book.question("how are requests logged?", applies_to="src/**")
+    d = book.decision("log requests as JSON lines", applies_to="docs/**", answers=q)
+    assert (book.view(q).resolved, book.view(q).resolved_by) == (False, ())
+    assert (book.view(d).blocked, book.view(d).support) == (False, "clean")
+
+
+def test_a_decision_scoped_inside_the_question_resolves_it() -> None:
+    book = Book()
+    q = book.question("how are requests logged?", applies_to="src/**")
+    d = book.decision("log requests as JSON lines", applies_to="src/api/*", answers=q)
+    assert (book.view(q).resolved, book.view(q).resolved_by) == (True, (d,))
+
+
+def test_a_side_without_a_scope_applies_everywhere() -> None:
+    book = Book()
+    scoped = book.question("how are requests logged?", applies_to="src/**")
+    everywhere = book.question("which log format?")
+    d1 = book.decision("log as JSON lines", answers=scoped)
+    d2 = book.decision("log docs builds as text", applies_to="docs/**", answers=everywhere)
+    assert (book.view(scoped).resolved_by, book.view(everywhere).resolved_by) == ((d1,), (d2,))
+
+
+def test_a_claim_answers_a_question_whatever_their_scopes() -> None:
+    """Docket's rule reads applicability for decisions only: an accepted claim resolves."""
+    book = Book()
+    q = book.question("how are requests logged?", applies_to="src/**")
+    c = book.claim("requests are logged as JSON lines", applies_to="docs/**", answers=q)
+    assert book.view(q).resolved_by == (c,)
+
+
+def test_a_prerequisite_decision_scoped_elsewhere_blocks() -> None:
+    book = Book()
+    docs = book.decision("use the shared http client", applies_to="docs/**")
+    d = book.decision("retry idempotent calls", applies_to="src/**", depends_on=docs)
+    assert (book.view(d).blocked, book.view(d).blocked_by) == (True, (docs,))
+    api = book.decision("use the shared http client in the api", applies_to="src/api/*")
+    d2 = book.decision("retry idempotent api calls", applies_to="src/**", depends_on=api)
+    assert book.view(d2).blocked is False
+
+
+def test_scope_is_read_from_the_head_of_a_prerequisite_chain() -> None:
+    book = Book()
+    docs = book.decision("use the shared http client", applies_to="docs/**")
+    d = book.decision("retry idempotent calls", applies_to="src/**", depends_on=docs)
+    book.decision("use the shared http client everywhere", supersedes=docs, supersede_reason="restate")
+    assert book.view(d).blocked is False
+
+
 # --- cycles ------------------------------------------------------------------------------------
 
 

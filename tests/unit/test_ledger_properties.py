@@ -26,6 +26,7 @@ PROPERTY = settings(
 KINDS = ("claim", "claim", "decision", "question")
 STATES = ("unassessed", "accepted", "accepted", "disputed", "rejected", "odd")
 REASONS = ("restate", "revise", "reverse", None)
+SCOPES = ("src/**", "src/api/*", "docs/**", "src/api/v1.py", "README.md")
 STEPS = (
     "record",
     "record",
@@ -47,7 +48,7 @@ UNKNOWN = "01zzzzzzzzzzzzzzzzzzzzzzzz"
 
 class LedgerHistory(History):
     """Random ledger histories: records citing earlier (and sometimes unknown or non-ledger)
-    records, supersessions with every reason, assessments, revocations, reviews, relations
+    records, some with scopes, supersessions with every reason, assessments, revocations, reviews, relations
     added later by other tools (cycles), retractions and confirmations."""
 
     def __init__(self, draw: st.DrawFn) -> None:
@@ -81,6 +82,8 @@ class LedgerHistory(History):
         fields: dict[str, object] = {}
         if self.draw(st.booleans()):
             fields["state"] = self.draw(st.sampled_from(STATES))
+        if self.draw(st.integers(0, 2)) == 0:
+            fields["applies_to"] = self.draw(st.lists(st.sampled_from(SCOPES), min_size=1, max_size=2))
         if self.ledger and self.draw(st.integers(0, 3)) == 0:
             links.append({"type": "supersedes", "target": self.cite()})
             reason = self.draw(st.sampled_from(REASONS))
