@@ -407,6 +407,51 @@ def test_scope_is_read_from_the_head_of_a_prerequisite_chain() -> None:
     assert book.view(d).blocked is False
 
 
+# --- readings of the rules -------------------------------------------------------------------
+
+
+def test_an_unsupported_record_neither_resolves_nor_unblocks() -> None:
+    """What no support set holds up is what Docket's automatic retraction would retract."""
+    book = Book()
+    shaky = book.claim("the vendor promised an SLA", state="rejected")
+    q = book.question("can we rely on the vendor?")
+    c = book.claim("the vendor is reliable", supports=shaky, answers=q)
+    d = book.decision("drop the fallback", depends_on=c)
+    assert book.view(c).support == "unsupported"
+    assert (book.view(q).resolved, book.view(d).blocked_by) == (False, (c,))
+
+
+def test_a_retracted_answer_reopens_its_question() -> None:
+    book = Book()
+    q = book.question("which database?")
+    c = book.claim("postgres is the database", answers=q)
+    assert book.view(q).resolved is True
+    book.raw("entity.retracted", EntityWhy(c, "wrong"))
+    assert book.view(q).resolved is False
+
+
+def test_a_supersession_another_tool_wrote_without_a_reason_flags_too() -> None:
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    c2 = book.claim("clients can parse every response", supports=c1)
+    c3 = book.claim("the API returns JSON or CBOR")
+    book.raw("entity.superseded", Superseded(c1, by=c3))
+    assert owed(book.view(c2)) == [(c1, c3, "revised")]
+
+
+def test_a_proposal_is_current_until_withdrawn() -> None:
+    """A proposal counts (current is: not superseded, not retracted); only what it does to
+    other records, superseding them, waits for its confirmation."""
+    book = Book()
+    q = book.question("which database?")
+    c = book.claim("postgres is the database", answers=q, proposed=True)
+    assert (book.view(c).current, book.view(q).resolved_by) == (True, (c,))
+    d = book.decision("use postgres json columns", depends_on=c, proposed=True)
+    assert book.view(d).blocked is False
+    book.raw("entity.retracted", EntityWhy(c, "withdrawn"))
+    assert (book.view(q).resolved, book.view(d).blocked_by) == (False, (c,))
+
+
 # --- cycles ------------------------------------------------------------------------------------
 
 
