@@ -155,7 +155,7 @@ def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = 
         ws = ws.proposed()
     log = "" if request.scope == "workspace" and not request.supersedes and not request.demote else None
     command = lambda s, c, k: ledger.add(s, c, k, request, fields)  # noqa: E731
-    return ws.write(log, command) if log is not None else ws.write_project(command)
+    return ws.write_record(log, command)
 
 
 def register(app: typer.Typer) -> None:

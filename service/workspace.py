@@ -21,6 +21,7 @@ from service.model.events import Event, Origin
 from service.model.slice import ColdCounts
 from service.model.state import Entity, State
 from service.store import Quarantine, Store, local
+from service.store.layout import display
 
 WORKSPACE_LOG = ""
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
@@ -80,17 +81,36 @@ class Workspace:
     def write_project(self, command: Command) -> list[Event]:
         return self.write(self.require_project(), command)
 
+    def write_record(self, log: str | None, command: Command) -> list[Event]:
+        """Write a new record to `log` (None: this project's). Ledger relations stay within one
+        log, so one naming a record of another log is refused saying where that record is."""
+        from service.model.ledger import Unresolved
+
+        target = self.require_project() if log is None else log
+        try:
+            return self.write(target, command)
+        except Unresolved as exc:
+            other = next((o for o in self.store.logs() if o != target and self._holds(o, exc.prefix)), None)
+            if other is None:
+                raise
+            here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (target, other))
+            raise Invalid(
+                f"{exc.flag} {exc.prefix}: that record is in {there}, and a ledger relation names "
+                f"records of its own log ({here}): record the ground in {here} too, or this record "
+                f"in {there}" + (" (--workspace)" if other == WORKSPACE_LOG else "")
+            ) from exc
+
+    def _holds(self, log: str, prefix: str) -> bool:
+        state = self.state(log)
+        return any(k.startswith(prefix.lower()) for k in state.entities) or any(
+            e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
+        )
+
     def log_of(self, prefix: str) -> str:
         """The log holding the record an id prefix names: this project's, else the workspace's."""
         logs = [self.project] if self.project else []
         logs.append(WORKSPACE_LOG)
-        found = []
-        for log in logs:
-            state = self.state(log)
-            if any(k.startswith(prefix.lower()) for k in state.entities) or any(
-                e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
-            ):
-                found.append(log)
+        found = [log for log in logs if self._holds(log, prefix)]
         if not found:
             ids.resolve(prefix, [], "record")
         return found[0]

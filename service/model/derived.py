@@ -108,7 +108,9 @@ class _Deriver:
         here = start
         while True:
             fact = self.facts.get(here)
-            if fact is None or fact.kind not in GROUNDED:
+            if fact is None:  # relations stay within a log: another log's record is not here
+                return _Chain(None, LOST, "no such record in this log", tuple(path))
+            if fact.kind not in GROUNDED:
                 return _Chain(None, LOST, "not a claim or decision", tuple(path))
             if fact.current:
                 return _Chain(here, value, reason, tuple(path))

@@ -181,11 +181,21 @@ def _check_link(state: State, record_id: str | None, kind: str, link: Link) -> N
             raise Invalid(f"--supersedes {link.target}: it is a {shown}; a {kind} supersedes only a {kind}")
 
 
+class Unresolved(Invalid):
+    """A relation names no record of the new record's log (the wiring looks in the others,
+    to say where the record is)."""
+
+    def __init__(self, flag: str, prefix: str, reason: str) -> None:
+        super().__init__(f"{flag} {prefix}: {reason}")
+        self.flag = flag
+        self.prefix = prefix
+
+
 def _resolve(state: State, prefix: str, flag: str) -> str:
     try:
         return commands.find(state, prefix).id
     except Invalid as exc:
-        raise Invalid(f"{flag} {prefix}: {exc}") from exc
+        raise Unresolved(flag, prefix, str(exc)) from exc
 
 
 def links_for(state: State, kind: str, given: LedgerInput, supersedes: str | None) -> list[Link]:

@@ -201,6 +201,23 @@ def test_write_rules_refuse_with_exit_1(store: Store, args: tuple[str, ...], say
     assert len(store.rows()) == 2
 
 
+def test_relations_stay_within_one_log(store: Store) -> None:
+    """A record of another project or of the workspace log is no ground here: refused, saying
+    where it is and what to do."""
+    store.ok("project", "add", "web")
+    web = store.add(
+        "claim", "the CDN caches assets", "--state", "accepted", env_extra={"SELF_PROJECT": "web"}
+    )
+    team = store.add("decide", "every service logs JSON lines", "--workspace")
+    refused(store, "claim", "pages load fast", "--supports", web, says="that record is in projects/web")
+    proc = store.run("decide", "log requests as JSON", "--depends-on", team)
+    assert proc.returncode == 1, describe(proc)
+    assert "that record is in the workspace log" in proc.stderr, describe(proc)
+    assert "--workspace" in proc.stderr, describe(proc)
+    refused(store, "claim", "x holds", "--supports", "01zzzzzzzz", says="no record has an id starting with")
+    assert store.rows() == []
+
+
 def test_superseding_a_superseded_record_is_refused(store: Store) -> None:
     c = store.add("claim", "one", "--state", "accepted")
     store.ok("claim", "two", "--supersedes", c, "--supersede-reason", "restate")

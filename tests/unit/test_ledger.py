@@ -220,6 +220,16 @@ def test_a_retracted_ground_is_lost(grounded: tuple[Book, str, str]) -> None:
     assert [(x.ground, x.reason) for x in book.view(c2).lost] == [(c1, "retracted")]
 
 
+def test_a_ground_outside_this_log_is_lost() -> None:
+    """Relations stay within one log; one that another tool wrote to a record elsewhere
+    names nothing here."""
+    book = Book()
+    c = book.claim("pages load fast")
+    elsewhere = "01zzzzzzzzzzzzzzzzzzzzzzzz"
+    book.raw("entity.linked", Linked(c, Link("supports", elsewhere, 0)))
+    assert [(x.ground, x.reason) for x in book.view(c).lost] == [(elsewhere, "no such record in this log")]
+
+
 def test_restated_chains_are_followed_to_their_head(grounded: tuple[Book, str, str]) -> None:
     book, c1, c2 = grounded
     c3 = book.claim("the API answers in JSON", supersedes=c1, supersede_reason="restate")
