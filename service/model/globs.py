@@ -6,6 +6,8 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from service.model.errors import Invalid
+
 _WILD = re.compile(r"[*?\[]")
 
 
@@ -32,6 +34,13 @@ def overlap(a: str, b: str) -> bool:
 def _head(glob: str) -> str:
     match = _WILD.search(glob)
     return glob if match is None else glob[: match.start()]
+
+
+def relative(path: str, flag: str) -> str:
+    """A declared path or glob, refused unless it is relative to the checkout."""
+    if not path.strip() or path.startswith(("/", "~")):
+        raise Invalid(f"{flag} {path!r}: give a path or glob relative to the checkout, e.g. src/app/*.py")
+    return path
 
 
 def matches(path: str, declared: str) -> bool:

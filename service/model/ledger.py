@@ -30,6 +30,7 @@ from service.model.events import (
     Reviewed,
     ReviewMark,
 )
+from service.model.globs import relative
 from service.model.state import DEFAULT_STATES, Entity, Fact, State, kind_of
 
 KINDS = tuple(DEFAULT_STATES)
@@ -226,7 +227,7 @@ def fields_for(kind: str, given: LedgerInput, superseding: bool) -> LedgerFields
         alternatives=tuple(a.strip() for a in given.alternatives),
         decided_by=given.decided_by,
         supersede_reason=reason,
-        applies_to=tuple(given.applies_to),
+        applies_to=tuple(relative(path, "--scope") for path in given.applies_to),
         evidence=tuple(given.evidence),
         revisit=commands.valid_date(given.revisit) if given.revisit else None,
         cost_if_wrong=given.cost_if_wrong,

@@ -9,7 +9,7 @@ from typing import Any
 from service.model import commands
 from service.model.errors import Invalid
 from service.model.events import LedgerFields
-from service.model.globs import matches, overlap
+from service.model.globs import matches, overlap, relative
 from service.model.state import Entity, State
 
 
@@ -21,9 +21,9 @@ def work_fields(
         return None
     if label != "work":
         raise Invalid("--reads, --writes and --intends belong to work units (`self work add`)")
-    for path in (*reads, *writes, *intends):
-        if not path.strip() or path.startswith(("/", "~")):
-            raise Invalid(f"{path!r}: give a path or glob relative to the checkout, e.g. src/app/*.py")
+    for flag, paths in (("--reads", reads), ("--writes", writes), ("--intends", intends)):
+        for path in paths:
+            relative(path, flag)
     return LedgerFields(reads=tuple(reads), writes=tuple(writes), intends=tuple(intends))
 
 

@@ -191,6 +191,7 @@ def test_scope_decides_which_decisions_apply(store: Store) -> None:
             "restate, revise, reverse",
         ),
         (("claim", "x holds", "--revisit", "soon"), "is not a date"),
+        (("decide", "do x", "--scope", "/srv/app"), "--scope '/srv/app': give a path or glob relative"),
         (("claim", "x holds", "--choice", "a"), "belongs to decisions"),
     ],
 )

@@ -589,6 +589,8 @@ def test_states_and_dates_are_checked(book: Book) -> None:
         book.revoke(d)
     with pytest.raises(Invalid, match="only a decision is revoked"):
         book.revoke(c)
+    with pytest.raises(Invalid, match="--scope '~/src': give a path or glob relative to the checkout"):
+        book.decision("do y", applies_to="~/src")
 
 
 def test_relations_point_only_at_earlier_records_never_at_themselves(book: Book) -> None:
