@@ -194,10 +194,10 @@ def register(app: typer.Typer) -> None:
         """Whether work units commute (none writes what another reads or writes), from their
         declared --reads and --writes; else each conflicting pair and path."""
         from cli.common import echo, emit_json
-        from service.model import ledger
+        from service.model import worksets
 
         ws = workspace()
-        doc = ledger.parallel(ws.state(ws.require_project()), units)
+        doc = worksets.parallel(ws.state(ws.require_project()), units)
         if as_json:
             return emit_json(doc)
         for conflict in doc["conflicts"]:
@@ -288,7 +288,7 @@ def rule_stdin(text: str) -> dict[str, object]:
 
 def write_parquet(out: str) -> dict[str, object]:
     """Every decision of this project as one Parquet row (pyarrow, the `parquet` extra)."""
-    from service.model import ledger
+    from service.model import exchange
     from service.model.errors import Invalid
 
     try:
@@ -297,7 +297,7 @@ def write_parquet(out: str) -> dict[str, object]:
     except ImportError as exc:
         raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
     ws = workspace()
-    rows = ledger.decision_rows(ws.state(ws.require_project()))
+    rows = exchange.decision_rows(ws.state(ws.require_project()))
     schema = pa.schema(
         [
             ("id", pa.string()),

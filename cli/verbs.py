@@ -109,7 +109,7 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Record a new one, placed by the alias row unless a flag says otherwise."""
-        from service.model.ledger import work_fields
+        from service.model.worksets import work_fields
 
         row = _row(verb)
         request = records.preset_request(
@@ -139,7 +139,7 @@ def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = 
         ws = ws.proposed()
     log = "" if request.scope == "workspace" and not request.supersedes and not request.demote else None
     command = lambda s, c, k: ledger.add(s, c, k, request, fields)  # noqa: E731
-    return ws.write(log, command) if log is not None else ws.write_project(command)
+    return ws.write_record(log, command)
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,8 @@ import msgspec
 
 from service.model import tokens
 from service.model.config import WorkspaceConfig
-from service.model.ledger import View, derive, moot, owes, owing, plain, view_row
+from service.model.derived import View, derive, owes, owing, plain, view_row
+from service.model.ledger import moot
 from service.model.render import (
     Near,
     full_row,

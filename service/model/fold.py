@@ -175,7 +175,8 @@ def _new_fact(state: State, event: Event, entity: Entity, kind: str) -> None:
     fields = entity.ledger
     recorded = fields.state if fields is not None and fields.state else DEFAULT_STATES[kind]
     reason = fields.supersede_reason if fields is not None else None
-    fact = Fact(kind=kind, state=recorded, changed=event.id, reason=reason)
+    scope = list(fields.applies_to) if fields is not None else []
+    fact = Fact(kind=kind, state=recorded, changed=event.id, reason=reason, applies_to=scope)
     state.ledger[entity.id] = fact
     if any(link.type in RELATIONS for link in entity.links):
         _relate(fact, entity)
