@@ -94,6 +94,8 @@ def _remember(store: Store, name: str, head: ObjectID) -> None:
     layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
     with contextlib.suppress(Exception):
         store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
+    if gitcommit.head(store.repo) == head:
+        store.synced()
 
 
 MAX_PACKS = 24
@@ -280,12 +282,15 @@ def _keep_published(
     if reason is not None:
         return False
     with store.locked():
-        _remember(store, name, new)
+        moved = False
         if new != local:
             try:
                 store.checkout(new.decode(), local.decode(), "sync: merge of two published histories")
             except RefMoved:
-                return False  # a local append came in since: the next round puts it after the merge
+                moved = True  # a local append came in since: the next round puts it after the merge
+        _remember(store, name, new)
+    if moved:
+        return False
     summary.merged = new != local
     summary.head = new.decode()
     summary.pulled += len(pulled)

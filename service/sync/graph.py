@@ -34,10 +34,11 @@ def only_in(repo: Repo, include: list[ObjectID], exclude: list[ObjectID]) -> set
 
 def way(repo: Repo, local: ObjectID | None, remote: ObjectID, published: Iterable[ObjectID]) -> Way:
     """How to sync `local` with the remote head `remote`, given the heads other remotes hold."""
-    if local is None or local == remote:
+    heads = set(published)
+    if local is None or local == remote or not heads:  # one remote: nothing to walk
         return Way.REBASE
     mine = only_in(repo, [local], [remote])
-    if not mine or not _holds_any(repo, set(published), remote, mine):
+    if not mine or not _holds_any(repo, heads, remote, mine):
         return Way.REBASE
     return Way.MERGE if only_in(repo, [remote], [local]) else Way.FORWARD
 

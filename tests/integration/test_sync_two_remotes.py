@@ -8,12 +8,16 @@ the same commit, with every event once.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from dulwich.objects import Commit
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_sync_support import (
     append,
     bare,
@@ -202,3 +206,51 @@ def test_the_summary_reports_the_merge_in_json(tmp_path: Path) -> None:
     data = msgspec.to_builtins(w.sync(w.a, "y"))
     assert data["merged"] is True
     assert gitcommit.head(w.a.repo) == data["head"].encode()
+
+
+# --- random schedules over two remotes ---------------------------------------------------------
+
+
+@st.composite
+def two_remote_schedules(draw: st.DrawFn) -> list[tuple[str, int, str]]:
+    step = st.tuples(st.sampled_from(["append", "sync"]), st.integers(0, 2), st.sampled_from(["x", "y"]))
+    return draw(st.lists(step, min_size=1, max_size=20))
+
+
+@settings(
+    max_examples=int(os.environ.get("SELF_SYNC_SCHEDULES", "60")) // 3 or 1,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(schedule=two_remote_schedules())
+def test_random_schedules_over_two_remotes_settle_on_one_commit(schedule: list[tuple[str, int, str]]) -> None:
+    """Three replicas, each syncing with either remote at random: every push is a fast-forward.
+    A replica that syncs with X, Y and X again leaves both remotes on its head; once each has
+    done so, syncing with both changes nothing but the replicas' own heads, and one commit
+    holds every event once."""
+    with tempfile.TemporaryDirectory() as folder:
+        w = World(Path(folder))
+        try:
+            c, _ = clone(str(w.y), Path(folder) / "c", FAST)
+            track(c)
+            remotes.add(c.repo, str(w.x), "x")
+            remotes.add(c.repo, str(w.y), "y")
+            w.sync(c, "x")
+            stores = [w.a, w.b, c]
+            written: set[str] = set()
+            for kind, n, name in schedule:
+                if kind == "append":
+                    written |= {e.id for e in append(stores[n], 1, text=f"r{n}")}
+                else:
+                    w.sync(stores[n], name)
+            for store in stores:  # x, y, x: the two remotes end on this replica's head
+                for name in ("x", "y", "x"):
+                    w.sync(store, name)
+            for store in stores:
+                for name in ("x", "y"):
+                    assert not w.sync(store, name).merged
+            w.settled()
+            assert c.head() == w.a.head() and files(c) == files(w.a)
+            assert written <= set(remote_ids(w.x))
+        finally:
+            close_all()
