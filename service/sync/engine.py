@@ -289,9 +289,9 @@ def _keep_published(
             except RefMoved:
                 moved = True  # a local append came in since: the next round puts it after the merge
         _remember(store, name, new)
+    summary.merged = new != local
     if moved:
         return False
-    summary.merged = new != local
     summary.head = new.decode()
     summary.pulled += len(pulled)
     summary.pushed = len(pushed)

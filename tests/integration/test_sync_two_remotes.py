@@ -195,6 +195,59 @@ def test_a_rejected_merge_push_merges_the_same_local_head_again(tmp_path: Path) 
     w.settled()
 
 
+@pytest.mark.parametrize("point", ["committed", "pushed"])
+def test_a_crash_around_the_merge_push_loses_nothing(tmp_path: Path, point: str) -> None:
+    """Before the push nothing local changed; after it the remote holds the merge and the
+    local head is still the old one, which the next sync fast-forwards."""
+    w = World(tmp_path)
+    append(w.a, 2, text="a")
+    w.sync(w.a, "x")
+    append(w.b, 2, text="b")
+    w.sync(w.b, "y")
+    local, before = w.a.head(), files(w.a)
+
+    def crash(at: str) -> None:
+        if at == point:
+            raise KeyboardInterrupt("power cut")
+
+    with pytest.raises(KeyboardInterrupt):
+        sync(w.a, "y", Options(tries=1, timeout=5, hook=crash))
+    assert w.a.head() == local and files(w.a) == before
+    w.a.close()
+    w.a = track(Store.open(w.a.root))
+    again = w.sync(w.a, "y")
+    assert again.merged == (point == "committed")
+    w.sync(w.a, "x")
+    w.sync(w.b, "x")
+    w.sync(w.b, "y")
+    w.settled()
+
+
+def test_a_local_append_while_the_merge_is_pushed_goes_after_it(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    append(w.a, 2, text="a")
+    w.sync(w.a, "x")
+    append(w.b, 2, text="b")
+    w.sync(w.b, "y")
+    late: list[str] = []
+
+    def write(at: str) -> None:
+        if at == "pushed" and not late:  # the merge is on Y; the local head moves before its checkout
+            late.extend(e.id for e in append(w.a, 1, text="written meanwhile"))
+
+    summary = sync(w.a, "y", Options(tries=8, timeout=5, pause=0.01, max_pause=0.05, hook=write))
+    assert summary.merged and summary.pushed == 1  # the late event, on top of the merge
+    head = w.a.repo[summary.head.encode()]  # type: ignore[union-attr]
+    assert isinstance(head, Commit) and len(head.parents) == 1
+    merge_commit = w.a.repo[head.parents[0]]
+    assert isinstance(merge_commit, Commit) and merge_commit.message == MESSAGE
+    assert late[0] in remote_ids(w.y)
+    w.sync(w.a, "x")
+    w.sync(w.b, "x")
+    w.sync(w.b, "y")
+    w.settled()
+
+
 def test_the_summary_reports_the_merge_in_json(tmp_path: Path) -> None:
     import msgspec
 
