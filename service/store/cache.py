@@ -56,16 +56,6 @@ class Snapshot(msgspec.Struct, gc=False):
     quarantined: list[Quarantine]
 
 
-class Head(msgspec.Struct, gc=False):
-    """A snapshot's position alone (decoding skips the state)."""
-
-    format: int
-    model: str
-    segments: list[Mark]
-    digest: str
-    last_id: str | None
-
-
 class End(msgspec.Struct, gc=False):
     """Where a log ended when a sync left it as a remote holds it."""
 
@@ -74,7 +64,6 @@ class End(msgspec.Struct, gc=False):
 
 
 _decoder = msgspec.msgpack.Decoder(Snapshot)
-_head_decoder = msgspec.msgpack.Decoder(Head)
 _end_decoder = msgspec.msgpack.Decoder(End)
 _encoder = msgspec.msgpack.Encoder()
 
@@ -157,16 +146,15 @@ def _from_base(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Q
 def published(root: Path, log: str) -> None:
     """A sync left the log as a remote holds it (called under the store lock).
 
-    The snapshot becomes the base if the log starts with what it folded; and where the log
-    ends is noted, so that a snapshot folded to exactly there later becomes the base too
-    (after a sync that was not an append, the snapshot is made by the next read).
+    The snapshot, if there is one, becomes the base; and where the log ends is noted, so that
+    a snapshot folded to exactly there later becomes the base too (after a sync that was not
+    an append there is none: the next read makes it).
     """
-    names = layout.segments(root, log)
-    _save_end(root, log, _end(root, log, names))
-    path = layout.cache_file(root, log)
-    head = _load_head(path)
-    if head is not None and tail(root, log, names, head) is not None:
-        _link(path, _base_path(root, log))
+    _save_end(root, log, _end(root, log, layout.segments(root, log)))
+    # Not checked against the log (that would read the whole snapshot on every sync): a
+    # checkout that did more than append dropped it, so one that is left folded a prefix,
+    # and a base is checked before it is used anyway.
+    _link(layout.cache_file(root, log), _base_path(root, log))
 
 
 @contextlib.contextmanager
@@ -324,22 +312,12 @@ def _save_end(root: Path, log: str, end: End) -> None:
         layout.atomic_write(_end_path(root, log), _encoder.encode(end), durable=False)
 
 
-def _load_head(path: Path) -> Head | None:
-    try:
-        head = _head_decoder.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    if head.format != CACHE_FORMAT or head.model != model_fingerprint():
-        return None
-    return head
-
-
 def _link(source: Path, target: Path) -> None:
     """Make `target` a second name of `source`'s file (snapshots are replaced, never written in
     place, so the link keeps the bytes it was made with); a copy where links are not allowed."""
     temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        if target.exists() and os.path.samefile(source, target):
+        if not source.exists() or (target.exists() and os.path.samefile(source, target)):
             return
         try:
             os.link(source, temporary)
