@@ -262,7 +262,8 @@ def _keep_published(
     heads: tuple[ObjectID, ObjectID, ObjectID],
     lost: set[str],
 ) -> bool:
-    """Push `new` (the local head itself, or its merge with the remote's) over the remote's head.
+    """`heads` is (local, remote, new): push `new` — the local head itself, or its merge with
+    the remote's — over the remote's head.
 
     Unlike a rebase, the merge is checked out only once the push is accepted: a rejected push
     leaves the local head alone, so the next round merges that same head with the remote's
