@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import typer
 
-from cli import render
+from cli import records, render
 from cli.common import JsonOpt, workspace
-from service.model.commands import AddRequest
 from service.model.config import AliasRow
 from service.model.ledger import LedgerInput
 
@@ -29,7 +28,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             "each set is an alternative).",
         ),
         answers: list[str] = typer.Option([], "--answers", help="A question this answers (repeatable)."),
-        supersedes: str | None = typer.Option(None, "--supersedes", help="The live record this replaces."),
+        supersedes: str | None = records.Supersedes,
         supersede_reason: str | None = typer.Option(
             None, "--supersede-reason", help="restate|revise|reverse (default revise)."
         ),
@@ -68,33 +67,29 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             help='"ANSWER=ACTION": a candidate answer and the action it leads to (repeatable).',
             hidden=not question,
         ),
-        proposed: bool = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person."),
-        exposure: str | None = typer.Option(
-            None, "--exposure", help="full|index|search (beats the alias row)."
-        ),
-        priority: int | None = typer.Option(None, "--priority", help="Render order, 0 is the top."),
-        criterion: list[str] = typer.Option([], "--criterion", help="An exit criterion (repeatable)."),
-        target: str | None = typer.Option(None, "--target", help="Deadline, YYYY-MM-DD."),
-        demote: list[str] = typer.Option([], "--demote", help="Move this record one tier down to make room."),
-        scope_workspace: bool = typer.Option(
-            False, "--workspace", help="Record at workspace scope (every project)."
-        ),
+        proposed: bool = records.Proposed,
+        exposure: str | None = records.Exposure,
+        priority: int | None = records.Priority,
+        criterion: list[str] = records.Criterion,
+        target: str | None = records.Target,
+        demote: list[str] = records.Demote,
+        at_workspace: bool = records.AtWorkspace,
         as_json: bool = JsonOpt,
     ) -> None:
+        """Record a new one with its grounds, answers and supersession."""
         from cli.verbs import _row, add_record
 
-        row = _row(verb)
-        request = AddRequest(
-            text=text,
-            labels=(row.label,),
-            exposure=exposure or row.exposure,
-            priority=priority if priority is not None else row.priority,
-            scope="workspace" if scope_workspace else "project",
-            criteria=tuple(criterion),
-            target=target,
+        request = records.preset_request(
+            _row(verb),
+            text,
             why=why,
             supersedes=supersedes,
-            demote=tuple(demote),
+            exposure=exposure,
+            priority=priority,
+            criterion=criterion,
+            target=target,
+            demote=demote,
+            at_workspace=at_workspace,
         )
         given = LedgerInput(
             state=state,
@@ -199,10 +194,10 @@ def register(app: typer.Typer) -> None:
         """Whether work units commute (none writes what another reads or writes), from their
         declared --reads and --writes; else each conflicting pair and path."""
         from cli.common import echo, emit_json
-        from service.model import ledger
+        from service.model import worksets
 
         ws = workspace()
-        doc = ledger.parallel(ws.state(ws.require_project()), units)
+        doc = worksets.parallel(ws.state(ws.require_project()), units)
         if as_json:
             return emit_json(doc)
         for conflict in doc["conflicts"]:
@@ -293,7 +288,7 @@ def rule_stdin(text: str) -> dict[str, object]:
 
 def write_parquet(out: str) -> dict[str, object]:
     """Every decision of this project as one Parquet row (pyarrow, the `parquet` extra)."""
-    from service.model import ledger
+    from service.model import exchange
     from service.model.errors import Invalid
 
     try:
@@ -302,7 +297,7 @@ def write_parquet(out: str) -> dict[str, object]:
     except ImportError as exc:
         raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
     ws = workspace()
-    rows = ledger.decision_rows(ws.state(ws.require_project()))
+    rows = exchange.decision_rows(ws.state(ws.require_project()))
     schema = pa.schema(
         [
             ("id", pa.string()),

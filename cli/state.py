@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import render
+from cli import records, render
 from cli.common import JsonOpt, echo, emit_json, workspace
 from service.model import commands
 from service.model.commands import AddRequest
@@ -40,14 +40,14 @@ def register(app: typer.Typer) -> None:
         text: str,
         label: list[str] = typer.Option([], "--label", help="A label (repeatable)."),
         exposure: str = typer.Option("search", "--exposure", help="full|index|search."),
-        priority: int | None = typer.Option(None, "--priority"),
+        priority: int | None = records.Priority,
         scope: str = typer.Option("project", "--scope", help="project|workspace|<slug>."),
-        criterion: list[str] = typer.Option([], "--criterion"),
-        target: str | None = typer.Option(None, "--target", help="YYYY-MM-DD."),
-        why: str | None = typer.Option(None, "--why"),
-        supersedes: str | None = typer.Option(None, "--supersedes"),
-        proposed: bool = typer.Option(False, "--proposed"),
-        demote: list[str] = typer.Option([], "--demote"),
+        criterion: list[str] = records.Criterion,
+        target: str | None = records.Target,
+        why: str | None = records.Why,
+        supersedes: str | None = records.Supersedes,
+        proposed: bool = records.Proposed,
+        demote: list[str] = records.Demote,
         as_json: bool = JsonOpt,
     ) -> None:
         """Record an entity under any label."""
@@ -99,9 +99,9 @@ def register(app: typer.Typer) -> None:
         exposure: str | None = typer.Option(None, "--exposure"),
         priority: int | None = typer.Option(None, "--priority"),
         scope: str | None = typer.Option(None, "--scope", help="project|workspace."),
-        why: str | None = typer.Option(None, "--why"),
-        proposed: bool = typer.Option(False, "--proposed"),
-        demote: list[str] = typer.Option([], "--demote"),
+        why: str | None = records.Why,
+        proposed: bool = records.Proposed,
+        demote: list[str] = records.Demote,
         as_json: bool = JsonOpt,
     ) -> None:
         """Move a record in context (moving up is capped; moving down records --why)."""
@@ -118,60 +118,16 @@ def register(app: typer.Typer) -> None:
             as_json,
         )
 
-    def simple(name: str, doc: str, fn):  # type: ignore[no-untyped-def]
-        @sub.command(name, help=doc)
-        def run(record: str, as_json: bool = JsonOpt) -> None:
-            ws = workspace()
-            render.written(ws.write_entity(record, lambda s, c, k: fn(s, k, record)), as_json)
-
-    simple("confirm", "Confirm a proposal (and the placements waiting with it).", commands.confirm)
-    simple("start", "Mark in progress.", commands.start)
-    simple("unblock", "Clear a block.", commands.unblock)
-
-    @sub.command("retract")
-    def retract(record: str, why: str = typer.Option(..., "--why"), as_json: bool = JsonOpt) -> None:
-        """Withdraw a record; terminal."""
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.retract(s, k, record, why)), as_json)
+    records.add_verbs(sub, ("confirm", "start", "unblock", "retract"))
 
     @sub.command("cover")
     def cover(
         record: str, criterion: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt
     ) -> None:
         """Claim a declared criterion covered (by its number, text or a unique prefix)."""
-        ws = workspace()
-        render.written(
-            ws.write_entity(record, lambda s, c, k: commands.cover(s, k, record, criterion, why)), as_json
-        )
+        records.write_on(record, lambda s, c, k: commands.cover(s, k, record, criterion, why), as_json)
 
-    @sub.command("done")
-    def done(
-        record: str,
-        report: str | None = typer.Option(None, "--report"),
-        commit: str | None = typer.Option(None, "--commit"),
-        artifact: str | None = typer.Option(None, "--artifact"),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        """Mark done; refused without evidence or with uncovered criteria."""
-        ws = workspace()
-        render.written(
-            ws.write_entity(
-                record,
-                lambda s, c, k: commands.done(s, k, record, report=report, commit=commit, artifact=artifact),
-            ),
-            as_json,
-        )
-
-    @sub.command("retire")
-    def retire(record: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.retire(s, k, record, why)), as_json)
-
-    @sub.command("restore")
-    def restore(record: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt) -> None:
-        """Reopen done or retired work (retraction stays terminal)."""
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.restore(s, k, record, why)), as_json)
+    records.add_verbs(sub, ("done", "retire", "restore"))
 
     for name, remove in (("link", False), ("unlink", True)):
 
@@ -183,12 +139,8 @@ def register(app: typer.Typer) -> None:
                 link_type: str = typer.Option("relates", "--type", help="member-of|supersedes|relates."),
                 as_json: bool = JsonOpt,
             ) -> None:
-                ws = workspace()
-                render.written(
-                    ws.write_entity(
-                        record, lambda s, c, k: commands.link(s, k, record, link_type, target, remove)
-                    ),
-                    as_json,
+                records.write_on(
+                    record, lambda s, c, k: commands.link(s, k, record, link_type, target, remove), as_json
                 )
 
         make()

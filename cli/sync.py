@@ -252,6 +252,8 @@ def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
             "warning: the remote's history was rewritten (a force-push elsewhere); "
             f"{summary.restored} events it had lost were appended again"
         )
+    if summary.merged:
+        echo("the local history is published on another remote too: pushed the merge of both heads")
     if summary.repaired:
         echo(f"repaired the remote's logs: {summary.repaired} conflict markers or repeated events removed")
     if summary.quarantined:

@@ -8,7 +8,7 @@ import typer
 from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 from typer.core import TyperGroup
 
-from cli import render
+from cli import records, render
 from cli.common import OPTIONS, JsonOpt, echo, workspace
 from service.model import commands
 from service.model.commands import AddRequest
@@ -67,22 +67,11 @@ def alias_app(verb: str, default: AliasRow) -> typer.Typer:
     else:
         plain_add(sub, verb)
 
-    @sub.command("retract")
-    def retract(
-        record: str,
-        why: str = typer.Option(..., "--why", help="Why it is withdrawn."),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.retract(s, k, record, why)), as_json)
-
-    @sub.command("confirm")
-    def confirm(record: str, as_json: bool = JsonOpt) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.confirm(s, k, record)), as_json)
+    records.add_verbs(sub, ("retract", "confirm"))
 
     @sub.command("list")
     def list_(all_: bool = typer.Option(False, "--all"), as_json: bool = JsonOpt) -> None:
+        """Live records with this label (every one with --all)."""
         from cli.state import list_records
 
         if verb == "work":
@@ -100,20 +89,14 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
     def add(
         text: str,
         why: str | None = typer.Option(None, "--why", help="The rationale."),
-        supersedes: str | None = typer.Option(
-            None, "--supersedes", help="Id of the live record this replaces."
-        ),
-        proposed: bool = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person."),
-        exposure: str | None = typer.Option(
-            None, "--exposure", help="full|index|search (beats the alias row)."
-        ),
-        priority: int | None = typer.Option(None, "--priority", help="Render order, 0 is the top."),
-        criterion: list[str] = typer.Option([], "--criterion", help="An exit criterion (repeatable)."),
-        target: str | None = typer.Option(None, "--target", help="Deadline, YYYY-MM-DD."),
-        demote: list[str] = typer.Option([], "--demote", help="Move this record one tier down to make room."),
-        scope_workspace: bool = typer.Option(
-            False, "--workspace", help="Record at workspace scope (every project)."
-        ),
+        supersedes: str | None = records.Supersedes,
+        proposed: bool = records.Proposed,
+        exposure: str | None = records.Exposure,
+        priority: int | None = records.Priority,
+        criterion: list[str] = records.Criterion,
+        target: str | None = records.Target,
+        demote: list[str] = records.Demote,
+        at_workspace: bool = records.AtWorkspace,
         reads: list[str] = typer.Option(
             [], "--reads", help="A path or glob the unit reads (repeatable).", hidden=verb != "work"
         ),
@@ -125,20 +108,21 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         ),
         as_json: bool = JsonOpt,
     ) -> None:
-        from service.model.ledger import work_fields
+        """Record a new one, placed by the alias row unless a flag says otherwise."""
+        from service.model.worksets import work_fields
 
         row = _row(verb)
-        request = AddRequest(
-            text=text,
-            labels=(row.label,),
-            exposure=exposure or row.exposure,
-            priority=priority if priority is not None else row.priority,
-            scope="workspace" if scope_workspace else "project",
-            criteria=tuple(criterion),
-            target=target,
+        request = records.preset_request(
+            row,
+            text,
             why=why,
             supersedes=supersedes,
-            demote=tuple(demote),
+            exposure=exposure,
+            priority=priority,
+            criterion=criterion,
+            target=target,
+            demote=demote,
+            at_workspace=at_workspace,
             ledger=work_fields(row.label, reads, writes, intends),
         )
         render.written(add_record(request, proposed), as_json)
@@ -155,7 +139,7 @@ def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = 
         ws = ws.proposed()
     log = "" if request.scope == "workspace" and not request.supersedes and not request.demote else None
     command = lambda s, c, k: ledger.add(s, c, k, request, fields)  # noqa: E731
-    return ws.write(log, command) if log is not None else ws.write_project(command)
+    return ws.write_record(log, command)
 
 
 def register(app: typer.Typer) -> None:
@@ -175,76 +159,13 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a report to a work unit (evidence when it names a commit or artifact)."""
-        ws = workspace()
-        render.written(
-            ws.write_entity(work, lambda s, c, k: commands.report(s, k, work, text, commit, artifact)),
-            as_json,
-        )
+        records.write_on(work, lambda s, c, k: commands.report(s, k, work, text, commit, artifact), as_json)
 
 
 def work_app() -> typer.Typer:
     sub = alias_app("work", DEFAULT_ALIASES["work"])
 
-    def execution(name: str, fn: Any, doc: str) -> None:
-        @sub.command(name, help=doc)
-        def run(record: str, as_json: bool = JsonOpt) -> None:
-            ws = workspace()
-            render.written(ws.write_entity(record, lambda s, c, k: fn(s, k, record)), as_json)
-
-    @sub.command("start")
-    def start(record: str, as_json: bool = JsonOpt) -> None:
-        """Mark a work unit in progress (with the linked checkout's head commit, when there is one)."""
-        ws = workspace()
-        head = ws.checkout_head()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.start(s, k, record, head)), as_json)
-
-    execution("unblock", commands.unblock, "Clear a block.")
-
-    @sub.command("block")
-    def block(
-        record: str,
-        on: str | None = typer.Option(None, "--on", help="What it waits on."),
-        why: str | None = typer.Option(None, "--why"),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        ws = workspace()
-        render.written(
-            ws.write_entity(record, lambda s, c, k: commands.block(s, k, record, on, why)), as_json
-        )
-
-    @sub.command("retire")
-    def retire(record: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.retire(s, k, record, why)), as_json)
-
-    @sub.command("restore")
-    def restore(record: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt) -> None:
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: commands.restore(s, k, record, why)), as_json)
-
-    @sub.command("done")
-    def done(
-        record: str,
-        report: str | None = typer.Option(
-            None, "--report", help="A done-time report: what verifiably happened."
-        ),
-        commit: str | None = typer.Option(None, "--commit"),
-        artifact: str | None = typer.Option(None, "--artifact"),
-        why: str | None = typer.Option(None, "--why"),
-        as_json: bool = JsonOpt,
-    ) -> None:
-        """Mark done; refused without evidence or with uncovered criteria."""
-        ws = workspace()
-        head = ws.checkout_head()
-        render.written(
-            ws.write_entity(
-                record,
-                lambda s, c, k: commands.done(
-                    s, k, record, report=report, commit=commit, artifact=artifact, why=why, head=head
-                ),
-            ),
-            as_json,
-        )
+    records.add_verbs(sub, ("start", "unblock", "block", "retire", "restore", "done"))
 
     @sub.command("started")
     def started(
@@ -261,10 +182,8 @@ def work_app() -> typer.Typer:
     def exited(
         record: str, code: int = typer.Option(..., "--code", help="The exit code."), as_json: bool = JsonOpt
     ) -> None:
-        ws = workspace()
-        render.written(
-            ws.write_entity(record, lambda s, c, k: commands.run_exited(s, k, record, code)), as_json
-        )
+        """Record that the unit's process exited with a code."""
+        records.write_on(record, lambda s, c, k: commands.run_exited(s, k, record, code), as_json)
 
     @sub.command("show")
     def show(record: str, as_json: bool = JsonOpt) -> None:

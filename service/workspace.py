@@ -21,6 +21,7 @@ from service.model.events import Event, Origin
 from service.model.slice import ColdCounts
 from service.model.state import Entity, State
 from service.store import Quarantine, Store, local
+from service.store.layout import display
 
 WORKSPACE_LOG = ""
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
@@ -80,17 +81,36 @@ class Workspace:
     def write_project(self, command: Command) -> list[Event]:
         return self.write(self.require_project(), command)
 
+    def write_record(self, log: str | None, command: Command) -> list[Event]:
+        """Write a new record to `log` (None: this project's). Ledger relations stay within one
+        log, so one naming a record of another log is refused saying where that record is."""
+        from service.model.ledger import Unresolved
+
+        target = self.require_project() if log is None else log
+        try:
+            return self.write(target, command)
+        except Unresolved as exc:
+            other = next((o for o in self.store.logs() if o != target and self._holds(o, exc.prefix)), None)
+            if other is None:
+                raise
+            here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (target, other))
+            raise Invalid(
+                f"{exc.flag} {exc.prefix}: that record is in {there}, and a ledger relation names "
+                f"records of its own log ({here}): record the ground in {here} too, or this record "
+                f"in {there}" + (" (--workspace)" if other == WORKSPACE_LOG else "")
+            ) from exc
+
+    def _holds(self, log: str, prefix: str) -> bool:
+        state = self.state(log)
+        return any(k.startswith(prefix.lower()) for k in state.entities) or any(
+            e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
+        )
+
     def log_of(self, prefix: str) -> str:
         """The log holding the record an id prefix names: this project's, else the workspace's."""
         logs = [self.project] if self.project else []
         logs.append(WORKSPACE_LOG)
-        found = []
-        for log in logs:
-            state = self.state(log)
-            if any(k.startswith(prefix.lower()) for k in state.entities) or any(
-                e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
-            ):
-                found.append(log)
+        found = [log for log in logs if self._holds(log, prefix)]
         if not found:
             ids.resolve(prefix, [], "record")
         return found[0]
@@ -176,7 +196,7 @@ class Workspace:
             len(mine.quarantined),
             description=description,
             cold=cold,
-            universe=mine.ids,
+            near=mine.near,
         )
 
     def overview(self) -> object:
@@ -353,7 +373,7 @@ class Workspace:
         from dulwich.diff_tree import tree_changes
         from dulwich.repo import Repo
 
-        from service.model import ledger
+        from service.model import worksets
         from service.model.events import EntityWhy, payload_of
         from service.model.history import events_of
 
@@ -389,7 +409,7 @@ class Workspace:
             except KeyError as exc:
                 raise Invalid(f"the checkout at {path} lacks commit {exc}; fetch it first") from exc
         intended = list(unit.ledger.intends) if unit.ledger is not None else []
-        return {"work": unit.id, "start": start, "end": end, "done": done} | ledger.outcome(
+        return {"work": unit.id, "start": start, "end": end, "done": done} | worksets.outcome(
             realized, intended
         )
 
@@ -410,7 +430,7 @@ class Workspace:
         """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
         import json
 
-        from service.model import ledger
+        from service.model import exchange
 
         source = path.expanduser()
         if not source.is_file():
@@ -426,7 +446,7 @@ class Workspace:
             if not isinstance(record, dict):
                 raise Invalid(f"{path}:{number} is not a ledger record (a JSON object)")
             rows.append((number, record))
-        events = self.write_project(lambda s, c, k: ledger.import_docket(s, c, k, rows))
+        events = self.write_project(lambda s, c, k: exchange.import_docket(s, c, k, rows))
         imported = sum(1 for e in events if e.type == "entity.confirmed")
         return {"records": len(rows), "imported": imported, "skipped": len(rows) - imported}
 

@@ -19,8 +19,10 @@ import msgspec
 
 from service.model import tokens
 from service.model.config import WorkspaceConfig
-from service.model.ledger import View, derive, moot, owes, owing, plain, view_row
+from service.model.derived import View, derive, owes, owing, plain, view_row
+from service.model.ledger import moot
 from service.model.render import (
+    Near,
     full_row,
     index_row,
     label_of,
@@ -253,13 +255,14 @@ def build_context(
     description: str | None = None,
     shorts: dict[str, str] | None = None,
     cold: ColdCounts | None = None,
-    universe: Iterable[str] | None = None,
+    near: Near | None = None,
 ) -> ContextDoc:
     """The context document of `project`: sections of rendered rows, counts and pointers.
 
     `shared` holds workspace-scoped records (the workspace log's and other projects');
     `runs` maps work id → local liveness word; `cold` counts live records left out of a
-    hot slice (`service.model.slice`) and `universe` holds every id, for short ids; `today`
+    hot slice (`service.model.slice`) and `near` finds the ids of those records that sort next
+    to the ones shown (a short id is decided by its neighbours); `today`
     is the ISO date deadlines are judged against; `quarantined` counts log lines the store
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
     """
@@ -268,8 +271,8 @@ def build_context(
     ledger = {e.id: marks_of(e, views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
     owed = owing(state, views)
     if shorts is None:
-        ids = [*(state.entities if universe is None else universe), *(e.id for e in shared)]
         shown = _shown(entities) | _cited(entities, ledger)
+        ids = [*state.entities, *(e.id for e in shared), *(near(shown) if near else ())]
         shorts = shorts_for(shown, ids)
     builder = _Builder(project, shorts, runs, state, ledger)
     if cold is not None:

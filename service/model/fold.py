@@ -63,6 +63,15 @@ def fold(events: Iterable[Event], state: State | None = None) -> State:
 
 def fold_all(events: Iterable[Event]) -> State:
     """Fold any collection of events: id order, one copy of each id, whatever the file order."""
+    ordered, conflicts = distinct(events)
+    state = fold(ordered)
+    state.signals.extend(conflict_signals(conflicts))
+    return state
+
+
+def distinct(events: Iterable[Event]) -> tuple[list[Event], list[str]]:
+    """The events in id order, one copy of each id (of two that differ, the one whose encoding
+    sorts first), and the sorted ids whose copies differ."""
     by_id: dict[str, Event] = {}
     conflicts: list[str] = []
     for event in events:
@@ -73,10 +82,12 @@ def fold_all(events: Iterable[Event]) -> State:
             conflicts.append(event.id)
             if _sort_key(event) < _sort_key(seen):
                 by_id[event.id] = event
-    state = fold(sorted(by_id.values(), key=_id_of))
-    for event_id in sorted(set(conflicts)):
-        state.signals.append(Signal("conflicting-copies", event_id, "two copies differ in bytes"))
-    return state
+    return sorted(by_id.values(), key=_id_of), sorted(set(conflicts))
+
+
+def conflict_signals(ids: list[str]) -> list[Signal]:
+    """What fold_all adds after the fold: one signal per id whose copies differ."""
+    return [Signal("conflicting-copies", event_id, "two copies differ in bytes") for event_id in ids]
 
 
 def _id_of(event: Event) -> str:
@@ -175,7 +186,8 @@ def _new_fact(state: State, event: Event, entity: Entity, kind: str) -> None:
     fields = entity.ledger
     recorded = fields.state if fields is not None and fields.state else DEFAULT_STATES[kind]
     reason = fields.supersede_reason if fields is not None else None
-    fact = Fact(kind=kind, state=recorded, changed=event.id, reason=reason)
+    scope = list(fields.applies_to) if fields is not None else []
+    fact = Fact(kind=kind, state=recorded, changed=event.id, reason=reason, applies_to=scope)
     state.ledger[entity.id] = fact
     if any(link.type in RELATIONS for link in entity.links):
         _relate(fact, entity)

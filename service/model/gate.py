@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from service.model import ledger
+from service.model import derived
 from service.model.errors import Invalid
 from service.model.state import State
 
@@ -103,7 +103,7 @@ def policies(state: State | None) -> list[tuple[str, str, str | None, str]]:
     ]
     if not candidates:
         return []
-    views = ledger.derive(state, [e.id for e in candidates])
+    views = derived.derive(state, [e.id for e in candidates])
     found = []
     for e in sorted(candidates, key=lambda e: e.id):
         view = views[e.id]

@@ -6,7 +6,8 @@ so the row an agent reads and the tokens the retention caps count are the same s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import pairwise
 
 from service.model import tokens
@@ -91,6 +92,23 @@ def shorts_for(
     near = [u for u in universe if u[:minimum] in heads]
     found = short_ids([*near, *chosen], minimum)
     return {w: found[w] for w in chosen}
+
+
+Near = Callable[[Collection[str]], Iterable[str]]
+"""Given some ids, the ids of a universe that sort right before and after each of them."""
+
+
+def neighbours(ordered: Sequence[str]) -> Near:
+    """The `Near` of a sorted sequence of ids."""
+
+    def near(wanted: Collection[str]) -> list[str]:
+        found: list[str] = []
+        for w in wanted:
+            at = bisect.bisect_left(ordered, w)
+            found += ordered[max(at - 1, 0) : at + 2]
+        return found
+
+    return near
 
 
 def pointer(text: str, command: str) -> str:

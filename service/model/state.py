@@ -77,7 +77,7 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
     """What the ledger's derived views read of one claim, decision or question.
 
     The fold keeps one per ledger record in `State.ledger`, beside the entities, so the
-    derived views (`service.model.ledger`) need no record text and come out the same from a
+    derived views (`service.model.derived`) need no record text and come out the same from a
     hot slice of the state as from the whole of it.
     """
 
@@ -91,6 +91,7 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
     supports: list[list[str]] = msgspec.field(default_factory=list)
     depends_on: list[str] = msgspec.field(default_factory=list)
     answers: list[str] = msgspec.field(default_factory=list)
+    applies_to: list[str] = msgspec.field(default_factory=list)  # the record's --scope
     reviewed: list[ReviewMark] = msgspec.field(default_factory=list)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from service.model import ledger
+from service.model import derived
 from service.model.render import one_line, plural, shorts_for
 from service.model.state import Entity, State
 from service.model.views import is_waiting, is_work, ordered, process_word
@@ -153,7 +153,7 @@ def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
 
 def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list[ReviewLine]]:
     """Current ledger records that owe a review, that lost all support, that are blocked."""
-    views = {i: v for i, v in ledger.derive(state).items() if v.current and i in state.entities}
+    views = {i: v for i, v in derived.derive(state).items() if v.current and i in state.entities}
     shorts = shorts_for(
         [*views, *(x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed)))],
         state.entities,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from service.model import completion, ledger
+from service.model import completion, derived, ledger
 from service.model.errors import Invalid
 from service.model.render import label_of, one_line, plural, shorts_for
 from service.model.render import short_ids as short_ids  # re-exported for list commands
@@ -72,10 +72,10 @@ def is_waiting(e: Entity) -> bool:
 def ledger_extras(state: State, only: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
     """The keys ledger records add to their rows: recorded fields and derived views."""
     found: dict[str, dict[str, Any]] = {}
-    for record_id, view in ledger.derive(state, only).items():
+    for record_id, view in derived.derive(state, only).items():
         e = state.entities.get(record_id)
         if e is not None:
-            found[record_id] = ledger.view_row(view) | ledger.record_row(e, state.ledger[record_id])
+            found[record_id] = derived.view_row(view) | ledger.record_row(e, state.ledger[record_id])
     return found
 
 

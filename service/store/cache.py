@@ -3,8 +3,16 @@
 `.local/cache/<log>.msgpack` records how far each segment was read, a digest of the last
 segment's folded bytes, the last folded id, the state and the quarantined lines. When the
 old segments are unchanged and only the last one grew (or newer ones appeared), only the
-new bytes are read and folded; anything else refolds the whole log. The snapshot is written
-back only when it was rebuilt or the tail was long, since a big one costs to write.
+new bytes are read and folded. The snapshot is written back only when it was rebuilt or the
+tail was long, since a big one costs to write.
+
+A sync that does more than append (remote events put before local ones, or a merge) leaves
+a snapshot that no longer matches the log. For that case `<log>.base.msgpack` keeps a
+snapshot of a log as a remote held it after a sync (a hard link to the snapshot file, so
+keeping it costs no write): whatever a later sync does, the published part stays in place.
+The events after it are folded on top, in id order, when each is newer than its last id;
+an event inserted before it (or a base that is no longer a prefix of the log) refolds the
+whole log.
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ import hashlib
 import itertools
 import mmap
 import os
+import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -27,11 +37,13 @@ from service.model.events import Event
 from service.model.fold import fold_all
 from service.model.state import State
 from service.store import layout
-from service.store.segments import Chunk, Mark, Quarantine, scan
+from service.store.segments import Chunk, Mark, Quarantine, complete, digest, scan
 
 CACHE_FORMAT = 1
 REWRITE_TAIL = 2000
 _CONFLICT = "conflicting-copies"
+BASE_SUFFIX = ".base.msgpack"
+END_SUFFIX = ".synced.msgpack"
 
 
 class Snapshot(msgspec.Struct, gc=False):
@@ -44,7 +56,15 @@ class Snapshot(msgspec.Struct, gc=False):
     quarantined: list[Quarantine]
 
 
+class End(msgspec.Struct, gc=False):
+    """Where a log ended when a sync left it as a remote holds it."""
+
+    segments: list[Mark]
+    digest: str
+
+
 _decoder = msgspec.msgpack.Decoder(Snapshot)
+_end_decoder = msgspec.msgpack.Decoder(End)
 _encoder = msgspec.msgpack.Encoder()
 
 
@@ -87,16 +107,54 @@ def snapshot(root: Path, log: str) -> tuple[Snapshot, list[Quarantine]]:
     path = layout.cache_file(root, log)
     current = _load(path)
     found = tail(root, log, names, current) if current is not None else None
-    if current is None or found is None or not extends(current, found.events):
-        return _rebuild(root, log, names, path)
-    advance(current.state, found.events)
+    if current is not None and found is not None and extends(current, found.events):
+        _forward(current, found, found.events, [])
+        if len(found.events) >= REWRITE_TAIL:
+            _save(path, current)
+        return current, found.fragment
+    made, fragment = _from_base(root, log, names) or _rebuild(root, log, names)
+    if names:
+        _save(path, made)
+        if _at_end(root, log, made):
+            _link(path, _base_path(root, log))
+    return made, fragment
+
+
+def _forward(current: Snapshot, found: Chunk, events: list[Event], conflicts: list[str]) -> None:
+    """Fold `events` (the tail `found` read, in id order) into `current` and move its position."""
+    advance(current.state, events, conflicts)
     current.quarantined.extend(found.quarantined)
     current.segments = current.segments[:-1] + found.marks
     current.digest = found.digest
     current.last_id = current.state.last_id
-    if len(found.events) >= REWRITE_TAIL:
-        _save(path, current)
-    return current, found.fragment
+
+
+def _from_base(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Quarantine]] | None:
+    """The base advanced to the log's end, or None when it cannot be: no base, the log does not
+    start with its bytes any more, or an event after it is older than its last id."""
+    base = _load(_base_path(root, log))
+    found = tail(root, log, names, base) if base is not None else None
+    if base is None or found is None:
+        return None
+    events, conflicts = fold.distinct(found.events)
+    if events and base.last_id is not None and events[0].id <= base.last_id:
+        return None
+    _forward(base, found, events, conflicts)
+    return base, found.fragment
+
+
+def published(root: Path, log: str) -> None:
+    """A sync left the log as a remote holds it (called under the store lock).
+
+    The snapshot, if there is one, becomes the base; and where the log ends is noted, so that
+    a snapshot folded to exactly there later becomes the base too (after a sync that was not
+    an append there is none: the next read makes it).
+    """
+    _save_end(root, log, _end(root, log, layout.segments(root, log)))
+    # Not checked against the log (that would read the whole snapshot on every sync): a
+    # checkout that did more than append dropped it, so one that is left folded a prefix,
+    # and a base is checked before it is used anyway.
+    _link(layout.cache_file(root, log), _base_path(root, log))
 
 
 @contextlib.contextmanager
@@ -172,15 +230,17 @@ def extends(position: Position, events: list[Event]) -> bool:
     return True
 
 
-def advance(current: State, tail: list[Event]) -> None:
-    """fold() the tail, keeping fold_all's order: its duplicate-copy signals come last."""
+def advance(current: State, tail: list[Event], conflicts: list[str] | None = None) -> None:
+    """fold() the tail, keeping fold_all's order: its duplicate-copy signals come last (those
+    of `conflicts`, ids in the tail whose copies differ, after the ones already there)."""
     if not tail:
         return
-    conflicts = [s for s in current.signals if s.kind == _CONFLICT]
-    if conflicts:
+    kept = [s for s in current.signals if s.kind == _CONFLICT]
+    if kept:
         current.signals = [s for s in current.signals if s.kind != _CONFLICT]
     fold.fold(tail, current)
-    current.signals.extend(conflicts)
+    current.signals.extend(kept)
+    current.signals.extend(fold.conflict_signals(conflicts or []))
 
 
 def fold_log(log_events: list[Event]) -> State:
@@ -189,7 +249,7 @@ def fold_log(log_events: list[Event]) -> State:
     return fold.fold(log_events) if ordered else fold_all(log_events)
 
 
-def _rebuild(root: Path, log: str, names: list[str], path: Path) -> tuple[Snapshot, list[Quarantine]]:
+def _rebuild(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Quarantine]]:
     with paused_gc():
         chunk = scan(root, log, names)
         result = fold_log(chunk.events)
@@ -202,14 +262,69 @@ def _rebuild(root: Path, log: str, names: list[str], path: Path) -> tuple[Snapsh
         result,
         chunk.quarantined,
     )
-    if names:
-        _save(path, rebuilt)
     return rebuilt, chunk.fragment
 
 
 def drop(root: Path, log: str) -> None:
-    """Forget every cache of a log (its snapshot and hot slice): the next read rebuilds them."""
+    """Forget a log's snapshot and hot slice: the next read makes them again (from the base,
+    which stays: it is checked against the log before it is used)."""
     base = layout.cache_file(root, log)
     for path in (base, base.with_suffix(".hot.msgpack")):
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+# --- the base and the end of the published log -----------------------------------------------
+
+
+def _base_path(root: Path, log: str) -> Path:
+    return layout.cache_file(root, log).with_suffix(BASE_SUFFIX)
+
+
+def _end_path(root: Path, log: str) -> Path:
+    return layout.cache_file(root, log).with_suffix(END_SUFFIX)
+
+
+def _end(root: Path, log: str, names: list[str]) -> End:
+    """The position a scan of the whole log would reach, from the files' sizes and the last one's bytes."""
+    folder = root / layout.log_dir(log)
+    marks = []
+    for name in names[:-1]:
+        stat = os.stat(folder / name)
+        marks.append(Mark(name, stat.st_size, stat.st_mtime_ns))
+    if not names:
+        return End([], digest(b""))
+    mtime = os.stat(folder / names[-1]).st_mtime_ns
+    data = complete((folder / names[-1]).read_bytes())[0]
+    return End([*marks, Mark(names[-1], len(data), mtime)], digest(data))
+
+
+def _at_end(root: Path, log: str, made: Snapshot) -> bool:
+    try:
+        end = _end_decoder.decode(_end_path(root, log).read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return end.segments == made.segments and end.digest == made.digest
+
+
+def _save_end(root: Path, log: str, end: End) -> None:
+    with contextlib.suppress(OSError):
+        layout.atomic_write(_end_path(root, log), _encoder.encode(end), durable=False)
+
+
+def _link(source: Path, target: Path) -> None:
+    """Make `target` a second name of `source`'s file (snapshots are replaced, never written in
+    place, so the link keeps the bytes it was made with); a copy where links are not allowed."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        if not source.exists() or (target.exists() and os.path.samefile(source, target)):
+            return
+        try:
+            os.link(source, temporary)
+        except OSError:
+            shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    except OSError:
+        pass
+    finally:
+        temporary.unlink(missing_ok=True)  # (a rename onto another name of the same file is a no-op)

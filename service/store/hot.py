@@ -1,30 +1,32 @@
 """The hot-slice cache: what context renders, readable without loading the whole state.
 
-`.local/cache/<log>.hot.msgpack` holds the slice (`service.model.slice`), the counts of
-the live records outside it and every entity id; `<log>.cold.sqlite` holds the records
-outside it, one row each. New events are folded into the slice after fetching the cold
-records they name, and records that stop being hot go back to the cold table. A meta row
-ties the table to the snapshot's last id: if the two disagree (a crash between writes),
-the slice is rebuilt from the whole state.
+`.local/cache/<log>.hot.msgpack` holds the slice (`service.model.slice`) and the counts of
+the live records outside it; `<log>.cold.sqlite` holds the records outside it, one row each,
+keyed by id (so the ids next to a shown one, which decide its short id, are two lookups).
+New events are folded into the slice after fetching the cold records they name, and
+records that stop being hot go back to the cold table. A meta row ties the table to the
+snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
+from the whole state.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import sqlite3
+from collections.abc import Collection
 from pathlib import Path
 
 import msgspec
 
 from service.model import slice as hot_slice
 from service.model.events import Event
+from service.model.render import neighbours
 from service.model.slice import ColdCounts, ColdRecord
 from service.model.state import State
 from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
 
-HOT_FORMAT = 1
+HOT_FORMAT = 2
 REWRITE_TAIL = 200  # tail events after which the slice is written back
 
 
@@ -36,7 +38,6 @@ class HotSnapshot(msgspec.Struct, gc=False):
     last_id: str | None
     state: State
     cold: ColdCounts
-    ids: list[str]
     quarantined: list[Quarantine]
 
 
@@ -45,8 +46,32 @@ class Hot(msgspec.Struct, gc=False):
 
     state: State
     cold: ColdCounts
-    ids: list[str]
     quarantined: list[Quarantine]
+    table: Path
+    unsaved: list[str] = msgspec.field(default_factory=list)  # left the slice, not in the table
+
+    def near(self, ids: Collection[str]) -> list[str]:
+        """The ids of records outside the slice that sort right before and after each of `ids`."""
+        found = list(neighbours(sorted(self.unsaved))(ids))
+        wanted = list(ids)
+        with contextlib.closing(_open_table(self.table)) as table:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                rows = ",".join(["(?)"] * len(batch))
+                sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
+                for before, after in table.execute(sql, batch):
+                    found += [x for x in (before, after) if x is not None]
+        return found
+
+    def ids(self) -> list[str]:
+        """Every entity id of the log, sorted: the slice's and the cold table's."""
+        with contextlib.closing(_open_table(self.table)) as table:
+            cold = {row[0] for row in table.execute("SELECT id FROM cold")}
+        return sorted(cold | set(self.state.entities) | set(self.unsaved))
+
+
+_BEFORE = "(SELECT max(id) FROM cold WHERE id < w.id)"
+_AFTER = "(SELECT min(id) FROM cold WHERE id > w.id)"
 
 
 _decoder = msgspec.msgpack.Decoder(HotSnapshot)
@@ -61,13 +86,15 @@ def hot(root: Path, log: str) -> Hot:
     snap = _load(snap_path)
     with contextlib.closing(_open_table(table_path)) as table:
         if snap is None or _table_last_id(table) != snap.last_id:
-            return _rebuild(root, log, snap_path, table)
+            return _rebuild(root, log, (snap_path, table_path), table)
         tail = cache.tail(root, log, names, snap)
         if tail is None or not cache.extends(snap, tail.events):
-            return _rebuild(root, log, snap_path, table)
+            return _rebuild(root, log, (snap_path, table_path), table)
+        unsaved: list[str] = []
         if tail.events:
-            if not _advance(snap, tail.events, table):
-                return _rebuild(root, log, snap_path, table)
+            leaving = _advance(snap, tail.events, table)
+            if leaving is None:
+                return _rebuild(root, log, (snap_path, table_path), table)
             snap.quarantined.extend(tail.quarantined)
             snap.segments = snap.segments[:-1] + tail.marks
             snap.digest = tail.digest
@@ -76,40 +103,33 @@ def hot(root: Path, log: str) -> Hot:
                 _save(snap_path, snap, table)
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
-        return Hot(snap.state, snap.cold, snap.ids, snap.quarantined + tail.fragment)
+                unsaved = leaving
+        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, unsaved)
 
 
-def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> bool:
-    """Fold `events` into the slice; False when one of them needs the whole state."""
+def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[str] | None:
+    """Fold `events` into the slice; the ids of records that left it, or None when one of
+    the events needs the whole state."""
     touched: set[str] = set()
     for event in events:
         named = hot_slice.named(event)
         if named is None:
-            return False
+            return None
         touched |= named
     waiting = snap.state.pairs  # records whose placements wait on a named record change with it
     touched |= {other for entity_id in list(touched) for other in waiting.get(entity_id, ())}
     missing = sorted(i for i in touched if i not in snap.state.entities)
     hot_slice.bring_in(snap.state, snap.cold, _fetch(table, missing))
     cache.advance(snap.state, events)
-    for entity_id in sorted(touched):
-        if entity_id in snap.state.entities and not _has(snap.ids, entity_id):
-            bisect.insort(snap.ids, entity_id)
     leaving = hot_slice.push_out(snap.state, snap.cold, touched)
     _store(table, leaving)
-    return True
+    return [r.entity.id for r in leaving]
 
 
-def _has(sorted_ids: list[str], entity_id: str) -> bool:
-    at = bisect.bisect_left(sorted_ids, entity_id)
-    return at < len(sorted_ids) and sorted_ids[at] == entity_id
-
-
-def _rebuild(root: Path, log: str, snap_path: Path, table: sqlite3.Connection) -> Hot:
+def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Connection) -> Hot:
     whole, fragment = cache.snapshot(root, log)
     state = whole.state
     with cache.paused_gc():
-        ids = sorted(state.entities)
         sliced, cold, counts = hot_slice.split(state)
     snapshot = HotSnapshot(
         HOT_FORMAT,
@@ -119,13 +139,12 @@ def _rebuild(root: Path, log: str, snap_path: Path, table: sqlite3.Connection) -
         state.last_id,
         sliced,
         counts,
-        ids,
         whole.quarantined,
     )
     table.execute("DELETE FROM cold")
     _store(table, cold)
-    _save(snap_path, snapshot, table)
-    return Hot(sliced, counts, ids, whole.quarantined + fragment)
+    _save(paths[0], snapshot, table)
+    return Hot(sliced, counts, whole.quarantined + fragment, paths[1])
 
 
 # --- files ---------------------------------------------------------------------------------

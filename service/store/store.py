@@ -274,6 +274,13 @@ class Store:
                 cache.drop(self.root, log)
         return sorted(changed)
 
+    def synced(self) -> None:
+        """The logs on disk are what a remote holds (a sync just ended): the fold cache keeps
+        what it needs to fold only the events after them when a later sync inserts some."""
+        with self.locked():
+            for log in self.logs():
+                cache.published(self.root, log)
+
     @property
     def clock_file(self) -> Path:
         """The high-water mark of every id issued or seen (`.local/clock`)."""

@@ -26,8 +26,9 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
 from service.store.errors import RefMoved
-from service.sync import logs, remotes
+from service.sync import graph, logs, remotes
 from service.sync.errors import KeptMoving, NotSelfhub, SyncError
+from service.sync.merge import merge
 from service.sync.prefix import Prefix, learn, shared_segments
 from service.sync.transport import Activity, Connection
 
@@ -60,6 +61,7 @@ class Summary(msgspec.Struct):
     pushed: int = 0  # events this sync published
     retries: int = 0  # pushes rejected (others pushed first) and tried again
     created: bool = False  # the remote was empty: the local history was published
+    merged: bool = False  # both histories were published: the remote got their merge commit
     rewritten: bool = False  # the remote lost events it once had (a force-push elsewhere)
     restored: int = 0  # of the pushed events, how many the rewritten remote had lost
     quarantined: int = 0  # lines of the remote's logs that are not events (carried as they are)
@@ -93,6 +95,8 @@ def _remember(store: Store, name: str, head: ObjectID) -> None:
     layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
     with contextlib.suppress(Exception):
         store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
+    if gitcommit.head(store.repo) == head:
+        store.synced()
 
 
 MAX_PACKS = 24
@@ -125,6 +129,23 @@ def tidy_packs(repo: Repo, most: int = MAX_PACKS) -> int:
 
 def forget(store: Store, name: str) -> None:
     _record_path(store, name).unlink(missing_ok=True)
+
+
+def published_elsewhere(store: Store, name: str) -> set[ObjectID]:
+    """The heads other remotes hold: each one's head after the last sync with it, and every
+    `refs/remotes/<other>/main` (a plain `git fetch` sets those too)."""
+    heads: set[ObjectID] = set()
+    for path in (store.local_dir / "sync").glob("*.json"):
+        found = last_synced(store, path.stem) if path.stem != name else None
+        if found is not None:
+            heads.add(ObjectID(found.encode("ascii")))
+    refs = store.repo.refs
+    for ref in refs.keys(base=Ref(b"refs/remotes/")):
+        other, _, branch = ref.decode("utf-8", "replace").partition("/")
+        if branch == "main" and other != name:
+            with contextlib.suppress(KeyError):
+                heads.add(refs[Ref(b"refs/remotes/" + ref)])
+    return heads
 
 
 # --- sync -------------------------------------------------------------------------------------
@@ -180,27 +201,18 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
         summary.rewritten = True
     with store.locked():
         local_head = gitcommit.head(repo)
-        plan = _plan(store, repo, remote_files, base)
-        summary.pulled += plan.pulled
-        summary.quarantined = plan.quarantined
-        summary.repaired = plan.repaired
-        summary.config = plan.config
-        if plan.unreadable:
-            summary.kept_aside = _keep_aside(store, plan.unreadable)
-        if plan.top_id is not None:
-            store.observe([plan.top_id])
-        if not plan.changes:
-            if local_head != remote_head:
-                store.checkout(remote_head.decode(), _text(local_head), "sync: fast-forward")
-            _remember(store, name, remote_head)
-            summary.head = remote_head.decode()
-            summary.pushed = 0
-            return True
-        message = f"sync: {_count(plan.pushed)} after {remote_head.decode()[:12]}"
-        if plan.repaired:
-            message += f"; {plan.repaired} merge leftovers removed"
-        commit = gitcommit.build_commit(repo, plan.files, message, remote_head, removed=plan.removed)
-        store.checkout(commit.decode(), _text(local_head), message)
+        way = graph.way(repo, local_head, remote_head, published_elsewhere(store, name))
+        if local_head is not None and way is not graph.Way.REBASE:  # nothing published is rewritten
+            kept = merge(repo, local_head, remote_head) if way is graph.Way.MERGE else local_head
+            published = (local_head, remote_head, kept)
+        else:
+            published = None
+            plan = _plan(store, repo, remote_files, base)
+            commit = _rebase(store, name, plan, local_head, remote_head, summary)
+    if published is not None:
+        return _keep_published(store, conn, name, opts, summary, published, lost)
+    if commit is None:
+        return True
     _point(opts, "committed")
     reason = conn.push(repo, remote_head, commit, pack=_pack(repo, commit, remote_head))
     _point(opts, "pushed")
@@ -212,6 +224,102 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     summary.pushed = plan.pushed
     summary.restored = len(lost & plan.pushed_ids)
     return True
+
+
+def _rebase(
+    store: Store, name: str, plan: Plan, local_head: ObjectID | None, remote_head: ObjectID, summary: Summary
+) -> ObjectID | None:
+    """Under the lock: fast-forward to the remote's head (None: done), or commit the plan on it
+    and check the commit out (its id: to push)."""
+    summary.pulled += plan.pulled
+    summary.quarantined = plan.quarantined
+    summary.repaired = plan.repaired
+    summary.config = plan.config
+    if plan.unreadable:
+        summary.kept_aside = _keep_aside(store, plan.unreadable)
+    if plan.top_id is not None:
+        store.observe([plan.top_id])
+    if not plan.changes:
+        if local_head != remote_head:
+            store.checkout(remote_head.decode(), _text(local_head), "sync: fast-forward")
+        _remember(store, name, remote_head)
+        summary.head = remote_head.decode()
+        summary.pushed = 0
+        return None
+    message = f"sync: {_count(plan.pushed)} after {remote_head.decode()[:12]}"
+    if plan.repaired:
+        message += f"; {plan.repaired} merge leftovers removed"
+    commit = gitcommit.build_commit(store.repo, plan.files, message, remote_head, removed=plan.removed)
+    store.checkout(commit.decode(), _text(local_head), message)
+    return commit
+
+
+def _keep_published(
+    store: Store,
+    conn: Connection,
+    name: str,
+    opts: Options,
+    summary: Summary,
+    heads: tuple[ObjectID, ObjectID, ObjectID],
+    lost: set[str],
+) -> bool:
+    """`heads` is (local, remote, new): push `new` — the local head itself, or its merge with
+    the remote's — over the remote's head.
+
+    Unlike a rebase, the merge is checked out only once the push is accepted: a rejected push
+    leaves the local head alone, so the next round merges that same head with the remote's
+    new one (a function of the pair again) instead of merging a merge.
+    """
+    local, remote, new = heads
+    repo = store.repo
+    local_files, remote_files = gitcommit.tree_files(repo, local), gitcommit.tree_files(repo, remote)
+    new_files = gitcommit.tree_files(repo, new)
+    pulled = _gained(repo, local_files, new_files)
+    pushed = _gained(repo, remote_files, new_files)
+    if pulled:
+        store.observe([max(pulled)])
+    _point(opts, "committed")
+    reason = conn.push(repo, remote, new, pack=_pack(repo, new, remote))
+    _point(opts, "pushed")
+    if reason is not None:
+        return False
+    with store.locked():
+        moved = False
+        if new != local:
+            try:
+                store.checkout(new.decode(), local.decode(), "sync: merge of two published histories")
+            except RefMoved:
+                moved = True  # a local append came in since: the next round puts it after the merge
+        _remember(store, name, new)
+    summary.merged = new != local
+    if moved:
+        return False
+    summary.head = new.decode()
+    summary.pulled += len(pulled)
+    summary.pushed = len(pushed)
+    summary.restored = len(lost & pushed)
+    summary.config = _config_way(local_files, remote_files, new_files)
+    return True
+
+
+def _gained(repo: Repo, before: dict[str, ObjectID], after: dict[str, ObjectID]) -> set[str]:
+    """The event ids `after`'s logs hold and `before`'s do not. Only segments whose blob
+    differs are read: a segment both hold at the same path holds the same lines."""
+    changed = [p for p, blob in after.items() if layout.log_of_path(p) is not None and before.get(p) != blob]
+    gone = [p for p, blob in before.items() if layout.log_of_path(p) is not None and after.get(p) != blob]
+
+    def ids(files: dict[str, ObjectID], paths: list[str]) -> set[str]:
+        return {i for p in paths for i in logs.id_set(logs.lines_of(gitcommit.blob_data(repo, files[p])))}
+
+    return ids(after, changed) - ids(before, gone)
+
+
+def _config_way(local: dict[str, ObjectID], remote: dict[str, ObjectID], new: dict[str, ObjectID]) -> str:
+    """workspace.json after a merge or a push of the local head: same | pulled | pushed."""
+    key = layout.CONFIG_FILE
+    if new.get(key) != local.get(key):
+        return "pulled"
+    return "pushed" if new.get(key) != remote.get(key) else "same"
 
 
 def _publish(store: Store, conn: Connection, name: str, opts: Options, summary: Summary) -> bool:
@@ -466,9 +574,11 @@ def _extends(
 
 
 def _pack(
-    repo: Repo, commit_id: ObjectID, parent_id: ObjectID
+    repo: Repo, commit_id: ObjectID, remote_head: ObjectID
 ) -> Callable[..., tuple[int, Iterator[object]]]:
-    """Only what the commit adds to its parent: the commit, changed trees, new blobs.
+    """Only what the remote lacks: each commit its head does not reach, with the trees and
+    blobs that commit changes against its first parent (the rest the remote has, or another
+    of those commits brings).
 
     (dulwich's own pack walk visits the whole history of the remote's head first.)
     """
@@ -476,18 +586,28 @@ def _pack(
     def generate(
         have: object, want: object, *, ofs_delta: bool = False, progress: object = None
     ) -> tuple[int, Iterator[object]]:
-        objects = _new_objects(repo, commit_id, parent_id)
-        return len(objects), iter([full_unpacked_object(o) for o in objects])
+        objects: dict[bytes, ShaFile] = {}
+        for commit in sorted(graph.only_in(repo, [commit_id], [remote_head])):
+            found = repo[commit]
+            assert isinstance(found, Commit)
+            parent = found.parents[0] if found.parents else None
+            for obj in _new_objects(repo, commit, parent):
+                objects.setdefault(obj.id, obj)
+        return len(objects), iter([full_unpacked_object(o) for o in objects.values()])
 
     return generate
 
 
-def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID) -> list[ShaFile]:
+def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID | None) -> list[ShaFile]:
     commit = repo[commit_id]
-    parent = repo[parent_id]
-    assert isinstance(commit, Commit) and isinstance(parent, Commit)
+    assert isinstance(commit, Commit)
+    old_tree: ObjectID | None = None
+    if parent_id is not None:
+        parent = repo[parent_id]
+        assert isinstance(parent, Commit)
+        old_tree = parent.tree
     out: dict[bytes, ShaFile] = {commit.id: commit}
-    stack: list[tuple[ObjectID, ObjectID | None]] = [(commit.tree, parent.tree)]
+    stack: list[tuple[ObjectID, ObjectID | None]] = [(commit.tree, old_tree)]
     while stack:
         new_id, old_id = stack.pop()
         if new_id == old_id or new_id in out:
@@ -497,9 +617,9 @@ def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID) -> list[S
         out[tree.id] = tree
         old_entries: dict[bytes, tuple[int, ObjectID]] = {}
         if old_id is not None:
-            old_tree = repo[old_id]
-            assert isinstance(old_tree, Tree)
-            old_entries = {e.path: (e.mode, e.sha) for e in old_tree.iteritems()}
+            before_tree = repo[old_id]
+            assert isinstance(before_tree, Tree)
+            old_entries = {e.path: (e.mode, e.sha) for e in before_tree.iteritems()}
         for entry in tree.iteritems():
             before = old_entries.get(entry.path)
             if before is not None and before[1] == entry.sha:

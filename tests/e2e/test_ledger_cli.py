@@ -162,6 +162,16 @@ def test_questions_reopen_when_their_answer_is_superseded(store: Store) -> None:
     assert "(unresolved)" in store.ok("context", "--plain")
 
 
+def test_scope_decides_which_decisions_apply(store: Store) -> None:
+    q = store.add("question", "how are requests logged?", "--scope", "src/**")
+    docs = store.add("decide", "log docs builds as text", "--scope", "docs/**", "--answers", q)
+    assert (row(store, q)["resolved"], row(store, q)["applies_to"]) == (False, ["src/**"])
+    api = store.add("decide", "log api requests as JSON lines", "--scope", "src/api/*", "--answers", q)
+    assert (row(store, q)["resolved"], row(store, q)["resolved_by"]) == (True, [api])
+    retry = store.add("decide", "retry idempotent calls", "--scope", "src/**", "--depends-on", docs)
+    assert row(store, retry)["blocked_by"] == [docs]
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -181,6 +191,7 @@ def test_questions_reopen_when_their_answer_is_superseded(store: Store) -> None:
             "restate, revise, reverse",
         ),
         (("claim", "x holds", "--revisit", "soon"), "is not a date"),
+        (("decide", "do x", "--scope", "/srv/app"), "--scope '/srv/app': give a path or glob relative"),
         (("claim", "x holds", "--choice", "a"), "belongs to decisions"),
     ],
 )
@@ -189,6 +200,23 @@ def test_write_rules_refuse_with_exit_1(store: Store, args: tuple[str, ...], say
     q = store.add("question", "which format?")
     refused(store, *(a.format(c=c, q=q) for a in args), says=says)
     assert len(store.rows()) == 2
+
+
+def test_relations_stay_within_one_log(store: Store) -> None:
+    """A record of another project or of the workspace log is no ground here: refused, saying
+    where it is and what to do."""
+    store.ok("project", "add", "web")
+    web = store.add(
+        "claim", "the CDN caches assets", "--state", "accepted", env_extra={"SELF_PROJECT": "web"}
+    )
+    team = store.add("decide", "every service logs JSON lines", "--workspace")
+    refused(store, "claim", "pages load fast", "--supports", web, says="that record is in projects/web")
+    proc = store.run("decide", "log requests as JSON", "--depends-on", team)
+    assert proc.returncode == 1, describe(proc)
+    assert "that record is in the workspace log" in proc.stderr, describe(proc)
+    assert "--workspace" in proc.stderr, describe(proc)
+    refused(store, "claim", "x holds", "--supports", "01zzzzzzzz", says="no record has an id starting with")
+    assert store.rows() == []
 
 
 def test_superseding_a_superseded_record_is_refused(store: Store) -> None:

@@ -94,3 +94,24 @@ def test_a_wrong_token_is_never_printed(store: Store, tmp_path: Path) -> None:
     assert "token was refused" in proc.stderr
     assert secret not in proc.stderr and secret not in proc.stdout
     assert secret.encode() not in (store.root / ".git" / "config").read_bytes()
+
+
+def test_two_remotes_diverged_sync_pushes_one_merge(store: Store, tmp_path: Path) -> None:
+    for name in ("x", "y"):
+        store.ok("remote", "add", str(tmp_path / f"{name}.git"), "--init", "--name", name)
+        store.json("sync", name)
+    cloned = run_self(("clone", str(tmp_path / "x.git"), str(tmp_path / "bob")), base_env())
+    assert cloned.returncode == 0, describe(cloned)
+    bob = Store(tmp_path / "bob", "app")
+    bob.ok("remote", "add", str(tmp_path / "y.git"), "--name", "y")
+    bob.json("sync", "y")
+    store.add("goal", "published on x")
+    assert store.json("sync", "x")["pushed"] == 1
+    bob.add("decide", "published on y", "--why", "to diverge")
+    assert bob.json("sync", "y")["pushed"] == 1
+    alice_merge = store.json("sync", "y")
+    assert alice_merge["merged"] and (alice_merge["pulled"], alice_merge["pushed"]) == (1, 1)
+    assert "merge of both heads" in bob.ok("sync")  # origin is x: the same pair, merged by bob
+    assert store.json("sync", "x")["head"] == alice_merge["head"]
+    assert bob.json("sync", "y")["head"] == alice_merge["head"]
+    assert store.files() == bob.files()

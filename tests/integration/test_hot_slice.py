@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import msgspec
@@ -16,6 +15,7 @@ from service.model.events import Event, canonical
 from service.model.fold import fold_all
 from service.store import hot as hot_cache
 from service.store import layout
+from tests.eventcheck import checked_tempdir
 from tests.strategies import histories
 
 TODAY = "2026-11-30"
@@ -39,10 +39,10 @@ def append(root: Path, events: list[Event]) -> None:
 def contexts(root: Path, events: list[Event]) -> tuple[bytes, bytes]:
     sliced = hot_cache.hot(root, "app")
     whole = fold_all(events)
-    assert sliced.ids == sorted(whole.entities)
+    assert sliced.ids() == sorted(whole.entities)
     config = WorkspaceConfig()
     from_slice = build_context(
-        "app", sliced.state, [], config, TODAY, {}, 0, cold=sliced.cold, universe=sliced.ids
+        "app", sliced.state, [], config, TODAY, {}, 0, cold=sliced.cold, near=sliced.near
     )
     from_whole = build_context("app", whole, [], config, TODAY, {}, 0)
     return msgspec.json.encode(from_slice), msgspec.json.encode(from_whole)
@@ -66,7 +66,7 @@ def test_context_from_the_slice_equals_context_from_the_whole_state(
 
 
 def grow(events: list[Event], cuts: list[int]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with checked_tempdir() as tmp:
         root = Path(tmp)
         done = 0
         for cut in [*sorted({min(c, len(events)) for c in cuts}), len(events)]:
@@ -81,7 +81,7 @@ def grow(events: list[Event], cuts: list[int]) -> None:
 @FEW
 @given(events=histories(max_steps=30))
 def test_a_table_out_of_step_with_the_snapshot_is_rebuilt(events: list[Event]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with checked_tempdir() as tmp:
         out_of_step(Path(tmp), events)
 
 
@@ -99,7 +99,7 @@ def out_of_step(tmp_path: Path, events: list[Event]) -> None:
 @FEW
 @given(events=histories(max_steps=30))
 def test_a_corrupt_slice_file_is_rebuilt(events: list[Event]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with checked_tempdir() as tmp:
         corrupt(Path(tmp), events)
 
 

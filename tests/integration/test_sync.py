@@ -315,7 +315,7 @@ def test_non_append_changes_reach_the_caches(tmp_path: Path) -> None:
     same(a, b)
     for store in (a, b):
         whole, _ = store.refold("app")
-        assert store.hot("app").ids == sorted(whole.entities)
+        assert store.hot("app").ids() == sorted(whole.entities)
 
 
 def test_the_caches_follow_when_the_cache_is_not_dropped(tmp_path: Path) -> None:
@@ -338,7 +338,7 @@ def test_the_caches_follow_when_the_cache_is_not_dropped(tmp_path: Path) -> None
         cache.drop = real  # type: ignore[assignment]
     whole, _ = a.refold("app")
     assert a.state("app")[0] == whole
-    assert a.hot("app").ids == sorted(whole.entities)
+    assert a.hot("app").ids() == sorted(whole.entities)
 
 
 def test_a_push_sends_the_last_segment_not_the_log(tmp_path: Path) -> None:

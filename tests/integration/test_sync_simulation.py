@@ -15,7 +15,6 @@ SELF_SYNC_SCHEDULES sets how many schedules run (default 60; CI runs 500).
 from __future__ import annotations
 
 import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from test_sync_support import append, event_ids, files, folded, new_store, remot
 from service.store import Store, gitcommit
 from service.store import store as store_module
 from service.sync import Options, clone, remotes, sync
+from tests.eventcheck import checked_tempdir
 
 SCHEDULES = int(os.environ.get("SELF_SYNC_SCHEDULES", "60"))
 LOGS = ("app", "web")
@@ -151,7 +151,7 @@ def _raise(*args: object, **kwargs: object) -> None:
 
 
 def run(replicas: int, schedule: list[tuple[object, ...]]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
+    with checked_tempdir() as folder:
         world = World(Path(folder), replicas)
         try:
             for step in schedule:

@@ -9,9 +9,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from service.model import ids, ledger
+from service.model import derived, exchange, globs, ids, ledger, worksets
 from service.model.commands import AddRequest, Clock
 from service.model.config import WorkspaceConfig
+from service.model.derived import View
 from service.model.errors import Invalid
 from service.model.events import (
     Assertion,
@@ -25,7 +26,7 @@ from service.model.events import (
     make,
 )
 from service.model.fold import fold_all
-from service.model.ledger import LedgerInput, View
+from service.model.ledger import LedgerInput
 from service.model.state import State
 
 HUMAN = Origin("human", True)
@@ -94,7 +95,7 @@ class Book:
         return event.id
 
     def view(self, record: str) -> View:
-        return ledger.derive(self.state())[record]
+        return derived.derive(self.state())[record]
 
 
 def owed(view: View) -> list[tuple[str, str, str]]:
@@ -217,6 +218,16 @@ def test_a_retracted_ground_is_lost(grounded: tuple[Book, str, str]) -> None:
     book, c1, c2 = grounded
     book.raw("entity.retracted", EntityWhy(c1, "wrong"))
     assert [(x.ground, x.reason) for x in book.view(c2).lost] == [(c1, "retracted")]
+
+
+def test_a_ground_outside_this_log_is_lost() -> None:
+    """Relations stay within one log; one that another tool wrote to a record elsewhere
+    names nothing here."""
+    book = Book()
+    c = book.claim("pages load fast")
+    elsewhere = "01zzzzzzzzzzzzzzzzzzzzzzzz"
+    book.raw("entity.linked", Linked(c, Link("supports", elsewhere, 0)))
+    assert [(x.ground, x.reason) for x in book.view(c).lost] == [(elsewhere, "no such record in this log")]
 
 
 def test_restated_chains_are_followed_to_their_head(grounded: tuple[Book, str, str]) -> None:
@@ -352,6 +363,105 @@ def test_what_resolves_a_question() -> None:
     assert book.view(q).resolved_by == (blocked,)
 
 
+# --- scope: which decisions apply ------------------------------------------------------------
+
+
+def test_a_decision_scoped_elsewhere_does_not_resolve_a_question() -> None:
+    """docs/** does not apply to src/**: the decision stands, the question stays open."""
+    book = Book()
+    q = book.question("how are requests logged?", applies_to="src/**")
+    d = book.decision("log requests as JSON lines", applies_to="docs/**", answers=q)
+    assert (book.view(q).resolved, book.view(q).resolved_by) == (False, ())
+    assert (book.view(d).blocked, book.view(d).support) == (False, "clean")
+
+
+def test_a_decision_scoped_inside_the_question_resolves_it() -> None:
+    book = Book()
+    q = book.question("how are requests logged?", applies_to="src/**")
+    d = book.decision("log requests as JSON lines", applies_to="src/api/*", answers=q)
+    assert (book.view(q).resolved, book.view(q).resolved_by) == (True, (d,))
+
+
+def test_a_side_without_a_scope_applies_everywhere() -> None:
+    book = Book()
+    scoped = book.question("how are requests logged?", applies_to="src/**")
+    everywhere = book.question("which log format?")
+    d1 = book.decision("log as JSON lines", answers=scoped)
+    d2 = book.decision("log docs builds as text", applies_to="docs/**", answers=everywhere)
+    assert (book.view(scoped).resolved_by, book.view(everywhere).resolved_by) == ((d1,), (d2,))
+
+
+def test_a_claim_answers_a_question_whatever_their_scopes() -> None:
+    """Docket's rule reads applicability for decisions only: an accepted claim resolves."""
+    book = Book()
+    q = book.question("how are requests logged?", applies_to="src/**")
+    c = book.claim("requests are logged as JSON lines", applies_to="docs/**", answers=q)
+    assert book.view(q).resolved_by == (c,)
+
+
+def test_a_prerequisite_decision_scoped_elsewhere_blocks() -> None:
+    book = Book()
+    docs = book.decision("use the shared http client", applies_to="docs/**")
+    d = book.decision("retry idempotent calls", applies_to="src/**", depends_on=docs)
+    assert (book.view(d).blocked, book.view(d).blocked_by) == (True, (docs,))
+    api = book.decision("use the shared http client in the api", applies_to="src/api/*")
+    d2 = book.decision("retry idempotent api calls", applies_to="src/**", depends_on=api)
+    assert book.view(d2).blocked is False
+
+
+def test_scope_is_read_from_the_head_of_a_prerequisite_chain() -> None:
+    book = Book()
+    docs = book.decision("use the shared http client", applies_to="docs/**")
+    d = book.decision("retry idempotent calls", applies_to="src/**", depends_on=docs)
+    book.decision("use the shared http client everywhere", supersedes=docs, supersede_reason="restate")
+    assert book.view(d).blocked is False
+
+
+# --- readings of the rules -------------------------------------------------------------------
+
+
+def test_an_unsupported_record_neither_resolves_nor_unblocks() -> None:
+    """What no support set holds up is what Docket's automatic retraction would retract."""
+    book = Book()
+    shaky = book.claim("the vendor promised an SLA", state="rejected")
+    q = book.question("can we rely on the vendor?")
+    c = book.claim("the vendor is reliable", supports=shaky, answers=q)
+    d = book.decision("drop the fallback", depends_on=c)
+    assert book.view(c).support == "unsupported"
+    assert (book.view(q).resolved, book.view(d).blocked_by) == (False, (c,))
+
+
+def test_a_retracted_answer_reopens_its_question() -> None:
+    book = Book()
+    q = book.question("which database?")
+    c = book.claim("postgres is the database", answers=q)
+    assert book.view(q).resolved is True
+    book.raw("entity.retracted", EntityWhy(c, "wrong"))
+    assert book.view(q).resolved is False
+
+
+def test_a_supersession_another_tool_wrote_without_a_reason_flags_too() -> None:
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    c2 = book.claim("clients can parse every response", supports=c1)
+    c3 = book.claim("the API returns JSON or CBOR")
+    book.raw("entity.superseded", Superseded(c1, by=c3))
+    assert owed(book.view(c2)) == [(c1, c3, "revised")]
+
+
+def test_a_proposal_is_current_until_withdrawn() -> None:
+    """A proposal counts (current is: not superseded, not retracted); only what it does to
+    other records, superseding them, waits for its confirmation."""
+    book = Book()
+    q = book.question("which database?")
+    c = book.claim("postgres is the database", answers=q, proposed=True)
+    assert (book.view(c).current, book.view(q).resolved_by) == (True, (c,))
+    d = book.decision("use postgres json columns", depends_on=c, proposed=True)
+    assert book.view(d).blocked is False
+    book.raw("entity.retracted", EntityWhy(c, "withdrawn"))
+    assert (book.view(q).resolved, book.view(d).blocked_by) == (False, (c,))
+
+
 # --- cycles ------------------------------------------------------------------------------------
 
 
@@ -479,6 +589,8 @@ def test_states_and_dates_are_checked(book: Book) -> None:
         book.revoke(d)
     with pytest.raises(Invalid, match="only a decision is revoked"):
         book.revoke(c)
+    with pytest.raises(Invalid, match="--scope '~/src': give a path or glob relative to the checkout"):
+        book.decision("do y", applies_to="~/src")
 
 
 def test_relations_point_only_at_earlier_records_never_at_themselves(book: Book) -> None:
@@ -560,7 +672,7 @@ def test_legacy_decisions_are_adopted_ledger_records() -> None:
     d = log.add("decision.created", b'{"text":"use git"}')
     state = log.state()
     assert state.ledger[d].kind == "decision" and state.ledger[d].state == "adopted"
-    assert ledger.derive(state)[d].support == "clean"
+    assert derived.derive(state)[d].support == "clean"
 
 
 def test_signals_for_ledger_events_on_the_wrong_record() -> None:
@@ -573,7 +685,7 @@ def test_signals_for_ledger_events_on_the_wrong_record() -> None:
 
 
 def test_derive_over_an_empty_ledger() -> None:
-    assert ledger.derive(State()) == {}
+    assert derived.derive(State()) == {}
 
 
 # --- import of a Docket ledger -----------------------------------------------------------------
@@ -602,7 +714,7 @@ DOCKET = [
 
 def imported(book: Book, rows: list[dict[str, Any]]) -> list[Event]:
     numbered = list(enumerate(rows, 1))
-    events = ledger.import_docket(book.state(), WorkspaceConfig(), book.clock(), numbered)
+    events = exchange.import_docket(book.state(), WorkspaceConfig(), book.clock(), numbered)
     book.events += events
     return events
 
@@ -613,7 +725,7 @@ def test_a_docket_ledger_maps_to_records_with_aliases(book: Book) -> None:
     state = book.state()
     known = ledger.aliases(state)
     assert sorted(known) == ["c1", "c2", "d1", "d2", "q1"]
-    views = ledger.derive(state)
+    views = derived.derive(state)
     assert state.ledger[known["d1"]].supports == [[known["c1"]]]
     assert owed(views[known["d1"]]) == [(known["c1"], known["c2"], "revised")]
     assert views[known["q1"]].resolved_by == (known["d1"],)
@@ -695,12 +807,12 @@ def test_question_options_are_checked(book: Book) -> None:
     ],
 )
 def test_paths_and_globs_overlap(a: str, b: str, meet: bool) -> None:
-    assert ledger.overlap(a, b) is meet
-    assert ledger.overlap(b, a) is meet
+    assert globs.overlap(a, b) is meet
+    assert globs.overlap(b, a) is meet
 
 
 def work(book: Book, text: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = ()) -> str:
-    request = AddRequest(text=text, labels=("work",), ledger=ledger.work_fields("work", reads, writes, ()))
+    request = AddRequest(text=text, labels=("work",), ledger=worksets.work_fields("work", reads, writes, ()))
     events = ledger.add(book.state(), WorkspaceConfig(), book.clock(), request, LedgerInput())
     book.events += events
     return events[0].id
@@ -712,8 +824,8 @@ def test_work_units_commute_only_when_no_one_writes_what_another_touches(book: B
     docs = work(book, "the docs", writes=("README.md",))
     bare = work(book, "something")
     state = book.state()
-    assert ledger.parallel(state, [api, docs])["commute"] is True
-    doc = ledger.parallel(state, [api, client, docs])
+    assert worksets.parallel(state, [api, docs])["commute"] is True
+    doc = worksets.parallel(state, [api, client, docs])
     assert doc["commute"] is False
     assert doc["conflicts"] == [
         {
@@ -724,27 +836,27 @@ def test_work_units_commute_only_when_no_one_writes_what_another_touches(book: B
             "kind": "write/read",
         }
     ]
-    both = ledger.parallel(state, [docs, bare])
+    both = worksets.parallel(state, [docs, bare])
     assert (both["commute"], both["undeclared"]) == (False, [bare])
     with pytest.raises(Invalid, match="two or more"):
-        ledger.parallel(state, [api])
+        worksets.parallel(state, [api])
     with pytest.raises(Invalid, match="belong to work units"):
-        ledger.work_fields("goal", ("a",), (), ())
+        worksets.work_fields("goal", ("a",), (), ())
     with pytest.raises(Invalid, match="relative to the checkout"):
-        ledger.work_fields("work", ("/etc/passwd",), (), ())
+        worksets.work_fields("work", ("/etc/passwd",), (), ())
 
 
 # --- outcome tracking ------------------------------------------------------------------------------
 
 
 def test_outcomes_split_into_intentional_and_unintentional() -> None:
-    doc = ledger.outcome(
+    doc = worksets.outcome(
         ["src/api/x.py", "README.md", "src/api/y.py", "docs/a.md"], ["src/api/**", "docs", "CHANGES"]
     )
     assert doc["intentional"] == ["docs/a.md", "src/api/x.py", "src/api/y.py"]
     assert doc["unintentional"] == ["README.md"]
     assert doc["unrealized"] == ["CHANGES"]
-    assert ledger.outcome([], [])["realized"] == []
+    assert worksets.outcome([], [])["realized"] == []
 
 
 # --- evaluation mining -----------------------------------------------------------------------------
@@ -757,7 +869,7 @@ def test_decision_rows_carry_grounds_status_and_known_outcome(book: Book) -> Non
     book.decision("cache responses for a minute", supersedes=d2, supersede_reason="revise")
     d4 = book.decision("ship v1")
     book.revoke(d4)
-    rows = {r["id"]: r for r in ledger.decision_rows(book.state())}
+    rows = {r["id"]: r for r in exchange.decision_rows(book.state())}
     assert [r["outcome"] for r in rows.values()] == ["standing", "superseded: revise", "standing", "revoked"]
     assert rows[d1]["supports"] == [[c]] and rows[d1]["support"] == "clean"
     assert rows[d1]["choice"] == "stdlib" and rows[d1]["alternatives"] == ["orjson"]

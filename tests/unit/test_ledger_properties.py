@@ -8,12 +8,13 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import ledger
+from service.model import derived as ledger_views
 from service.model import slice as hot_slice
 from service.model.config import WorkspaceConfig
 from service.model.context import build_context
 from service.model.events import Event, canonical, decode_unchecked
 from service.model.fold import fold, fold_all
+from service.model.render import neighbours
 from service.model.slice import ColdRecord
 from service.model.state import State
 from tests.strategies import History
@@ -26,6 +27,7 @@ PROPERTY = settings(
 KINDS = ("claim", "claim", "decision", "question")
 STATES = ("unassessed", "accepted", "accepted", "disputed", "rejected", "odd")
 REASONS = ("restate", "revise", "reverse", None)
+SCOPES = ("src/**", "src/api/*", "docs/**", "src/api/v1.py", "README.md")
 STEPS = (
     "record",
     "record",
@@ -47,7 +49,7 @@ UNKNOWN = "01zzzzzzzzzzzzzzzzzzzzzzzz"
 
 class LedgerHistory(History):
     """Random ledger histories: records citing earlier (and sometimes unknown or non-ledger)
-    records, supersessions with every reason, assessments, revocations, reviews, relations
+    records, some with scopes, supersessions with every reason, assessments, revocations, reviews, relations
     added later by other tools (cycles), retractions and confirmations."""
 
     def __init__(self, draw: st.DrawFn) -> None:
@@ -81,6 +83,8 @@ class LedgerHistory(History):
         fields: dict[str, object] = {}
         if self.draw(st.booleans()):
             fields["state"] = self.draw(st.sampled_from(STATES))
+        if self.draw(st.integers(0, 2)) == 0:
+            fields["applies_to"] = self.draw(st.lists(st.sampled_from(SCOPES), min_size=1, max_size=2))
         if self.ledger and self.draw(st.integers(0, 3)) == 0:
             links.append({"type": "supersedes", "target": self.cite()})
             reason = self.draw(st.sampled_from(REASONS))
@@ -117,7 +121,7 @@ class LedgerHistory(History):
             self.add("entity.reviewed", {"entity": self.cite(), "marks": [mark]})
         elif kind == "review-owed":
             target = self.cite()
-            view = ledger.derive(self.so_far(), [target]).get(target)
+            view = ledger_views.derive(self.so_far(), [target]).get(target)
             marks = [msgspec.structs.asdict(o) for o in view.review_owed] if view else []
             self.add("entity.reviewed", {"entity": target, "marks": marks})
         elif kind == "retract":
@@ -146,7 +150,7 @@ def ledger_histories(draw: st.DrawFn, max_steps: int = 30) -> list[Event]:
 
 
 def derived(state: State) -> bytes:
-    return msgspec.json.encode(sorted(ledger.derive(state).items()))
+    return msgspec.json.encode(sorted(ledger_views.derive(state).items()))
 
 
 @PROPERTY
@@ -167,14 +171,14 @@ def test_derived_views_are_a_function_of_the_event_set(events: list[Event], data
 def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
     """Every support value and every blocked flag is what its own rule gives from the others."""
     state = fold_all(events)
-    deriver = ledger._Deriver(state.ledger)
+    deriver = ledger_views._Deriver(state.ledger)
     deriver.solve()
     for record_id, fact in state.ledger.items():
         if fact.supports:
             assert deriver.support_of(fact) == deriver.support[record_id]
         if record_id in deriver.blocked:
             assert deriver.is_blocked(fact) == deriver.blocked[record_id]
-    views = ledger.derive(state)
+    views = ledger_views.derive(state)
     for view in views.values():
         assert (view.support == "flagged") == bool(view.review_owed)
         assert (view.support == "unsupported") == bool(view.lost)
@@ -218,7 +222,7 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(events: list[Event],
         whole = fold_all(events[:done])
         assert derived(hot) == derived(whole)
         config = WorkspaceConfig()
-        every = sorted(whole.entities)
-        from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, universe=every)
+        near = neighbours(sorted(whole.entities))
+        from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, near=near)
         from_whole = build_context("app", whole, [], config, "2026-11-30", {}, 0)
         assert msgspec.json.encode(from_slice) == msgspec.json.encode(from_whole)

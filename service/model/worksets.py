@@ -1,0 +1,81 @@
+"""Work units' declared sets: parallel validity (read and write sets) and outcome tracking
+(intended outcomes against the files a unit changed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from service.model import commands
+from service.model.errors import Invalid
+from service.model.events import LedgerFields
+from service.model.globs import matches, overlap, relative
+from service.model.state import Entity, State
+
+
+def work_fields(
+    label: str, reads: Sequence[str], writes: Sequence[str], intends: Sequence[str]
+) -> LedgerFields | None:
+    """A work unit's declared read, write and intended-outcome sets (None when none is given)."""
+    if not (reads or writes or intends):
+        return None
+    if label != "work":
+        raise Invalid("--reads, --writes and --intends belong to work units (`self work add`)")
+    for flag, paths in (("--reads", reads), ("--writes", writes), ("--intends", intends)):
+        for path in paths:
+            relative(path, flag)
+    return LedgerFields(reads=tuple(reads), writes=tuple(writes), intends=tuple(intends))
+
+
+def parallel(state: State, prefixes: Sequence[str]) -> dict[str, Any]:
+    """Whether work units commute: no unit writes what another reads or writes.
+
+    Certified only when every unit declared its sets; otherwise each conflicting pair is
+    named with the paths and how they conflict (write/write or write/read).
+    """
+    if len(prefixes) < 2:
+        raise Invalid("name two or more work units: `self work parallel ID ID...`")
+    units = [commands.find(state, p) for p in prefixes]
+    if len({u.id for u in units}) != len(units):
+        raise Invalid("a work unit is named twice")
+    undeclared = [u.id for u in units if u.ledger is None or not (u.ledger.reads or u.ledger.writes)]
+    conflicts: list[dict[str, str]] = []
+    for i, a in enumerate(units):
+        for b in units[i + 1 :]:
+            conflicts += _conflicts(a, b)
+    return {
+        "units": [u.id for u in units],
+        "commute": not conflicts and not undeclared,
+        "conflicts": conflicts,
+        "undeclared": undeclared,
+    }
+
+
+def _conflicts(a: Entity, b: Entity) -> list[dict[str, str]]:
+    fa, fb = a.ledger or LedgerFields(), b.ledger or LedgerFields()
+    found: list[dict[str, str]] = []
+    for left, right, kind in (
+        ((a.id, fa.writes), (b.id, fb.writes), "write/write"),
+        ((a.id, fa.writes), (b.id, fb.reads), "write/read"),
+        ((b.id, fb.writes), (a.id, fa.reads), "write/read"),
+    ):
+        for p in left[1]:
+            for q in right[1]:
+                if overlap(p, q):
+                    found.append(
+                        {"writer": left[0], "other": right[0], "path": p, "other_path": q, "kind": kind}
+                    )
+    return found
+
+
+def outcome(realized: Iterable[str], intended: Sequence[str]) -> dict[str, list[str]]:
+    """Intentional (R ∩ ι), unintentional (R \\ ι), and declared outcomes nothing realized."""
+    changed = sorted(set(realized))
+    intentional = [p for p in changed if any(matches(p, i) for i in intended)]
+    return {
+        "intended": list(intended),
+        "realized": changed,
+        "intentional": intentional,
+        "unintentional": [p for p in changed if p not in intentional],
+        "unrealized": [i for i in intended if not any(matches(p, i) for p in changed)],
+    }

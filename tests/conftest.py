@@ -1,0 +1,64 @@
+"""Session-wide checks: every event the tests wrote validates against the exported schema.
+
+At the end of the session every store under pytest's base temporary folder (where every
+test's `tmp_path`, the e2e template and module stores, and the e2e tests' `self` processes
+write) is walked by `tests/eventcheck.py`; a line that does not validate fails the session
+with its file and line. A run of the whole suite must have validated at least
+`MINIMUM_EVENTS` events, so a walk that finds nothing cannot pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.eventcheck import TEMPDIRS, Tally, check_tree
+
+pytest_plugins = ["pytester"]
+
+MINIMUM_EVENTS = 25_000  # a whole run validates about 57,000
+SUITE = Path(__file__).resolve().parent
+TALLY = pytest.StashKey[Tally]()
+
+
+def whole_suite(config: pytest.Config) -> bool:
+    """The run selects every test: the suite's folder (or the root) and no -k, -m or deselection."""
+    option = config.option
+    if option.keyword or option.markexpr or option.deselect or getattr(option, "lf", False):
+        return False
+    roots = {SUITE, SUITE.parent}
+    return bool(config.args) and all(
+        (Path(config.invocation_params.dir) / arg.split("::")[0]).resolve() in roots for arg in config.args
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_written_event_validates(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    yield
+    base = tmp_path_factory.getbasetemp()
+    tally = request.config.stash[TALLY] = check_tree(base)
+    tally.add(TEMPDIRS)
+    shown = "\n".join(tally.failures[:50])
+    more = len(tally.failures) - 50
+    assert not tally.failures, (
+        f"{len(tally.failures)} logged events do not validate against `self export jsonschema`:\n"
+        f"{shown}" + (f"\n… and {more} more" if more > 0 else "")
+    )
+    if whole_suite(request.config):
+        assert tally.events >= MINIMUM_EVENTS, (
+            f"the whole suite validated only {tally.events} events under {base}: "
+            "the walk no longer finds the stores the tests write"
+        )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    tally = terminalreporter.config.stash.get(TALLY, None)
+    if tally is not None:
+        terminalreporter.write_line(
+            f"event schema: {tally.events} events in {tally.files} log segments validated, "
+            f"{tally.skipped} lines skipped as not events"
+        )
