@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from selfrun import REPO, Store, base_env, describe, run_self
@@ -62,6 +64,25 @@ def test_an_unreachable_remote_exits_1_and_says_so(store: Store) -> None:
     assert f"127.0.0.1:{port}" in proc.stderr and "untouched" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert store.files() == before
+
+
+def test_a_silent_remote_times_out_after_timeout(store: Store, tmp_path: Path) -> None:
+    """A server that takes the connection and never answers: `--timeout 1` ends it."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the handshakes; nothing ever reads or writes
+        url = f"git://127.0.0.1:{silent.getsockname()[1]}/ws.git"
+        store.ok("remote", "add", url)
+        before = store.files()
+        started = time.monotonic()
+        proc = store.run("sync", "--timeout", "1")
+        took = time.monotonic() - started
+        cloned = run_self(("clone", url, str(tmp_path / "c"), "--timeout", "1"), base_env())
+    assert proc.returncode == 1 and "no answer within 1 s" in proc.stderr, describe(proc)
+    assert "untouched" in proc.stderr and "Traceback" not in proc.stderr
+    assert took < 5 and store.files() == before
+    assert cloned.returncode == 1 and "no answer within 1 s" in cloned.stderr, describe(cloned)
+    assert not (tmp_path / "c").exists()
 
 
 def test_a_remote_that_is_not_a_workspace_is_refused(store: Store, tmp_path: Path) -> None:
