@@ -40,11 +40,12 @@ def _float_env(name: str, default: float) -> float:
 
 
 class Progress:
-    """One self-rewriting line on stderr: bytes received and sent, and the rate.
+    """One self-rewriting line on stderr: the step under way as a bar (the server counts
+    objects, dulwich copies and indexes them, each with a known total), then bytes received
+    and sent, and the rate.
 
     Only on a terminal and never with --json; a sync shows it once `start` bytes have moved.
-    The protocols announce no size ahead, so it counts rather than fills. Plain writes, no
-    rich: it costs a sync nothing when it is not drawn.
+    Plain writes, no rich: it costs a sync nothing when it is not drawn.
     """
 
     def __init__(self, label: str, enabled: bool = True, start: int = PROGRESS_FROM) -> None:
@@ -55,10 +56,20 @@ class Progress:
         self._began = time.monotonic()
         self._last = 0.0
         self._moved = (0, 0)
+        self._step: tuple[str, int, int] | None = None
 
     def __call__(self, received: int, sent: int) -> None:
         self._moved = (received, sent)
-        if not self.enabled or received + sent < self.start:
+        if self._step is not None and self._step[1] >= self._step[2]:
+            self._step = None  # a finished step: bytes moving now belong to the next one
+        self._tick()
+
+    def stage(self, what: str, done: int, total: int) -> None:
+        self._step = (what[:1].upper() + what[1:], done, total)
+        self._tick()
+
+    def _tick(self) -> None:
+        if not self.enabled or sum(self._moved) < self.start:
             return
         now = time.monotonic()
         if now - self._last >= 0.1:
@@ -74,13 +85,22 @@ class Progress:
 
     def _draw(self, now: float) -> None:
         self.shown = True
-        sys.stderr.write(f"\r\x1b[K{_line(self.label, *self._moved, now - self._began)}")
+        line = _line(self.label, *self._moved, now - self._began)
+        if self._step is not None:
+            line = f"{self.label}: {_bar(*self._step)} · {line.split(': ', 1)[1]}"
+        sys.stderr.write(f"\r\x1b[K{line}")
         sys.stderr.flush()
 
 
 def _line(label: str, received: int, sent: int, seconds: float) -> str:
     rate = (received + sent) / seconds if seconds > 0 else 0.0
     return f"{label}: {_size(received)} received, {_size(sent)} sent, {_size(rate)}/s"
+
+
+def _bar(what: str, done: int, total: int, width: int = 20) -> str:
+    share = min(1.0, done / total) if total > 0 else 0.0
+    filled = round(share * width)
+    return f"{what} [{'#' * filled}{'-' * (width - filled)}] {share:4.0%} ({done}/{total})"
 
 
 def _size(n: float) -> str:
@@ -99,6 +119,7 @@ def _options(tries: int | None, timeout: float | None, progress: Progress):  # t
         tries=tries if tries is not None else int(_float_env("SELF_SYNC_TRIES", DEFAULT_TRIES)),
         timeout=timeout if timeout is not None else _float_env("SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
         activity=progress,
+        stage=progress.stage if progress.enabled else None,
     )
 
 

@@ -30,7 +30,7 @@ from service.sync import graph, logs, remotes
 from service.sync.errors import KeptMoving, NotSelfhub, SyncError
 from service.sync.merge import merge
 from service.sync.prefix import Prefix, learn, shared_segments
-from service.sync.transport import Activity, Connection
+from service.sync.transport import Activity, Connection, Stage
 
 DEFAULT_TRIES = 8
 DEFAULT_TIMEOUT = 30.0
@@ -47,6 +47,7 @@ class Options:
     pause: float = 0.05  # the first pause after a rejected push; doubles up to max_pause
     max_pause: float = 2.0
     activity: Activity | None = None
+    stage: Stage | None = None
     hook: Hook | None = None
     rng: random.Random = field(default_factory=random.Random)
 
@@ -156,7 +157,7 @@ def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = No
     opts = options or Options()
     started = time.monotonic()
     url = remotes.url_of(store.repo, name)
-    conn = Connection(url, opts.timeout, store.root, opts.activity)
+    conn = Connection(url, opts.timeout, store.root, opts.activity, opts.stage)
     summary = Summary(remote=name, url=conn.shown)
     try:
         for attempt in range(max(1, opts.tries)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,10 @@ from service.sync.errors import AuthFailed, SyncError, Unreachable
 
 MAIN = Ref(b"refs/heads/main")
 Activity = Callable[[int, int], None]  # (bytes received, bytes sent) so far
+Stage = Callable[[str, int, int], None]  # (what, done, total): a step the server or dulwich counts
+# "Counting objects:  45% (52/116)" from the server, "generating index: 52/116" from dulwich.
+# Letters and spaces only: a server's text never reaches the terminal as it was sent.
+_STAGE = re.compile(rb"([A-Za-z][A-Za-z ]{0,39}):\s*(?:\d+%\s*)?\(?(\d+)/(\d+)\)?")
 
 
 class Moved(Exception):
@@ -41,7 +46,12 @@ class Connection:
     """One remote URL with its client, its credentials and a timeout."""
 
     def __init__(
-        self, url: str, timeout: float, store_root: Path | None = None, activity: Activity | None = None
+        self,
+        url: str,
+        timeout: float,
+        store_root: Path | None = None,
+        activity: Activity | None = None,
+        stage: Stage | None = None,
     ) -> None:
         self.url = url
         self.timeout = timeout
@@ -49,6 +59,7 @@ class Connection:
         self.sent = 0
         self.received = 0
         self._activity = activity
+        self._stage = stage
         parsed = urlparse(url)
         kwargs: dict[str, object] = {}
         self.scheme = (
@@ -97,6 +108,19 @@ class Connection:
         if self._activity is not None:
             self._activity(self.received, self.sent)
 
+    def _reporter(self) -> Callable[[bytes], None] | None:
+        """What dulwich reports progress to: nothing unless a stage hook listens (without
+        one, dulwich asks the server to send no progress at all)."""
+        return self._progress if self._stage is not None else None
+
+    def _progress(self, message: bytes) -> None:
+        assert self._stage is not None
+        for piece in re.split(rb"[\r\n]+", message):
+            found = _STAGE.match(piece.strip())
+            if found is not None:
+                what, done, total = found.groups()
+                self._stage(what.decode("ascii").strip(), int(done), int(total))
+
     def _check_local(self) -> None:
         path = Path(self.path)
         if not path.exists():
@@ -120,7 +144,9 @@ class Connection:
             return [head]
 
         with self.guard("fetch from"):
-            result = self.client.fetch(self.path, repo, determine_wants=wants, progress=progress)
+            result = self.client.fetch(
+                self.path, repo, determine_wants=wants, progress=progress or self._reporter()
+            )
         head = result.refs.get(MAIN) if result.refs is not None else seen.get("head")
         return None if head in (None, ZERO_SHA) else head
 
@@ -145,7 +171,12 @@ class Connection:
         generate = pack or repo.generate_pack_data
         try:
             with self.guard("push to"):
-                result = self.client.send_pack(self.path, update_refs, generate, progress=progress)  # type: ignore[arg-type]
+                result = self.client.send_pack(
+                    self.path,
+                    update_refs,
+                    generate,  # type: ignore[arg-type]
+                    progress=progress or self._reporter(),
+                )
         except Moved:
             return "the remote's main moved since the fetch"
         status = result.ref_status

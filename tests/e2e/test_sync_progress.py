@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import select
 import string
 import subprocess
@@ -83,6 +84,9 @@ def progress_in(text: str, label: str) -> bool:
     return f"{label}: " in text and " received, " in text and "/s" in text
 
 
+BAR = re.compile(r"[A-Z][A-Za-z ]+ \[[#-]{20}\] +\d+% \(\d+/\d+\)")
+
+
 @pytest.fixture(params=["daemon", "path", "http"])
 def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """An empty bare repository and the URL to reach it by, with the environment it needs."""
@@ -117,6 +121,7 @@ def test_progress_on_a_terminal_only(
     code, out, terminal = on_terminal(("clone", url, str(tmp_path / "b")), clone_env)
     assert code == 0 and "cloned" in out, terminal
     assert progress_in(terminal, "clone"), terminal
+    assert BAR.search(terminal), terminal  # the objects counted, copied and indexed, as a bar
 
     piped_clone = piped(("clone", url, str(tmp_path / "c")), clone_env)
     assert piped_clone.returncode == 0 and "cloned" in piped_clone.stdout, piped_clone.stderr

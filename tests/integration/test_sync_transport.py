@@ -120,3 +120,39 @@ def test_a_push_counts_its_pack(tmp_path: Path) -> None:
         summary = sync(a, options=Seen().options())
     assert summary.pushed == 50 and summary.bytes_sent >= NOISE // 2
     assert time.monotonic() - started < 10
+
+
+def test_progress_messages_become_counted_steps_and_nothing_else(tmp_path: Path) -> None:
+    """What the server and dulwich report becomes (step, done, total); text that is not a
+    count (including a server's attempt to send terminal escapes) is dropped."""
+    from service.sync.transport import Connection
+
+    steps: list[tuple[str, int, int]] = []
+    conn = Connection(str(bare(tmp_path / "r.git")), 5, None, None, lambda *step: steps.append(step))
+    conn._progress(b"Counting objects:  45% (52/116)\rCompressing objects: 100% (3/3), done.\n")
+    conn._progress(b"generating index: 7/9\r")
+    conn._progress(b"\x1b]0;title\x07Counting objects: 1/2\r")
+    conn._progress(b"Total 116 (delta 98), reused 0 (delta 0)\n")
+    conn._progress(b"Receiving objects:   116 (delta 0), 0.03 MiB | 0.01 MiB/s\r")
+    assert steps == [("Counting objects", 52, 116), ("Compressing objects", 3, 3), ("generating index", 7, 9)]
+
+
+def test_a_sync_with_a_step_hook_gets_the_steps_of_its_fetch(tmp_path: Path) -> None:
+    """Over git daemon the server counts and compresses the objects and dulwich copies and
+    indexes them: each step arrives with its total, and runs to its end."""
+    a, b = new_store(tmp_path / "a"), new_store(tmp_path / "b")
+    served = tmp_path / "served"
+    served.mkdir()
+    bare(served / "ws.git")
+    with git_daemon(served) as port:
+        for store in (a, b):
+            remotes.add(store.repo, f"git://127.0.0.1:{port}/ws.git")
+        append(a, 50, text="a")
+        sync(a, options=Options(timeout=10))
+        steps: list[tuple[str, int, int]] = []
+        sync(b, options=Options(timeout=10, stage=lambda *step: steps.append(step)))
+    names = {name for name, _, _ in steps}
+    assert {"Counting objects", "generating index"} <= names, names
+    assert all(0 <= done <= total for _, done, total in steps)
+    for name in names:  # each step runs to its end (dulwich counts its own from 0, the server from 1)
+        assert min(total - done for n, done, total in steps if n == name) <= 1, name
