@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from cli.common import OPTIONS, JsonOpt, echo, emit_json
+from cli.common import OPTIONS, JsonOpt, echo, emit_json, fail
 
 PROGRESS_FROM = 256 * 1024  # bytes moved before a sync shows progress (a clone always does)
 
@@ -177,23 +177,29 @@ def register(app: typer.Typer) -> None:
 
     @app.command("sync")
     def sync_command(
-        name: str = typer.Argument("origin", help="The remote (default origin)."),
+        name: str | None = typer.Argument(None, help="The remote (default: every remote, in name order)."),
         tries: int | None = TriesOpt,
         timeout: float | None = TimeoutOpt,
         as_json: bool = JsonOpt,
     ) -> None:
         """Fetch, add the local events the remote lacks after its own, push; retry if others pushed first."""
-        from service.sync import sync
+        from service.sync.every import Round, sync_selected
 
         progress = Progress("sync", enabled=not as_json)
         with _store() as store:
             try:
-                summary = sync(store, name, _options(tries, timeout, progress))
+                result = sync_selected(store, name, _options(tries, timeout, progress))
             finally:
                 progress.done()
         if as_json:
-            return emit_json(summary)
-        _print_summary(summary)
+            emit_json(result)
+        elif isinstance(result, Round):
+            for summary in result.syncs:
+                _print_summary(summary)
+        else:
+            _print_summary(result)
+        if isinstance(result, Round) and result.failed:
+            fail("; ".join(f"{f.remote}: {f.error}" for f in result.failed), 1)
 
     @app.command("doctor")
     def doctor_command(

@@ -136,3 +136,19 @@ def test_two_remotes_diverged_sync_pushes_one_merge(store: Store, tmp_path: Path
     assert store.json("sync", "x")["head"] == alice_merge["head"]
     assert bob.json("sync", "y")["head"] == alice_merge["head"]
     assert store.files() == bob.files()
+
+
+def test_sync_with_no_remote_named_syncs_every_remote(store: Store, tmp_path: Path) -> None:
+    for name in ("x", "y"):
+        store.ok("remote", "add", str(tmp_path / f"{name}.git"), "--init", "--name", name)
+    store.add("goal", "everywhere")
+    printed = store.ok("sync")
+    assert printed.count("published the local history to") == 2, printed  # one line a remote
+    every = store.json("sync")
+    assert [s["remote"] for s in every["syncs"]] == ["x", "y"] and every["failed"] == []
+    assert {s["head"] for s in every["syncs"]} == {every["head"]}
+    store.ok("remote", "add", str(tmp_path / "gone.git"), "--name", "zz")
+    store.add("goal", "one more")
+    result = run_self(("sync",), store.env())
+    assert result.returncode == 1, describe(result)
+    assert "zz: no repository at" in result.stderr and "synced with x: 0 pulled, 1 pushed" in result.stdout
