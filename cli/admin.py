@@ -9,6 +9,7 @@ import typer
 from cli import render
 from cli.common import OPTIONS, JsonOpt, echo, emit_json, workspace
 from service.model import commands
+from service.model.errors import Invalid
 
 
 def register(app: typer.Typer) -> None:
@@ -87,7 +88,7 @@ def register(app: typer.Typer) -> None:
         ws = workspace()
         if action is not None:
             if verb is None:
-                raise commands.Invalid(f"`self alias {action}` needs a verb")
+                raise Invalid(f"`self alias {action}` needs a verb")
             ws.edit_alias(action, verb, label, exposure, priority)
         rows = ws.aliases()
         if as_json:
@@ -122,5 +123,5 @@ def register(app: typer.Typer) -> None:
         summary = workspace().import_superself(Path(path))
         if as_json:
             return emit_json(summary)
-        for slug, count in summary["projects"].items():  # type: ignore[union-attr]
+        for slug, count in summary["projects"].items():
             echo(f"{slug}: {count} events imported")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import msgspec
 import typer
 
 from service.model.errors import Invalid, Refused
+
+if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
+    from service.workspace import Workspace
 
 
 class Options:
@@ -19,7 +22,7 @@ class Options:
 OPTIONS = Options()
 
 
-def workspace():  # type: ignore[no-untyped-def]
+def workspace() -> Workspace:
     from service.workspace import Workspace
 
     return Workspace.locate(OPTIONS.workspace, OPTIONS.project)

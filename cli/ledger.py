@@ -11,6 +11,13 @@ from service.model.config import AliasRow
 from service.model.ledger import LedgerInput
 
 
+def _group(app: typer.Typer, name: str) -> typer.Typer:
+    """The sub-app registered on `app` under `name` (added with `app.add_typer`)."""
+    found = next(g.typer_instance for g in app.registered_groups if g.name == name)
+    assert found is not None
+    return found
+
+
 def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
     """`self VERB add "text"` for a ledger kind: the preset flags plus the ledger's."""
     decision = default.label == "decision"
@@ -187,7 +194,7 @@ def register(app: typer.Typer) -> None:
 
         emit_json(rule_stdin(sys.stdin.read()))
 
-    work = next(g.typer_instance for g in app.registered_groups if g.name == "work")
+    work = _group(app, "work")
 
     @work.command("parallel")
     def parallel(units: list[str], as_json: bool = JsonOpt) -> None:
@@ -227,7 +234,7 @@ def register(app: typer.Typer) -> None:
             assert isinstance(items, list)
             echo(f"{key}: {', '.join(items) if items else '-'}")
 
-    imports = next(g.typer_instance for g in app.registered_groups if g.name == "import")
+    imports = _group(app, "import")
 
     @imports.command("docket")
     def import_docket(path: str, as_json: bool = JsonOpt) -> None:

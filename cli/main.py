@@ -16,15 +16,20 @@ from cli import admin, ledger, reads, state, sync, verbs
 from cli.common import OPTIONS
 from service import __version__
 
-_SETTINGS = {
-    "cls": verbs.AliasAwareGroup,
-    "add_completion": False,
-    "no_args_is_help": True,
-    "help": "selfhub: shared, typed, versioned state for teams of coding agents.",
-    "pretty_exceptions_enable": False,
-    "rich_markup_mode": None,
-}
-app = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
+
+def _typer() -> typer.Typer:
+    """The top-level app, as `app` and as the one-command app `only_for` builds."""
+    return typer.Typer(
+        cls=verbs.AliasAwareGroup,
+        add_completion=False,
+        no_args_is_help=True,
+        help="selfhub: shared, typed, versioned state for teams of coding agents.",
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
+app = _typer()
 
 
 def _version(value: bool) -> None:
@@ -101,7 +106,7 @@ def only_for(args: list[str]) -> typer.Typer:
     groups = [info for info in app.registered_groups if info.name == name]
     if name is None or not (commands or groups):
         return app  # options, help, an alias verb or a typo: the whole app answers
-    one = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
+    one = _typer()
     one.registered_callback = app.registered_callback
     one.registered_commands, one.registered_groups = commands, groups
     return one
@@ -122,11 +127,11 @@ def run(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except click.exceptions.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # a group run without a subcommand
-            typer.echo(exc.format_message(), err=True)  # type: ignore[attr-defined]
+            typer.echo(exc.format_message(), err=True)
             sys.exit(1)
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `self {ctx.command_path.partition(' ')[2]} --help`)" if ctx else ""
-        fail(f"{exc.format_message()}{hint}".replace("  ", " "), 1)  # type: ignore[attr-defined]
+        fail(f"{exc.format_message()}{hint}".replace("  ", " "), 1)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)

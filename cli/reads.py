@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from cli import render
 from cli.common import JsonOpt, echo, emit_json, workspace
 from service.model import commands
+
+if TYPE_CHECKING:
+    from service.workspace import Workspace
 
 
 def _agent_output(plain: bool) -> bool:
@@ -100,7 +104,7 @@ def register(app: typer.Typer) -> None:
         report = ws.refold()
         if as_json:
             return emit_json(report)
-        for row in report["logs"]:  # type: ignore[union-attr]
+        for row in report["logs"]:
             echo(
                 f"{row['log'] or '(workspace)'}: {row['events']} events, {row['entities']} records, "
                 f"{row['unknown']} unknown types, {len(row['quarantined'])} quarantined"
@@ -109,7 +113,7 @@ def register(app: typer.Typer) -> None:
                 echo(f"  quarantined {q['file']}:{q['line']}: {q['reason']}")
 
 
-def overview(ws, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def overview(ws: Workspace, as_json: bool) -> None:
     from service.model import context
 
     doc = ws.overview()

@@ -6,15 +6,20 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from cli.common import OPTIONS, JsonOpt, echo, emit_json, fail
 
+if TYPE_CHECKING:  # imported where called, as every command does
+    from service.store import Store
+    from service.sync import Options, Summary
+
 PROGRESS_FROM = 256 * 1024  # bytes moved before a sync shows progress (a clone always does)
 
 
-def _store():  # type: ignore[no-untyped-def]
+def _store() -> Store:
     from service.model.errors import Invalid
     from service.store import Store
 
@@ -111,7 +116,7 @@ def _size(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def _options(tries: int | None, timeout: float | None, progress: Progress):  # type: ignore[no-untyped-def]
+def _options(tries: int | None, timeout: float | None, progress: Progress) -> Options:
     from service.sync import Options
     from service.sync.engine import DEFAULT_TIMEOUT, DEFAULT_TRIES
 
@@ -262,10 +267,10 @@ def register(app: typer.Typer) -> None:
 def _as_dict(summary: object) -> dict[str, object]:
     import msgspec
 
-    return msgspec.to_builtins(summary)  # type: ignore[no-any-return]
+    return msgspec.to_builtins(summary)
 
 
-def _print_summary(summary) -> None:  # type: ignore[no-untyped-def]
+def _print_summary(summary: Summary) -> None:
     head = (summary.head or "")[:12]
     if summary.created:
         echo(f"published the local history to {summary.url}: {summary.pushed} events, head {head}")

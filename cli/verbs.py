@@ -13,6 +13,8 @@ from cli.common import OPTIONS, JsonOpt, echo, workspace
 from service.model import commands
 from service.model.commands import AddRequest
 from service.model.config import DEFAULT_ALIASES, AliasRow
+from service.model.errors import Invalid
+from service.model.events import Event
 from service.model.ledger import LedgerInput
 
 
@@ -46,7 +48,7 @@ def _user_alias(verb: str) -> AliasRow | None:
 def _row(verb: str) -> AliasRow:
     table = workspace().config().alias_table()
     if verb not in table:
-        raise commands.Invalid(f"{verb!r} is no longer in the alias table; `self alias` lists verbs")
+        raise Invalid(f"{verb!r} is no longer in the alias table; `self alias` lists verbs")
     return table[verb]
 
 
@@ -128,7 +130,7 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         render.written(add_record(request, proposed), as_json)
 
 
-def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = None) -> list[commands.Event]:
+def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = None) -> list[Event]:
     """One call for every add: the scope picks the log, `--proposed` the origin; claims,
     decisions and questions go through the ledger's rules."""
     from service.model import ledger

@@ -10,6 +10,7 @@ import datetime as dt
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -17,11 +18,16 @@ from service.model import commands, ids
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
-from service.model.events import Event, Origin
+from service.model.events import Actor, Event, Origin
 from service.model.slice import ColdCounts
 from service.model.state import Entity, State
 from service.store import Quarantine, Store, local
 from service.store.layout import display
+
+if TYPE_CHECKING:  # imported where used
+    from service.importers.superself import ImportSummary
+    from service.model.context import ContextDoc, OverviewDoc
+    from service.model.status import StatusDoc
 
 WORKSPACE_LOG = ""
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
@@ -167,7 +173,7 @@ class Workspace:
         """Liveness of every locally recorded process, judged now, on this machine."""
         return {work: local.liveness(record) for work, record in self.store.local.pids().items()}
 
-    def context(self) -> object:
+    def context(self) -> ContextDoc:
         """Context from the hot slices: huge logs are not loaded whole."""
         from service.model import context
 
@@ -199,14 +205,14 @@ class Workspace:
             near=mine.near,
         )
 
-    def overview(self) -> object:
+    def overview(self) -> OverviewDoc:
         from service.model import context
 
         projects = self.state(WORKSPACE_LOG).projects
         rows = [(p, self.state(slug)) for slug, p in sorted(projects.items())]
         return context.overview(rows, today())
 
-    def status(self) -> object:
+    def status(self) -> StatusDoc:
         from service.model import status
 
         project = self.require_project()
@@ -229,9 +235,9 @@ class Workspace:
         log = self.require_project() if self.project else WORKSPACE_LOG
         return sorted(self.store.read(log).events, key=lambda e: e.id)[-n:]
 
-    def refold(self) -> dict[str, object]:
+    def refold(self) -> dict[str, list[dict[str, Any]]]:
         """Fold every log from nothing, bypassing the cache, and say what each holds."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         for log in self.store.logs():
             state, quarantined = self.store.refold(log)
             rows.append(
@@ -273,13 +279,13 @@ class Workspace:
             found |= ledger_extras(self.state(log), [e.id for e in entities if e.project == log])
         return found
 
-    def work_show(self, prefix: str) -> object:
+    def work_show(self, prefix: str) -> dict[str, Any]:
         from service.model import views
 
         state = self.state(self.log_of(prefix))
         return views.work_show(state, commands.find(state, prefix).id, self.runs())
 
-    def work_list(self, all_: bool) -> object:
+    def work_list(self, all_: bool) -> dict[str, Any]:
         from service.model import views
 
         return views.work_list(self.state(self.require_project()), all_)
@@ -371,6 +377,7 @@ class Workspace:
         """Intended outcomes against the files the linked checkout changed between the unit's
         start and done commits (its head when it is not done yet)."""
         from dulwich.diff_tree import tree_changes
+        from dulwich.objects import Commit
         from dulwich.repo import Repo
 
         from service.model import worksets
@@ -399,7 +406,9 @@ class Workspace:
         with Repo(str(path)) as repo:
             end = end or repo.head().decode()
             try:
-                changes = tree_changes(repo.object_store, repo[start.encode()].tree, repo[end.encode()].tree)
+                start_tree = cast(Commit, repo[start.encode()]).tree
+                end_tree = cast(Commit, repo[end.encode()]).tree
+                changes = tree_changes(repo.object_store, start_tree, end_tree)
                 realized = {
                     side.path.decode()
                     for change in changes
@@ -450,7 +459,7 @@ class Workspace:
         imported = sum(1 for e in events if e.type == "entity.confirmed")
         return {"records": len(rows), "imported": imported, "skipped": len(rows) - imported}
 
-    def import_superself(self, path: Path) -> dict[str, object]:
+    def import_superself(self, path: Path) -> ImportSummary:
         from service.importers.superself import import_superself
 
         return import_superself(self.store, path, self.origin)
@@ -465,10 +474,11 @@ def _work_of(event: Event) -> str:
 
 
 def origin_from_env() -> Origin:
-    actor = os.environ.get("SELF_ACTOR", "human")
-    if actor not in ("agent", "human"):
-        raise Invalid(f"SELF_ACTOR={actor!r} is neither agent nor human")
-    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)  # type: ignore[arg-type]
+    given = os.environ.get("SELF_ACTOR", "human")
+    if given not in ("agent", "human"):
+        raise Invalid(f"SELF_ACTOR={given!r} is neither agent nor human")
+    actor: Actor = "agent" if given == "agent" else "human"
+    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)
 
 
 def today() -> str:

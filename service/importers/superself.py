@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypedDict
 
 from service.model import commands
 from service.model.errors import Invalid
 from service.model.events import Event, Origin, ProjectAdded, decode_line, make
 from service.store import Store
+
+
+class ImportSummary(TypedDict):
+    projects: dict[str, int]  # slug → events imported
+    skipped_lines: dict[str, list[tuple[int, str]]]  # slug → (line, reason) of non-events
 
 
 def read_registry(path: Path) -> list[dict[str, str]]:
@@ -34,7 +40,8 @@ def read_registry(path: Path) -> list[dict[str, str]]:
 
 def read_log(path: Path) -> tuple[list[Event], list[tuple[int, str]]]:
     """The events of one Superself log, and the lines that are not events (line, reason)."""
-    events, bad = [], []
+    events: list[Event] = []
+    bad: list[tuple[int, str]] = []
     if not path.is_file():
         return events, bad
     for number, line in enumerate(path.read_bytes().splitlines(), 1):
@@ -47,7 +54,7 @@ def read_log(path: Path) -> tuple[list[Event], list[tuple[int, str]]]:
     return events, bad
 
 
-def import_superself(store: Store, path: Path, origin: Origin) -> dict[str, object]:
+def import_superself(store: Store, path: Path, origin: Origin) -> ImportSummary:
     rows = read_registry(path.expanduser())
     summary: dict[str, int] = {}
     skipped: dict[str, list[tuple[int, str]]] = {}

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from dulwich.file import FileLocked
-from dulwich.index import index_entry_from_stat
+from dulwich.index import IndexEntry, index_entry_from_stat
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -241,7 +241,12 @@ def working_blob_ids(repo: Repo, paths: list[str]) -> dict[str, ObjectID]:
         if index is not None:
             with contextlib.suppress(KeyError):
                 entry = index[path.encode("utf-8")]
-        if entry is not None and entry.size == stat.st_size and _mtime_ns(entry.mtime) == stat.st_mtime_ns:
+        # A conflicted entry (merge stages) records no size or mtime: the file is hashed.
+        if (
+            isinstance(entry, IndexEntry)
+            and entry.size == stat.st_size
+            and _mtime_ns(entry.mtime) == stat.st_mtime_ns
+        ):
             out[path] = entry.sha
         else:
             out[path] = Blob.from_string((root / path).read_bytes()).id

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
+from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
 from service.model.config import WorkspaceConfig
@@ -210,9 +211,9 @@ class Store:
         A crash in between is finished by the next `Store.open` (`.local/checkout` names
         the commit being checked out).
         """
-        target = commit.encode("ascii")
+        target = ObjectID(commit.encode("ascii"))
         with self.locked():
-            old = None if expected is None else expected.encode("ascii")
+            old = None if expected is None else ObjectID(expected.encode("ascii"))
             layout.atomic_write(self._checkout_mark, target + b"\n")
             try:
                 if gitcommit.head(self.repo) != target:
@@ -231,14 +232,14 @@ class Store:
     def _finish_checkout(self) -> None:
         with self.locked():
             try:
-                target = self._checkout_mark.read_text("ascii").strip().encode("ascii")
+                target = ObjectID(self._checkout_mark.read_text("ascii").strip().encode("ascii"))
             except FileNotFoundError:
                 return
             if gitcommit.head(self.repo) == target:
                 self._materialize(target)
             self._checkout_mark.unlink(missing_ok=True)
 
-    def _materialize(self, commit: bytes) -> list[str]:
+    def _materialize(self, commit: ObjectID) -> list[str]:
         """Write the files of `commit`'s tree that differ on disk; remove segments it lacks."""
         files = gitcommit.tree_files(self.repo, commit)
         on_disk = gitcommit.working_blob_ids(self.repo, [p for p in files if _safe_path(p)])

@@ -144,6 +144,8 @@ class MeteredLocalClient(LocalGitClient):
         super().__init__(quiet=True)
         self._meter = meter
 
+    # The two overrides take what any dulwich since 0.22 passes, so their signatures differ
+    # from this dulwich's (whose GitClient and LocalGitClient disagree on `path` themselves).
     def fetch(  # type: ignore[override]
         self,
         path: str | bytes,

@@ -10,6 +10,7 @@ the result; lines that are not events stay where they are (reads quarantine them
 from __future__ import annotations
 
 import msgspec
+from dulwich.objects import ObjectID
 
 from service.store import Store, gitcommit, layout
 from service.sync import logs
@@ -69,7 +70,7 @@ def examine(store: Store) -> Report:
     head = store.head()
     uncommitted = []
     if head is not None:
-        tree = gitcommit.tree_files(store.repo, head.encode())
+        tree = gitcommit.tree_files(store.repo, ObjectID(head.encode()))
         paths = [p for p in tree if layout.log_of_path(p) is not None or p == layout.CONFIG_FILE]
         paths += [f"{layout.log_dir(r.log)}/{n}" for r in rows for n in layout.segments(store.root, r.log)]
         on_disk = gitcommit.working_blob_ids(store.repo, sorted(set(paths)))
@@ -97,7 +98,7 @@ def repair(store: Store) -> Report:
         if config.exists():
             files[layout.CONFIG_FILE] = config.read_bytes()
         head = store.head()
-        parent = None if head is None else head.encode()
+        parent = None if head is None else ObjectID(head.encode())
         damaged = sum(r.markers + r.duplicates for r in report.logs)
         message = f"doctor: repair ({damaged} merge leftovers removed, segments laid out)"
         commit = gitcommit.build_commit(store.repo, files, message, parent, removed=removed)

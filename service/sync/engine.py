@@ -14,7 +14,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,8 +123,8 @@ def tidy_packs(repo: Repo, most: int = MAX_PACKS) -> int:
     merged = store.add_objects([(obj, None) for obj in objects.values()])
     for pack in merge:
         if merged is None or pack.name() != merged.name():
-            store._remove_pack(pack)  # type: ignore[attr-defined]
-    store._update_pack_cache()  # type: ignore[attr-defined]
+            store._remove_pack(pack)
+    store._update_pack_cache()
     return len(merge)
 
 
@@ -499,12 +499,12 @@ def _file_at(repo: Repo, commit: str | None, path: str) -> ObjectID | None:
     if commit is None:
         return None
     try:
-        return gitcommit.tree_files(repo, commit.encode()).get(path)
+        return gitcommit.tree_files(repo, ObjectID(commit.encode())).get(path)
     except KeyError:
         return None
 
 
-def _by_log(files: dict[str, object]) -> dict[str, list[str]]:
+def _by_log(files: Mapping[str, object]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for path in sorted(files):
         log = layout.log_of_path(path)
@@ -531,7 +531,7 @@ def _lost_events(repo: Repo, base: str | None, head: ObjectID, head_files: dict[
     if base is None or base.encode() == head:
         return set()
     try:
-        base_files = gitcommit.tree_files(repo, base.encode())
+        base_files = gitcommit.tree_files(repo, ObjectID(base.encode()))
     except KeyError:
         return set()
     lost: set[str] = set()

@@ -37,9 +37,9 @@ def line_id(line: bytes) -> str | None:
     except msgspec.DecodeError:
         return None
     if isinstance(value, dict):
-        found = value.get("id")
-        if isinstance(found, str) and ids.is_id(found):
-            return found
+        claimed = value.get("id")
+        if isinstance(claimed, str) and ids.is_id(claimed):
+            return claimed
     return None
 
 

@@ -12,8 +12,9 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlparse
 
 from dulwich.client import GitClient, HTTPUnauthorized, LocalGitClient
@@ -136,7 +137,7 @@ class Connection:
         """Bring the remote's main (and what it needs) into `repo`'s objects; its id, or None."""
         seen: dict[str, ObjectID | None] = {}
 
-        def wants(refs: dict[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
             head = refs.get(MAIN)
             seen["head"] = head
             if head is None or head == ZERO_SHA or head in repo.object_store:
@@ -171,8 +172,10 @@ class Connection:
         generate = pack or repo.generate_pack_data
         try:
             with self.guard("push to"):
+                # dulwich gaps: send_pack declares `path: bytes` (its clients take str too), and
+                # its own Repo.generate_pack_data does not match its GeneratePackDataFunc.
                 result = self.client.send_pack(
-                    self.path,
+                    self.path,  # type: ignore[arg-type]
                     update_refs,
                     generate,  # type: ignore[arg-type]
                     progress=progress or self._reporter(),
@@ -188,8 +191,11 @@ class Connection:
 
     def head(self) -> ObjectID | None:
         with self.guard("read"):
-            refs = self.client.get_refs(self.path)
-        found = refs.refs.get(MAIN) if hasattr(refs, "refs") else refs.get(MAIN)  # type: ignore[union-attr]
+            # GitClient.get_refs declares `path: bytes`; every client dulwich has takes str too.
+            refs = self.client.get_refs(self.path)  # type: ignore[arg-type]
+        # An LsRemoteResult (its .refs); older dulwich returned the refs mapping itself.
+        table = cast("Mapping[Ref, ObjectID | None]", getattr(refs, "refs", refs))
+        found = table.get(MAIN)
         return None if found in (None, ZERO_SHA) else found
 
     @contextlib.contextmanager
@@ -267,7 +273,7 @@ def _close_connections(exc: BaseException) -> None:
         for value in list(tb.tb_frame.f_locals.values()):
             if isinstance(value, Protocol) or type(value).__module__.startswith("urllib3.response"):
                 with contextlib.suppress(Exception):
-                    value.close()  # type: ignore[union-attr]
+                    value.close()
         tb = tb.tb_next
 
 
