@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, close_all, files, folded, free_port, new_store, track, wait_port
+from test_sync_support import append, bare, close_all, files, folded, new_store, track
 
 from service.sync import AuthFailed, Options, clone, remotes, sync
+from tests.servers import free_port, stop, wait_port
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 KEYGEN = shutil.which("ssh-keygen")
@@ -71,12 +72,7 @@ def sshd(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         wait_port(port, proc)
         yield port, folder
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         if proc.stderr is not None:
             proc.stderr.close()
         assert user.exists()

@@ -2,7 +2,8 @@
 
 The `git` binary is used here, by the tests, to stand up servers and to look at results;
 selfhub itself never runs it. Servers listen on 127.0.0.1 on free ports and are stopped by
-the pid they were started with.
+the pid they were started with; the port helpers and `git daemon` live in tests/servers.py,
+which bench/sync.py uses too.
 """
 
 from __future__ import annotations
@@ -11,11 +12,8 @@ import base64
 import contextlib
 import http.server
 import os
-import shutil
-import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +21,11 @@ import msgspec
 
 from service.model.events import Assertion, Event, Origin, ProjectAdded, make
 from service.store import Store
+from tests.servers import GIT
+from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
+from tests.servers import git_daemon as git_daemon
+from tests.servers import wait_port as wait_port
 
-GIT = shutil.which("git")
 ORIGIN = Origin("agent", True)
 TS = "2026-11-30T09:57:45.069Z"
 
@@ -45,55 +46,6 @@ def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
 def bare(path: Path) -> Path:
     git("init", "--bare", "-q", str(path))
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes] | None = None, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the server exited with {proc.returncode} before listening")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
-
-
-@contextlib.contextmanager
-def git_daemon(base: Path) -> Iterator[int]:
-    """`git daemon` exporting every repository under `base`, receive-pack on; yields its port."""
-    assert GIT is not None
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            GIT,
-            "daemon",
-            "--reuseaddr",
-            f"--base-path={base}",
-            "--export-all",
-            "--enable=receive-pack",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(base),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- smart HTTP: git http-backend behind a small CGI server with basic auth ------------------------
