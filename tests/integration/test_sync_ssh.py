@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, close_all, files, folded, new_store, track
+from test_sync_support import append, bare, files, new_store, same, track
 
 from service.sync import AuthFailed, Options, clone, remotes, sync
 from tests.servers import free_port, stop, wait_port
@@ -85,12 +85,6 @@ def ssh_command(folder: Path, identity: Path) -> str:
     )
 
 
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
-
-
 def test_two_replicas_over_ssh(
     tmp_path: Path, sshd: tuple[int, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -110,7 +104,7 @@ def test_two_replicas_over_ssh(
     assert pushed.pushed == 2 and pushed.bytes_sent > 500  # the pack too, not only the ref lines
     assert sync(b, options=FAST).pulled == 2
     assert sync(a, options=FAST).pulled == 1
-    assert files(a) == files(b) and folded(a) == folded(b)
+    same(a, b)
 
 
 def test_a_key_the_server_does_not_know_is_refused(

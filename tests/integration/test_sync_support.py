@@ -21,11 +21,13 @@ import msgspec
 
 from service.model.events import Assertion, Event, Origin, ProjectAdded, make
 from service.store import Store
+from service.sync import Options, clone, remotes, sync
 from tests.servers import GIT
 from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
 from tests.servers import git_daemon as git_daemon
 from tests.servers import wait_port as wait_port
 
+FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
 ORIGIN = Origin("agent", True)
 TS = "2026-11-30T09:57:45.069Z"
 
@@ -181,6 +183,24 @@ def append(store: Store, n: int = 1, log: str = "app", text: str = "record") -> 
     return events
 
 
+def replica(tmp_path: Path, name: str, url: str, seed: Store | None = None) -> Store:
+    """A store joined to the remote: the first one publishes, the others clone."""
+    if seed is None:
+        store = new_store(tmp_path / name)
+        remotes.add(store.repo, url)
+        sync(store, options=FAST)
+        return store
+    store, _ = clone(url, tmp_path / name, FAST)
+    return track(store)
+
+
+def pair(tmp_path: Path) -> tuple[Path, Store, Store]:
+    """A bare remote by path, replica a published to it and replica b cloned from it."""
+    path = bare(tmp_path / "remote.git")
+    a = replica(tmp_path, "a", str(path))
+    return path, a, replica(tmp_path, "b", str(path), seed=a)
+
+
 def files(store: Store) -> dict[str, bytes]:
     """Every file git tracks or could (all but .git/ and .local/)."""
     return {
@@ -200,6 +220,13 @@ def folded(store: Store) -> dict[str, bytes]:
         assert encoded == msgspec.json.encode(fresh, order="sorted"), f"cache differs from a refold: {log}"
         out[log] = encoded
     return out
+
+
+def same(*stores: Store) -> None:
+    first = stores[0]
+    for other in stores[1:]:
+        assert files(other) == files(first), "the replicas' files differ"
+        assert folded(other) == folded(first), "the replicas' folded states differ"
 
 
 def event_ids(store: Store) -> list[str]:

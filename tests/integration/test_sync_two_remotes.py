@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,16 @@ from dulwich.objects import Commit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync_support import (
+    FAST,
     append,
     bare,
     close_all,
     event_ids,
     files,
-    folded,
     git,
     new_store,
     remote_ids,
+    same,
     status_clean,
     track,
 )
@@ -36,14 +36,6 @@ from service.store import Store, gitcommit
 from service.sync import Options, Summary, clone, remotes, sync
 from service.sync.engine import last_synced
 from service.sync.merge import IDENTITY, MESSAGE
-
-FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
 
 
 class World:
@@ -84,8 +76,7 @@ class World:
         head = git("rev-parse", "main", cwd=self.x).strip()
         assert git("rev-parse", "main", cwd=self.y).strip() == head
         assert self.a.head() == self.b.head() == head
-        assert files(self.a) == files(self.b)
-        assert folded(self.a) == folded(self.b)
+        same(self.a, self.b)
         ids = Counter(remote_ids(self.x))
         assert set(ids.values()) == {1}, "an event is on a remote twice"
         assert Counter(remote_ids(self.y)) == ids
