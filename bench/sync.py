@@ -39,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import machine
 from generate import build
 
+from tests.servers import git_daemon
+
 SELF = str(Path(sys.executable).with_name("self"))
 GIT = shutil.which("git") or "git"
 ROUNDS = int(os.environ.get("SYNC_BENCH_ROUNDS", "10"))
@@ -105,38 +107,6 @@ def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
         stop.set()
         thread.join()
         listener.close()
-
-
-@contextlib.contextmanager
-def daemon(base: Path) -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen(
-        [
-            GIT,
-            "daemon",
-            "--reuseaddr",
-            f"--base-path={base}",
-            "--export-all",
-            "--enable=receive-pack",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(base),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            time.sleep(0.02)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
@@ -208,7 +178,7 @@ def bench(size: int, root: Path) -> dict[str, object]:
     build(store, "bench", size).close()
     built = time.perf_counter() - t
     out: dict[str, object] = {"events": size, "build_s": round(built, 1)}
-    with daemon(base) as port, proxy(port) as (via, counter):
+    with git_daemon(base) as port, proxy(port) as (via, counter):
         url = f"git://127.0.0.1:{via}/ws.git"
         senv = {**env, "SELF_WORKSPACE": str(store), "SELF_PROJECT": "bench"}
         run([SELF, "remote", "add", url], senv)

@@ -14,17 +14,19 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 from test_sync_support import (
+    FAST,
     append,
     bare,
-    close_all,
     event_ids,
     files,
-    folded,
     free_port,
     git,
     git_daemon,
     new_store,
+    pair,
     remote_ids,
+    replica,
+    same,
     status_clean,
     track,
 )
@@ -33,14 +35,6 @@ from service.store import Store, gitcommit, layout
 from service.store.clock import high_water
 from service.sync import NotSelfhub, Options, SyncError, Unreachable, clone, remotes, sync
 from service.sync.engine import last_synced
-
-FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
-
-
-@pytest.fixture(autouse=True)
-def _close_stores() -> Iterator[None]:
-    yield
-    close_all()
 
 
 @pytest.fixture(scope="module")
@@ -60,24 +54,6 @@ def remote(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str]:
         return path, f"git://127.0.0.1:{port}/{name}"
     path = bare(tmp_path / "remote.git")
     return path, str(path) if request.param == "path" else f"file://{path}"
-
-
-def replica(tmp_path: Path, name: str, url: str, seed: Store | None = None) -> Store:
-    """A store joined to the remote: the first one publishes, the others clone."""
-    if seed is None:
-        store = new_store(tmp_path / name)
-        remotes.add(store.repo, url)
-        sync(store, options=FAST)
-        return store
-    store, _ = clone(url, tmp_path / name, FAST)
-    return track(store)
-
-
-def same(*stores: Store) -> None:
-    first = stores[0]
-    for other in stores[1:]:
-        assert files(other) == files(first), "the replicas' files differ"
-        assert folded(other) == folded(first), "the replicas' folded states differ"
 
 
 # --- remotes ----------------------------------------------------------------------------------------
@@ -174,10 +150,7 @@ def test_a_push_race_is_retried_and_keeps_both_events(tmp_path: Path, remote: tu
 
 
 def test_crash_between_commit_and_push_loses_nothing(tmp_path: Path) -> None:
-    path = bare(tmp_path / "remote.git")
-    url = str(path)
-    a = replica(tmp_path, "a", url)
-    b = replica(tmp_path, "b", url, seed=a)
+    _, a, b = pair(tmp_path)
     mine = append(a, 2)
 
     def crash(point: str) -> None:
@@ -198,9 +171,7 @@ def test_crash_between_commit_and_push_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_crash_in_the_middle_of_a_checkout_is_finished_on_open(tmp_path: Path) -> None:
-    url = str(bare(tmp_path / "remote.git"))
-    a = replica(tmp_path, "a", url)
-    b = replica(tmp_path, "b", url, seed=a)
+    _, a, b = pair(tmp_path)
     append(b, 5)
     sync(b, options=FAST)
     from service.store import store as store_module
@@ -298,9 +269,7 @@ def test_a_wiped_remote_is_republished(tmp_path: Path) -> None:
 def test_non_append_changes_reach_the_caches(tmp_path: Path) -> None:
     """A sync that puts remote events before local ones rewrites the tail of a segment: the
     fold cache and the hot slice must notice (by digest), not fold on top of stale bytes."""
-    url = str(bare(tmp_path / "remote.git"))
-    a = replica(tmp_path, "a", url)
-    b = replica(tmp_path, "b", url, seed=a)
+    _, a, b = pair(tmp_path)
     append(a, 30, text="a")
     append(b, 30, text="b")
     sync(b, options=FAST)
@@ -322,9 +291,7 @@ def test_the_caches_follow_when_the_cache_is_not_dropped(tmp_path: Path) -> None
     """The same with the explicit drop disabled: the caches' own digest checks catch it."""
     from service.store import cache
 
-    url = str(bare(tmp_path / "remote.git"))
-    a = replica(tmp_path, "a", url)
-    b = replica(tmp_path, "b", url, seed=a)
+    _, a, b = pair(tmp_path)
     append(a, 30, text="a")
     append(b, 30, text="b")
     sync(b, options=FAST)
@@ -360,9 +327,7 @@ def test_a_push_sends_the_last_segment_not_the_log(tmp_path: Path) -> None:
 
 
 def test_workspace_settings_travel(tmp_path: Path) -> None:
-    url = str(bare(tmp_path / "remote.git"))
-    a = replica(tmp_path, "a", url)
-    b = replica(tmp_path, "b", url, seed=a)
+    _, a, b = pair(tmp_path)
     import msgspec
 
     a.save_config(msgspec.structs.replace(a.config(), tokens_per_char=0.5))
@@ -544,9 +509,7 @@ def test_five_replicas_in_threads_converge(tmp_path: Path, daemon_base: tuple[Pa
 def test_packs_stay_few_however_often_a_store_syncs(tmp_path: Path) -> None:
     from service.sync.engine import MAX_PACKS
 
-    url = str(bare(tmp_path / "remote.git"))
-    a = replica(tmp_path, "a", url)
-    b = replica(tmp_path, "b", url, seed=a)
+    _, a, b = pair(tmp_path)
     for _ in range(40):
         append(a, 1)
         sync(a, options=FAST)
@@ -562,9 +525,7 @@ def test_a_declined_push_moves_no_tracking_ref(tmp_path: Path) -> None:
     """dulwich's porcelain moves refs/remotes/... even when the server declines a push; the
     sync never trusts it: after a push that lost every try, the tracking ref and the record of
     the last sync still name the remote's real head, and the events wait locally."""
-    path = bare(tmp_path / "remote.git")
-    a = replica(tmp_path, "a", str(path))
-    b = replica(tmp_path, "b", str(path), seed=a)
+    path, a, b = pair(tmp_path)
     before = last_synced(b, "origin")
     mine = append(b, 1, text="b")
 

@@ -5,28 +5,19 @@ fold gives, whatever the syncs inserted."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync_support import append, bare, close_all, new_store, track
+from test_sync_support import FAST, append, close_all, pair
 
 from service.model.events import Event
 from service.model.fold import fold_all
 from service.model.state import State
 from service.store import Store, cache
-from service.sync import Options, clone, remotes, sync
-
-FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
+from service.sync import sync
 
 
 class Folds:
@@ -52,15 +43,6 @@ class Folds:
         self.rebuilds = self.folded = 0
 
 
-def pair(root: Path) -> tuple[Store, Store]:
-    url = str(bare(root / "remote.git"))
-    a = new_store(root / "a")
-    remotes.add(a.repo, url)
-    sync(a, options=FAST)
-    b, _ = clone(url, root / "b", FAST)
-    return a, track(b)
-
-
 def same_as_full_fold(store: Store, log: str = "app") -> None:
     cached, _ = store.state(log)
     whole = fold_all(store.read(log).events)
@@ -70,7 +52,7 @@ def same_as_full_fold(store: Store, log: str = "app") -> None:
 def test_a_sync_that_puts_remote_events_first_folds_only_the_events_after_the_base(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, b = pair(tmp_path)
+    _, a, b = pair(tmp_path)
     append(a, 40, text="shared")
     sync(a, options=FAST)
     a.state("app")  # folded exactly to what the remote holds: this snapshot becomes the base
@@ -95,7 +77,7 @@ def test_an_event_older_than_the_base_refolds_the_whole_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(cache, "REWRITE_TAIL", 1)  # every read writes its snapshot back
-    a, b = pair(tmp_path)
+    _, a, b = pair(tmp_path)
     older = append(b, 2, text="b, written first, synced last")
     append(a, 2, text="a")
     a.state("app")
@@ -113,7 +95,7 @@ def test_an_event_older_than_the_base_refolds_the_whole_log(
 def test_a_base_the_log_no_longer_starts_with_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, _ = pair(tmp_path)
+    _, a, _ = pair(tmp_path)
     append(a, 3)
     sync(a, options=FAST)
     a.state("app")
@@ -149,7 +131,7 @@ def test_the_cached_state_equals_a_full_fold_through_random_syncs(
     cache.REWRITE_TAIL = rewrite  # 1: every read writes its snapshot back; 2000: short tails are folded again
     try:
         with tempfile.TemporaryDirectory() as folder:
-            stores = pair(Path(folder))
+            stores = pair(Path(folder))[1:]
             try:
                 append(stores[0], 3, text="shared")
                 for store in (*stores, stores[0]):

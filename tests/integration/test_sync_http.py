@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, close_all, files, folded, http_git, new_store, track
+from test_sync_support import append, bare, files, http_git, new_store, same, track
 
 from service.sync import AuthFailed, Options, SyncError, clone, remotes, sync
 from service.sync.credentials import lookup
@@ -19,12 +19,10 @@ FAST = Options(tries=8, timeout=10, pause=0.01, max_pause=0.05)
 
 
 @pytest.fixture(autouse=True)
-def _clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def _clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("SELF_TOKEN", "SELF_GIT_PASSWORD", "SELF_GIT_USERNAME", "SELF_CREDENTIALS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    yield
-    close_all()
 
 
 @pytest.fixture
@@ -48,8 +46,7 @@ def test_two_replicas_over_smart_http(tmp_path: Path, served: str, monkeypatch: 
     sync(a, options=FAST)
     assert sync(b, options=FAST).pulled == 2
     assert sync(a, options=FAST).pulled == 3
-    assert files(a) == files(b)
-    assert folded(a) == folded(b)
+    same(a, b)
 
 
 def test_a_wrong_token_is_refused_and_never_echoed(

@@ -3,23 +3,15 @@ commit, whichever side they start from, and keep every event once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from dulwich.client import LocalGitClient
 from dulwich.objects import Commit
-from test_sync_support import append, close_all, new_store, track
+from test_sync_support import append, new_store, track
 
 from service.store import Store, gitcommit
 from service.sync import logs
 from service.sync.merge import IDENTITY, MESSAGE, merge, merged_lines
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
 
 
 def fetch(into: Store, source: Store) -> bytes:

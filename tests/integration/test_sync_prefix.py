@@ -4,23 +4,16 @@ of their blobs is kept in `.local/sync/segments.json`, and duplicates are still 
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, close_all, new_store, remote_ids, track
+from test_sync_support import append, bare, new_store, remote_ids, track
 
 from service.store import Store, gitcommit
 from service.sync import Options, clone, prefix, remotes, sync
 
 FAST = Options(tries=3, timeout=5, pause=0.01, max_pause=0.05)
 LOG = "projects/app/log"
-
-
-@pytest.fixture(autouse=True)
-def _close_stores() -> Iterator[None]:
-    yield
-    close_all()
 
 
 def published(tmp_path: Path, events: int = 2500) -> tuple[Store, Path]:

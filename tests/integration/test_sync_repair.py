@@ -4,44 +4,25 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from test_sync_support import (
+    FAST,
     append,
-    bare,
-    close_all,
     event_ids,
-    files,
-    folded,
     git,
     new_store,
+    pair,
     remote_ids,
+    same,
     status_clean,
     track,
 )
 
 from service.store import Store
-from service.sync import Options, clone, doctor, remotes, sync
+from service.sync import doctor, sync
 
-FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
 SEGMENT = "projects/app/log/000000.jsonl"
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
-
-
-def pair(tmp_path: Path) -> tuple[Path, Store, Store]:
-    path = bare(tmp_path / "remote.git")
-    a = new_store(tmp_path / "a")
-    remotes.add(a.repo, str(path))
-    sync(a, options=FAST)
-    b = track(clone(str(path), tmp_path / "b", FAST)[0])
-    return path, a, b
 
 
 def plain_git_merge(store: Store, remote: Path) -> None:
@@ -71,7 +52,7 @@ def test_doctor_finds_and_repairs_a_conflicted_merge(tmp_path: Path) -> None:
     assert status_clean(b)
     sync(b, options=FAST)
     sync(a, options=FAST)
-    assert files(a) == files(b) and folded(a) == folded(b)
+    same(a, b)
     assert Counter(remote_ids(path)) == Counter(event_ids(a))
     assert max(Counter(event_ids(a)).values()) == 1
 
@@ -95,7 +76,7 @@ def test_sync_repairs_a_merge_pushed_by_plain_git(tmp_path: Path) -> None:
     summary = sync(b, options=FAST)
     assert summary.repaired == 4 and summary.pushed == 1 and not summary.rewritten
     sync(a, options=FAST)
-    assert files(a) == files(b) and folded(a) == folded(b)
+    same(a, b)
     ids = remote_ids(path)
     assert len(ids) == len(set(ids)) == 4  # project.added, two from a, one from b
     assert b"<<<<<<<" not in (a.root / SEGMENT).read_bytes()

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, close_all, files, folded, free_port, new_store, track, wait_port
+from test_sync_support import append, bare, files, new_store, same, track
 
 from service.sync import AuthFailed, Options, clone, remotes, sync
+from tests.servers import free_port, stop, wait_port
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 KEYGEN = shutil.which("ssh-keygen")
@@ -71,12 +72,7 @@ def sshd(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         wait_port(port, proc)
         yield port, folder
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         if proc.stderr is not None:
             proc.stderr.close()
         assert user.exists()
@@ -87,12 +83,6 @@ def ssh_command(folder: Path, identity: Path) -> str:
         f"ssh -i {identity} -o IdentitiesOnly=yes -o UserKnownHostsFile={folder / 'known_hosts'} "
         "-o StrictHostKeyChecking=no -o LogLevel=ERROR"
     )
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
 
 
 def test_two_replicas_over_ssh(
@@ -114,7 +104,7 @@ def test_two_replicas_over_ssh(
     assert pushed.pushed == 2 and pushed.bytes_sent > 500  # the pack too, not only the ref lines
     assert sync(b, options=FAST).pulled == 2
     assert sync(a, options=FAST).pulled == 1
-    assert files(a) == files(b) and folded(a) == folded(b)
+    same(a, b)
 
 
 def test_a_key_the_server_does_not_know_is_refused(

@@ -2,7 +2,8 @@
 
 The `git` binary is used here, by the tests, to stand up servers and to look at results;
 selfhub itself never runs it. Servers listen on 127.0.0.1 on free ports and are stopped by
-the pid they were started with.
+the pid they were started with; the port helpers and `git daemon` live in tests/servers.py,
+which bench/sync.py uses too.
 """
 
 from __future__ import annotations
@@ -11,11 +12,8 @@ import base64
 import contextlib
 import http.server
 import os
-import shutil
-import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +21,13 @@ import msgspec
 
 from service.model.events import Assertion, Event, Origin, ProjectAdded, make
 from service.store import Store
+from service.sync import Options, clone, remotes, sync
+from tests.servers import GIT
+from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
+from tests.servers import git_daemon as git_daemon
+from tests.servers import wait_port as wait_port
 
-GIT = shutil.which("git")
+FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
 ORIGIN = Origin("agent", True)
 TS = "2026-11-30T09:57:45.069Z"
 
@@ -45,55 +48,6 @@ def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
 def bare(path: Path) -> Path:
     git("init", "--bare", "-q", str(path))
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes] | None = None, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the server exited with {proc.returncode} before listening")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
-
-
-@contextlib.contextmanager
-def git_daemon(base: Path) -> Iterator[int]:
-    """`git daemon` exporting every repository under `base`, receive-pack on; yields its port."""
-    assert GIT is not None
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            GIT,
-            "daemon",
-            "--reuseaddr",
-            f"--base-path={base}",
-            "--export-all",
-            "--enable=receive-pack",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(base),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- smart HTTP: git http-backend behind a small CGI server with basic auth ------------------------
@@ -229,6 +183,24 @@ def append(store: Store, n: int = 1, log: str = "app", text: str = "record") -> 
     return events
 
 
+def replica(tmp_path: Path, name: str, url: str, seed: Store | None = None) -> Store:
+    """A store joined to the remote: the first one publishes, the others clone."""
+    if seed is None:
+        store = new_store(tmp_path / name)
+        remotes.add(store.repo, url)
+        sync(store, options=FAST)
+        return store
+    store, _ = clone(url, tmp_path / name, FAST)
+    return track(store)
+
+
+def pair(tmp_path: Path) -> tuple[Path, Store, Store]:
+    """A bare remote by path, replica a published to it and replica b cloned from it."""
+    path = bare(tmp_path / "remote.git")
+    a = replica(tmp_path, "a", str(path))
+    return path, a, replica(tmp_path, "b", str(path), seed=a)
+
+
 def files(store: Store) -> dict[str, bytes]:
     """Every file git tracks or could (all but .git/ and .local/)."""
     return {
@@ -248,6 +220,13 @@ def folded(store: Store) -> dict[str, bytes]:
         assert encoded == msgspec.json.encode(fresh, order="sorted"), f"cache differs from a refold: {log}"
         out[log] = encoded
     return out
+
+
+def same(*stores: Store) -> None:
+    first = stores[0]
+    for other in stores[1:]:
+        assert files(other) == files(first), "the replicas' files differ"
+        assert folded(other) == folded(first), "the replicas' folded states differ"
 
 
 def event_ids(store: Store) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import ORIGIN, TS, append, bare, close_all, git_daemon, http_git, new_store, track
+from test_sync_support import ORIGIN, TS, append, bare, git_daemon, http_git, new_store, track
 
 from service.model.events import Assertion, make
 from service.store import Store
@@ -18,12 +18,6 @@ from service.sync import Options, clone, remotes, sync
 
 USER, TOKEN = "alice", "tok-5e1d9a7c3b"
 NOISE = 40_000  # bytes of incompressible text in the published events
-
-
-@pytest.fixture(autouse=True)
-def _close_stores() -> Iterator[None]:
-    yield
-    close_all()
 
 
 @pytest.fixture(params=["path", "file", "daemon", "http"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,16 @@ from dulwich.objects import Commit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync_support import (
+    FAST,
     append,
     bare,
     close_all,
     event_ids,
     files,
-    folded,
     git,
     new_store,
     remote_ids,
+    same,
     status_clean,
     track,
 )
@@ -37,14 +37,6 @@ from service.sync import Options, Summary, clone, remotes, sync
 from service.sync.engine import last_synced
 from service.sync.merge import IDENTITY, MESSAGE
 
-FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
-
 
 class World:
     """Remotes X and Y, replica A (published to both) and replica B (cloned from X, joined to Y)."""
@@ -52,17 +44,16 @@ class World:
     def __init__(self, root: Path) -> None:
         self.x = bare(root / "x.git")
         self.y = bare(root / "y.git")
-        self.a = new_store(root / "a")
-        remotes.add(self.a.repo, str(self.x), "x")
-        remotes.add(self.a.repo, str(self.y), "y")
-        self.sync(self.a, "x")
-        self.sync(self.a, "y")
-        self.b, _ = clone(str(self.x), root / "b", FAST)
-        track(self.b)
-        remotes.add(self.b.repo, str(self.x), "x")
-        remotes.add(self.b.repo, str(self.y), "y")
-        self.sync(self.b, "x")
-        self.sync(self.b, "y")
+        self.a = self.join(new_store(root / "a"), "x", "y")
+        self.b = self.join(track(clone(str(self.x), root / "b", FAST)[0]), "x", "y")
+
+    def join(self, store: Store, *names: str) -> Store:
+        """Add remotes X and Y to `store`, then sync it with each of `names` in turn."""
+        remotes.add(store.repo, str(self.x), "x")
+        remotes.add(store.repo, str(self.y), "y")
+        for name in names:
+            self.sync(store, name)
+        return store
 
     def path(self, name: str) -> Path:
         return self.x if name == "x" else self.y
@@ -79,13 +70,26 @@ class World:
         assert after == summary.head == store.head()
         return summary
 
+    def diverge(self, a: int = 2, b: int = 2) -> None:
+        """A publishes `a` events to X, then B `b` events to Y: the remotes' histories part."""
+        append(self.a, a, text="a")
+        self.sync(self.a, "x")
+        append(self.b, b, text="b")
+        self.sync(self.b, "y")
+
+    def catch_up(self) -> None:
+        """A syncs with X, B with X and then Y; after that everything must be settled."""
+        self.sync(self.a, "x")
+        self.sync(self.b, "x")
+        self.sync(self.b, "y")
+        self.settled()
+
     def settled(self) -> None:
         """Every replica and remote on one commit, byte-identical, every event once."""
         head = git("rev-parse", "main", cwd=self.x).strip()
         assert git("rev-parse", "main", cwd=self.y).strip() == head
         assert self.a.head() == self.b.head() == head
-        assert files(self.a) == files(self.b)
-        assert folded(self.a) == folded(self.b)
+        same(self.a, self.b)
         ids = Counter(remote_ids(self.x))
         assert set(ids.values()) == {1}, "an event is on a remote twice"
         assert Counter(remote_ids(self.y)) == ids
@@ -93,6 +97,13 @@ class World:
             assert Counter(event_ids(store)) == ids
             assert status_clean(store)
             assert last_synced(store, "x") == last_synced(store, "y") == head
+
+
+def commit_of(store: Store, summary: Summary) -> Commit:
+    """The commit a sync left `store` on."""
+    commit = store.repo[summary.head.encode()]  # type: ignore[union-attr]
+    assert isinstance(commit, Commit)
+    return commit
 
 
 def test_diverged_published_histories_merge_and_cross_as_fast_forwards(tmp_path: Path) -> None:
@@ -105,8 +116,7 @@ def test_diverged_published_histories_merge_and_cross_as_fast_forwards(tmp_path:
 
     crossed = w.sync(w.a, "y")  # A's events are on X: they are published, so no rebase
     assert crossed.merged and (crossed.pulled, crossed.pushed) == (2, 3)
-    commit = w.a.repo[crossed.head.encode()]  # type: ignore[union-attr]
-    assert isinstance(commit, Commit)
+    commit = commit_of(w.a, crossed)
     assert commit.parents == sorted([head_x.encode(), head_y.encode()])  # type: ignore[union-attr]
     assert (commit.author, commit.message) == (IDENTITY, MESSAGE)
 
@@ -121,10 +131,7 @@ def test_diverged_published_histories_merge_and_cross_as_fast_forwards(tmp_path:
 
 def test_two_replicas_merging_the_same_heads_make_the_same_commit(tmp_path: Path) -> None:
     w = World(tmp_path)
-    append(w.a, 2, text="a")
-    w.sync(w.a, "x")
-    append(w.b, 4, text="b")
-    w.sync(w.b, "y")
+    w.diverge(2, 4)
     by_b = w.sync(w.b, "x")  # B merges its Y history into X
     by_a = w.sync(w.a, "y")  # A merges its X history into Y, independently
     assert by_a.merged and by_b.merged
@@ -143,14 +150,11 @@ def test_unpublished_events_on_top_are_carried_by_the_merge(tmp_path: Path) -> N
     local = w.a.head()
     merged = w.sync(w.a, "y")
     assert merged.merged and merged.pushed == 3
-    commit = w.a.repo[merged.head.encode()]  # type: ignore[union-attr]
-    assert isinstance(commit, Commit) and local is not None
+    commit = commit_of(w.a, merged)
+    assert local is not None
     assert local.encode() in commit.parents  # the merge is of the local head as it was
     assert later[0].id in remote_ids(w.y)
-    w.sync(w.a, "x")
-    w.sync(w.b, "x")
-    w.sync(w.b, "y")
-    w.settled()
+    w.catch_up()
 
 
 def test_unpublished_local_events_are_still_rebased(tmp_path: Path) -> None:
@@ -161,20 +165,13 @@ def test_unpublished_local_events_are_still_rebased(tmp_path: Path) -> None:
     append(w.a, 1, text="a")
     summary = w.sync(w.a, "y")
     assert not summary.merged and (summary.pulled, summary.pushed) == (2, 1)
-    commit = w.a.repo[summary.head.encode()]  # type: ignore[union-attr]
-    assert isinstance(commit, Commit) and len(commit.parents) == 1
-    w.sync(w.a, "x")
-    w.sync(w.b, "x")
-    w.sync(w.b, "y")
-    w.settled()
+    assert len(commit_of(w.a, summary).parents) == 1
+    w.catch_up()
 
 
 def test_a_rejected_merge_push_merges_the_same_local_head_again(tmp_path: Path) -> None:
     w = World(tmp_path)
-    append(w.a, 2, text="a")
-    w.sync(w.a, "x")
-    append(w.b, 2, text="b")
-    w.sync(w.b, "y")
+    w.diverge()
     local = w.a.head()
     raced: list[Summary] = []
 
@@ -186,13 +183,10 @@ def test_a_rejected_merge_push_merges_the_same_local_head_again(tmp_path: Path) 
     opts = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05, hook=race)
     summary = sync(w.a, "y", opts)
     assert summary.merged and summary.retries == 1
-    commit = w.a.repo[summary.head.encode()]  # type: ignore[union-attr]
-    assert isinstance(commit, Commit) and local is not None
+    commit = commit_of(w.a, summary)
+    assert local is not None
     assert sorted(commit.parents) == sorted([local.encode(), raced[0].head.encode()])  # type: ignore[union-attr]
-    w.sync(w.a, "x")
-    w.sync(w.b, "x")
-    w.sync(w.b, "y")
-    w.settled()
+    w.catch_up()
 
 
 @pytest.mark.parametrize("point", ["committed", "pushed"])
@@ -200,10 +194,7 @@ def test_a_crash_around_the_merge_push_loses_nothing(tmp_path: Path, point: str)
     """Before the push nothing local changed; after it the remote holds the merge and the
     local head is still the old one, which the next sync fast-forwards."""
     w = World(tmp_path)
-    append(w.a, 2, text="a")
-    w.sync(w.a, "x")
-    append(w.b, 2, text="b")
-    w.sync(w.b, "y")
+    w.diverge()
     local, before = w.a.head(), files(w.a)
 
     def crash(at: str) -> None:
@@ -217,18 +208,12 @@ def test_a_crash_around_the_merge_push_loses_nothing(tmp_path: Path, point: str)
     w.a = track(Store.open(w.a.root))
     again = w.sync(w.a, "y")
     assert again.merged == (point == "committed")
-    w.sync(w.a, "x")
-    w.sync(w.b, "x")
-    w.sync(w.b, "y")
-    w.settled()
+    w.catch_up()
 
 
 def test_a_local_append_while_the_merge_is_pushed_goes_after_it(tmp_path: Path) -> None:
     w = World(tmp_path)
-    append(w.a, 2, text="a")
-    w.sync(w.a, "x")
-    append(w.b, 2, text="b")
-    w.sync(w.b, "y")
+    w.diverge()
     late: list[str] = []
 
     def write(at: str) -> None:
@@ -237,25 +222,19 @@ def test_a_local_append_while_the_merge_is_pushed_goes_after_it(tmp_path: Path) 
 
     summary = sync(w.a, "y", Options(tries=8, timeout=5, pause=0.01, max_pause=0.05, hook=write))
     assert summary.merged and summary.pushed == 1  # the late event, on top of the merge
-    head = w.a.repo[summary.head.encode()]  # type: ignore[union-attr]
-    assert isinstance(head, Commit) and len(head.parents) == 1
+    head = commit_of(w.a, summary)
+    assert len(head.parents) == 1
     merge_commit = w.a.repo[head.parents[0]]
     assert isinstance(merge_commit, Commit) and merge_commit.message == MESSAGE
     assert late[0] in remote_ids(w.y)
-    w.sync(w.a, "x")
-    w.sync(w.b, "x")
-    w.sync(w.b, "y")
-    w.settled()
+    w.catch_up()
 
 
 def test_the_summary_reports_the_merge_in_json(tmp_path: Path) -> None:
     import msgspec
 
     w = World(tmp_path)
-    append(w.a, 1, text="a")
-    w.sync(w.a, "x")
-    append(w.b, 1, text="b")
-    w.sync(w.b, "y")
+    w.diverge(1, 1)
     data = msgspec.to_builtins(w.sync(w.a, "y"))
     assert data["merged"] is True
     assert gitcommit.head(w.a.repo) == data["head"].encode()
@@ -284,11 +263,7 @@ def test_random_schedules_over_two_remotes_settle_on_one_commit(schedule: list[t
     with tempfile.TemporaryDirectory() as folder:
         w = World(Path(folder))
         try:
-            c, _ = clone(str(w.y), Path(folder) / "c", FAST)
-            track(c)
-            remotes.add(c.repo, str(w.x), "x")
-            remotes.add(c.repo, str(w.y), "y")
-            w.sync(c, "x")
+            c = w.join(track(clone(str(w.y), Path(folder) / "c", FAST)[0]), "x")
             stores = [w.a, w.b, c]
             written: set[str] = set()
             for kind, n, name in schedule:
