@@ -61,6 +61,7 @@ class Connection:
         self.received = 0
         self._activity = activity
         self._stage = stage
+        self._partial = b""
         parsed = urlparse(url)
         kwargs: dict[str, object] = {}
         self.scheme = (
@@ -115,9 +116,11 @@ class Connection:
         return self._progress if self._stage is not None else None
 
     def _progress(self, message: bytes) -> None:
+        """Report each complete line; a line split across two sideband packets waits for its end."""
         assert self._stage is not None
-        for piece in re.split(rb"[\r\n]+", message):
-            found = _STAGE.match(piece.strip())
+        *lines, self._partial = re.split(rb"[\r\n]", self._partial + message)
+        for line in lines:
+            found = _STAGE.match(line.strip())
             if found is not None:
                 what, done, total = found.groups()
                 self._stage(what.decode("ascii").strip(), int(done), int(total))

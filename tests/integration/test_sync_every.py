@@ -4,23 +4,14 @@ remotes end on the local head; a remote that fails does not stop the others."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, close_all, event_ids, git, new_store, remote_ids, track
+from test_sync_support import FAST, append, bare, event_ids, git, new_store, remote_ids, track
 
 from service.store import Store
-from service.sync import Options, Summary, UnknownRemote, clone, remotes, sync
+from service.sync import Summary, UnknownRemote, clone, remotes, sync
 from service.sync.every import Round, sync_every, sync_selected
-
-FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
-
-
-@pytest.fixture(autouse=True)
-def _close() -> Iterator[None]:
-    yield
-    close_all()
 
 
 def pair(root: Path) -> tuple[Store, Store, Path, Path]:

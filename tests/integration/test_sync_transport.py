@@ -123,7 +123,8 @@ def test_progress_messages_become_counted_steps_and_nothing_else(tmp_path: Path)
 
     steps: list[tuple[str, int, int]] = []
     conn = Connection(str(bare(tmp_path / "r.git")), 5, None, None, lambda *step: steps.append(step))
-    conn._progress(b"Counting objects:  45% (52/116)\rCompressing objects: 100% (3/3), done.\n")
+    conn._progress(b"Counting objects:  45% (52/116)\rCompressing obj")
+    conn._progress(b"ects: 100% (3/3), done.\n")  # a line split across two sideband packets
     conn._progress(b"generating index: 7/9\r")
     conn._progress(b"\x1b]0;title\x07Counting objects: 1/2\r")
     conn._progress(b"Total 116 (delta 98), reused 0 (delta 0)\n")
