@@ -131,10 +131,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             """Move a claim to another recorded state."""
             from service.model import ledger
 
-            ws = workspace()
-            render.written(
-                ws.write_entity(record, lambda s, c, k: ledger.assess(s, k, record, state, why)), as_json
-            )
+            records.write_on(record, lambda s, c, k: ledger.assess(s, k, record, state, why), as_json)
 
     if question:
 
@@ -167,8 +164,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             """Revoke an adopted decision (what stood on it loses a ground)."""
             from service.model import ledger
 
-            ws = workspace()
-            render.written(ws.write_entity(record, lambda s, c, k: ledger.revoke(s, k, record, why)), as_json)
+            records.write_on(record, lambda s, c, k: ledger.revoke(s, k, record, why), as_json)
 
 
 def register(app: typer.Typer) -> None:
@@ -181,8 +177,7 @@ def register(app: typer.Typer) -> None:
         """Acknowledge the review a ledger record owes; cleared until a ground changes again."""
         from service.model import ledger
 
-        ws = workspace()
-        render.written(ws.write_entity(record, lambda s, c, k: ledger.review(s, k, record, why)), as_json)
+        records.write_on(record, lambda s, c, k: ledger.review(s, k, record, why), as_json)
 
     @app.command("gate")
     def gate(as_json: bool = JsonOpt) -> None:

@@ -97,6 +97,18 @@ def named(event: Event) -> set[str] | None:
     return found
 
 
+def touched(state: State, events: list[Event]) -> set[str] | None:
+    """Ids of the records folding `events` into the slice `state` reads or writes, with the
+    records whose placements wait on them; None when one of the events reads the whole state."""
+    found: set[str] = set()
+    for event in events:
+        ids = named(event)
+        if ids is None:
+            return None
+        found |= ids
+    return found | {other for entity_id in list(found) for other in state.pairs.get(entity_id, ())}
+
+
 def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
     """Partition a whole state into its slice, the cold records and their counts."""
     hot = msgspec.structs.replace(state, entities={}, reports={})

@@ -110,14 +110,9 @@ def hot(root: Path, log: str) -> Hot:
 def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[str] | None:
     """Fold `events` into the slice; the ids of records that left it, or None when one of
     the events needs the whole state."""
-    touched: set[str] = set()
-    for event in events:
-        named = hot_slice.named(event)
-        if named is None:
-            return None
-        touched |= named
-    waiting = snap.state.pairs  # records whose placements wait on a named record change with it
-    touched |= {other for entity_id in list(touched) for other in waiting.get(entity_id, ())}
+    touched = hot_slice.touched(snap.state, events)
+    if touched is None:
+        return None
     missing = sorted(i for i in touched if i not in snap.state.entities)
     hot_slice.bring_in(snap.state, snap.cold, _fetch(table, missing))
     cache.advance(snap.state, events)

@@ -183,6 +183,16 @@ def _point(opts: Options, name: str) -> None:
         opts.hook(name)
 
 
+def _push(conn: Connection, repo: Repo, opts: Options, expected: ObjectID | None, new: ObjectID) -> bool:
+    """Push `new` over `expected` (None: an empty remote, which gets the whole history)
+    between the "committed" and "pushed" hook points; True when the remote took it."""
+    _point(opts, "committed")
+    pack = _pack(repo, new, expected) if expected is not None else None
+    reason = conn.push(repo, expected, new, pack=pack)
+    _point(opts, "pushed")
+    return reason is None
+
+
 def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: Summary) -> bool:
     """One fetch-merge-push round; True when the remote holds every local event."""
     repo = store.repo
@@ -214,10 +224,7 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
         return _keep_published(store, conn, name, opts, summary, published, lost)
     if commit is None:
         return True
-    _point(opts, "committed")
-    reason = conn.push(repo, remote_head, commit, pack=_pack(repo, commit, remote_head))
-    _point(opts, "pushed")
-    if reason is not None:
+    if not _push(conn, repo, opts, remote_head, commit):
         return False
     with store.locked():
         _remember(store, name, commit)
@@ -279,10 +286,7 @@ def _keep_published(
     pushed = _gained(repo, remote_files, new_files)
     if pulled:
         store.observe([max(pulled)])
-    _point(opts, "committed")
-    reason = conn.push(repo, remote, new, pack=_pack(repo, new, remote))
-    _point(opts, "pushed")
-    if reason is not None:
+    if not _push(conn, repo, opts, remote, new):
         return False
     with store.locked():
         moved = False
@@ -330,10 +334,7 @@ def _publish(store: Store, conn: Connection, name: str, opts: Options, summary: 
     if local_head is None:
         raise SyncError("the local store has no commit to publish")
     summary.rewritten = last_synced(store, name) is not None  # it had our history once
-    _point(opts, "committed")
-    reason = conn.push(store.repo, None, local_head)
-    _point(opts, "pushed")
-    if reason is not None:
+    if not _push(conn, store.repo, opts, None, local_head):
         return False
     with store.locked():
         _remember(store, name, local_head)

@@ -190,13 +190,9 @@ def advance_slice(
     hot: State, cold: dict[str, ColdRecord], counts: hot_slice.ColdCounts, tail: list[Event]
 ) -> bool:
     """What the store's hot cache does with appended events (service/store/hot.py)."""
-    touched: set[str] = set()
-    for event in tail:
-        named = hot_slice.named(event)
-        if named is None:
-            return False
-        touched |= named
-    touched |= {other for entity_id in list(touched) for other in hot.pairs.get(entity_id, ())}
+    touched = hot_slice.touched(hot, tail)
+    if touched is None:
+        return False
     fetched = [cold.pop(i) for i in sorted(touched) if i not in hot.entities and i in cold]
     hot_slice.bring_in(hot, counts, fetched)
     fold(tail, hot)
