@@ -90,16 +90,15 @@ class Progress:
 
     def _draw(self, now: float) -> None:
         self.shown = True
-        line = _line(self.label, *self._moved, now - self._began)
-        if self._step is not None:
-            line = f"{self.label}: {_bar(*self._step)} · {line.split(': ', 1)[1]}"
-        sys.stderr.write(f"\r\x1b[K{line}")
+        moved = _moved(*self._moved, now - self._began)
+        step = f"{_bar(*self._step)} · " if self._step is not None else ""
+        sys.stderr.write(f"\r\x1b[K{self.label}: {step}{moved}")
         sys.stderr.flush()
 
 
-def _line(label: str, received: int, sent: int, seconds: float) -> str:
+def _moved(received: int, sent: int, seconds: float) -> str:
     rate = (received + sent) / seconds if seconds > 0 else 0.0
-    return f"{label}: {_size(received)} received, {_size(sent)} sent, {_size(rate)}/s"
+    return f"{_size(received)} received, {_size(sent)} sent, {_size(rate)}/s"
 
 
 def _bar(what: str, done: int, total: int, width: int = 20) -> str:
