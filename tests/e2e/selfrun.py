@@ -18,7 +18,6 @@ import pytest
 
 VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 PROJECT = "app"
 TIMEOUT = 60
 

@@ -6,17 +6,11 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-from selfrun import SHARED, Store
+from selfrun import Store
 
-SAMPLE = SHARED / "conformance" / "superself-sample"
+from tests.samples import SUPERSELF_SAMPLE as SAMPLE
+
 ROW = re.compile(r"^(\S+)  (\S+)  (full|index|search)(?: p(\d+))?  (.*?)(  \(proposed\))?$")
-
-pytestmark = pytest.mark.skipif(
-    not (SAMPLE / "store" / "registry.jsonl").is_file(),
-    reason=f"the Superself conformance sample is not at {SAMPLE}",
-)
-
 
 def expected(name: str) -> str:
     return (SAMPLE / "expected" / name).read_text("utf-8")

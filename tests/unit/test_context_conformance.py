@@ -4,7 +4,6 @@ records as the previous system's printed output (expected/*.txt); bytes may diff
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,14 +15,10 @@ from service.model.search import search
 from service.model.state import State
 from service.model.status import build_status, render_status
 from service.model.views import list_rows, work_list, work_list_text
+from tests.samples import SUPERSELF_SAMPLE as SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "superself-sample"
 TODAY = "2026-12-01"
 
-pytestmark = pytest.mark.skipif(
-    not (SAMPLE / "store" / "projects" / "app" / "log.jsonl").is_file(),
-    reason=f"the conformance sample is not at {SAMPLE}",
-)
 
 
 @pytest.fixture(scope="module")

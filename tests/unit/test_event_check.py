@@ -12,9 +12,10 @@ import pytest
 
 from service.model.events import Assertion, Origin, canonical, make
 from tests.eventcheck import NOT_AN_EVENT, check_tree, problem
+from tests.samples import SUPERSELF_SAMPLE
 
 REPO = Path(__file__).resolve().parents[2]
-CONFORMANCE = REPO.parent / "shared" / "conformance" / "superself-sample" / "store"
+CONFORMANCE = SUPERSELF_SAMPLE / "store"
 GOOD = canonical(
     make(
         "01m8ny75fdy93k3mh0rjgk54hg",
@@ -85,8 +86,6 @@ def test_a_session_that_logged_a_bad_event_fails(
 
 
 def test_superself_legacy_events_validate() -> None:
-    if not CONFORMANCE.is_dir():
-        pytest.skip(f"no conformance sample at {CONFORMANCE}")
     lines = [
         raw
         for path in sorted(CONFORMANCE.rglob("log.jsonl"))

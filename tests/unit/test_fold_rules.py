@@ -3,8 +3,6 @@ Superself store against what Superself itself printed for it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 import pytest
 
@@ -12,6 +10,8 @@ from service.model import ids
 from service.model.events import Event, Origin, decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
+from tests.samples import SUPERSELF_SAMPLE as SAMPLE
+from tests.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
 START_MS = 1_780_000_000_000
 
@@ -347,11 +347,6 @@ def test_legacy_decision_convention_and_work() -> None:
 
 # --- the real Superself sample ---------------------------------------------------------
 
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "superself-sample"
-SAMPLE_LOG = SAMPLE / "store" / "projects" / "app" / "log.jsonl"
-needs_sample = pytest.mark.skipif(
-    not SAMPLE_LOG.is_file(), reason=f"the Superself conformance sample is not at {SAMPLE}"
-)
 
 
 @pytest.fixture(scope="module")
@@ -374,7 +369,6 @@ def expected_rows() -> list[tuple[str, str, str, int | None, str, bool]]:
     return rows
 
 
-@needs_sample
 def test_sample_live_records_match_superself(sample: State) -> None:
     rows = expected_rows()
     assert len(rows) == 12
@@ -387,7 +381,6 @@ def test_sample_live_records_match_superself(sample: State) -> None:
         assert (e.status == "proposed") == proposed, entity_id
 
 
-@needs_sample
 def test_sample_targets_criteria_work_and_runs(sample: State) -> None:
     e = sample.entities
     assert e["o-vjaax"].target == "2099-03-31"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,17 +11,7 @@ from hypothesis import strategies as st
 
 from service.model.errors import Invalid, Refused
 from service.model.sanitize import Unsanitary, check, check_event, key_fact, value_fact
-
-SAMPLE_LOG = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "conformance"
-    / "superself-sample"
-    / "store"
-    / "projects"
-    / "app"
-    / "log.jsonl"
-)
+from tests.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
 GH_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2  # 44 characters, the shape of a real one
 SHA = "9d2f4fc49cf782c5268b31a2e0bb8740a684c3b5"
@@ -308,8 +297,6 @@ def test_a_commit_sha_passes_under_a_commit_key_only() -> None:
 
 
 def test_the_superself_sample_log_passes() -> None:
-    if not SAMPLE_LOG.is_file():
-        pytest.skip(f"the conformance sample is not at {SAMPLE_LOG}")
     for line in SAMPLE_LOG.read_text().splitlines():
         check_event(json.loads(line))
 
