@@ -267,11 +267,14 @@ def register(app: typer.Typer) -> None:
 
 def rule_stdin(text: str) -> dict[str, object]:
     """The gate's answer; it never fails the hook: an unreadable call is asked about."""
+    from pathlib import Path
+
+    from service import checkout
     from service.model import gate
     from service.model.errors import Invalid
 
     try:
-        tool, tool_input = gate.parse(text)
+        tool, tool_input, cwd = gate.parse(text)
     except Invalid as exc:
         return gate.Ruling("ask", f"{exc}; a person decides", "?", "").document()
     state = None
@@ -282,7 +285,8 @@ def rule_stdin(text: str) -> dict[str, object]:
             state = ws.state(ws.require_project())
     except Exception:  # no store or project here: reversibility alone decides
         state = None
-    ruling = gate.rule(tool, tool_input, state)
+    facts = checkout.facts(Path(cwd or "."), gate.questions(tool, tool_input))
+    ruling = gate.rule(tool, tool_input, state, facts)
     if ws is not None:
         ws.log_ruling(ruling.document() | {"subject": ruling.subject})
     return ruling.document()

@@ -3,46 +3,29 @@
 Policy records come first: current adopted decisions that carry a `gate` ruling for a tool
 and a glob over the call's subject (a shell command, a file path), neither blocked nor
 unsupported. Among the policies that match, deny beats ask beats allow. With no policy, the
-threshold is reversibility: deleting data, force-pushing or writing a shared branch asks a
-person; an edit of a few lines passes with a logged ruling; reads pass. Pure: the hook's
-JSON and the folded state in, a ruling out.
+threshold is reversibility: deleting or overwriting data, force-pushing or writing a shared
+branch asks a person (`destructive` reads the shell command); an edit of a few lines passes
+with a logged ruling; reads pass. Pure: the hook's JSON, the folded state and the facts the
+shell read from the checkout (`questions`, `Checkout`) in, a ruling out.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from service.model import derived
+from service.model import derived, destructive
+from service.model.destructive import Checkout, Questions
 from service.model.errors import Invalid
 from service.model.state import State
 
 RULINGS = ("allow", "deny", "ask")
-SHARED_BRANCHES = ("main", "master", "trunk", "develop", "production")
 SMALL_EDIT_LINES = 200
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
-
-_DELETES = [
-    (
-        re.compile(r"(^|[;&|]\s*|\s)rm\s+(-[a-zA-Z]*[rRf][a-zA-Z]*\s+)"),
-        "removes files recursively or by force",
-    ),
-    (re.compile(r"\bgit\s+clean\s+-[a-zA-Z]*f"), "deletes untracked files"),
-    (re.compile(r"\bgit\s+reset\s+--hard\b"), "discards uncommitted work"),
-    (re.compile(r"\bgit\s+(checkout|restore)\s+(--\s+)?\.(\s|$)"), "discards uncommitted changes"),
-    (re.compile(r"\bgit\s+branch\s+-D\b"), "deletes a branch"),
-    (re.compile(r"\bgit\s+stash\s+(drop|clear)\b"), "deletes stashed work"),
-    (re.compile(r"\b(drop\s+(table|database|schema)|truncate\s+table)\b", re.I), "drops data"),
-    (re.compile(r"\bdelete\s+from\b", re.I), "deletes rows"),
-    (re.compile(r"(^|\s)(mkfs|shred|dd\s+if=)"), "overwrites a device or file"),
-]
-_FORCE_PUSH = re.compile(r"\bgit\s+push\b[^;&|]*(\s--force\b|\s--force-with-lease\b|\s-[a-zA-Z]*f\b|\s\+\S+)")
-_PUSH = re.compile(r"\bgit\s+push\b([^;&|]*)")
 
 
 class Ruling(msgspec.Struct, frozen=True):
@@ -77,8 +60,9 @@ def subject_of(tool: str, tool_input: Mapping[str, Any]) -> str:
     return json.dumps(tool_input, sort_keys=True)
 
 
-def parse(text: str) -> tuple[str, Mapping[str, Any]]:
-    """The tool name and its input from a pre-tool-use hook's JSON."""
+def parse(text: str) -> tuple[str, Mapping[str, Any], str | None]:
+    """The tool name, its input and the directory the call runs in (the hook's `cwd`, when
+    given) from a pre-tool-use hook's JSON."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -89,7 +73,13 @@ def parse(text: str) -> tuple[str, Mapping[str, Any]]:
     tool_input = data.get("tool_input") or data.get("input") or {}
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         raise Invalid("the hook input names no tool_name and tool_input")
-    return tool, tool_input
+    cwd = data.get("cwd")
+    return tool, tool_input, cwd if isinstance(cwd, str) and cwd else None
+
+
+def questions(tool: str, tool_input: Mapping[str, Any]) -> Questions:
+    """The checkout facts the ruling on this call depends on, for the shell to read."""
+    return destructive.questions(subject_of(tool, tool_input)) if tool == "Bash" else Questions()
 
 
 def policies(state: State | None) -> list[tuple[str, str, str | None, str]]:
@@ -113,8 +103,11 @@ def policies(state: State | None) -> list[tuple[str, str, str | None, str]]:
     return found
 
 
-def rule(tool: str, tool_input: Mapping[str, Any], state: State | None) -> Ruling:
-    """The ruling on one tool call."""
+def rule(
+    tool: str, tool_input: Mapping[str, Any], state: State | None, checkout: Checkout | None = None
+) -> Ruling:
+    """The ruling on one tool call, given the facts the shell read (`questions`) from the
+    checkout it runs in; a fact not given counts against the call."""
     subject = subject_of(tool, tool_input)
     matching = [
         (record, ruling)
@@ -125,22 +118,14 @@ def rule(tool: str, tool_input: Mapping[str, Any], state: State | None) -> Rulin
         record, ruling = max(matching, key=lambda m: _RANK[m[1]])
         text = state.entities[record].text if state is not None else record
         return Ruling(ruling, f"policy {record}: {text}", tool, subject, policy=record)
-    return _by_reversibility(tool, tool_input, subject)
+    return _by_reversibility(tool, tool_input, subject, checkout or Checkout())
 
 
-def _by_reversibility(tool: str, tool_input: Mapping[str, Any], subject: str) -> Ruling:
+def _by_reversibility(tool: str, tool_input: Mapping[str, Any], subject: str, checkout: Checkout) -> Ruling:
     if tool == "Bash":
-        for pattern, what in _DELETES:
-            if pattern.search(subject):
-                return Ruling("ask", f"irreversible: the command {what}; a person decides", tool, subject)
-        if _FORCE_PUSH.search(subject):
-            return Ruling(
-                "ask", "irreversible: a force-push rewrites shared history; a person decides", tool, subject
-            )
-        for push in _PUSH.finditer(subject):
-            words = push.group(1).split()
-            if any(w.split(":")[-1] in SHARED_BRANCHES for w in words):
-                return Ruling("ask", "writes a shared branch; a person decides", tool, subject)
+        why = destructive.reason(subject, checkout)
+        if why is not None:
+            return Ruling("ask", f"{why}; a person decides", tool, subject)
         return Ruling("allow", "no policy applies and the command deletes nothing shared", tool, subject)
     if tool in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
         lines = _edited_lines(tool_input)

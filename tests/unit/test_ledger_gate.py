@@ -32,7 +32,8 @@ def bash(command: str) -> tuple[str, dict[str, Any]]:
         (bash("git push origin HEAD:master"), "ask"),
         (bash("git push origin feature/x"), "allow"),
         (bash("pytest -q"), "allow"),
-        (bash("rm notes.txt"), "allow"),
+        (bash("rm notes.txt"), "ask"),
+        (bash("cat notes.txt"), "allow"),
         (("Edit", {"file_path": "src/a.py", "old_string": "a", "new_string": "b"}), "allow"),
         (("Write", {"file_path": "big.py", "content": "x\n" * 500}), "ask"),
         (("MultiEdit", {"file_path": "a.py", "edits": [{"old_string": "a", "new_string": "b"}]}), "allow"),
@@ -88,7 +89,8 @@ def test_hook_input_is_parsed() -> None:
         "tool_name": "Bash",
         "tool_input": {"command": "ls"},
     }
-    assert gate.parse(json.dumps(hook)) == ("Bash", {"command": "ls"})
+    assert gate.parse(json.dumps(hook)) == ("Bash", {"command": "ls"}, None)
+    assert gate.parse(json.dumps(hook | {"cwd": "/src/app"}))[2] == "/src/app"
     with pytest.raises(Invalid, match="not JSON"):
         gate.parse("nope")
     with pytest.raises(Invalid, match="no tool_name"):
