@@ -12,6 +12,9 @@ from service.model.events import LedgerFields
 from service.model.globs import matches, overlap, relative
 from service.model.state import Entity, State
 
+MARKER = ".selfhub"  # the file `self project link` writes in a checkout, naming its project
+OWN_FILES = frozenset({MARKER})  # selfhub's own files in a checkout: never a work outcome
+
 
 def work_fields(
     label: str, reads: Sequence[str], writes: Sequence[str], intends: Sequence[str]
@@ -69,8 +72,9 @@ def _conflicts(a: Entity, b: Entity) -> list[dict[str, str]]:
 
 
 def outcome(realized: Iterable[str], intended: Sequence[str]) -> dict[str, list[str]]:
-    """Intentional (R ∩ ι), unintentional (R \\ ι), and declared outcomes nothing realized."""
-    changed = sorted(set(realized))
+    """Intentional (R ∩ ι), unintentional (R \\ ι), and declared outcomes nothing realized;
+    selfhub's own files (`OWN_FILES`, in any folder) are not outcomes."""
+    changed = sorted({p for p in realized if p.rsplit("/", 1)[-1] not in OWN_FILES})
     intentional = [p for p in changed if any(matches(p, i) for i in intended)]
     return {
         "intended": list(intended),

@@ -17,10 +17,10 @@ from typing import Literal
 import msgspec
 
 from service.model.errors import Invalid
+from service.model.worksets import MARKER
 from service.store.errors import CorruptFile
 from service.store.layout import atomic_write, check_key
 
-MARKER = ".selfhub"
 Liveness = Literal["running", "exited", "stale", "other-machine"]
 
 

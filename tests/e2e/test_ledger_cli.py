@@ -407,6 +407,28 @@ def test_work_outcome_compares_intended_and_realized_files(store: Store) -> None
     assert "unintentional: setup.cfg" in store.ok("work", "outcome", unit)
 
 
+def test_a_committed_checkout_marker_is_not_an_outcome(store: Store) -> None:
+    from dulwich import porcelain
+
+    checkout = store.root.parent / "checkout"
+    checkout.mkdir()
+    (checkout / "a.py").write_text("a\n", "utf-8")
+    repo = porcelain.init(str(checkout))
+    identity = b"Test <test@example.invalid>"
+    porcelain.add(repo, [str(checkout / "a.py")])
+    porcelain.commit(repo, b"init", author=identity, committer=identity)
+    store.ok("project", "link", "app", str(checkout))
+    unit = store.add("work", "edit a", "--intends", "a.py")
+    store.ok("work", "start", unit)
+    (checkout / "a.py").write_text("b\n", "utf-8")
+    marker = [p.name for p in checkout.iterdir() if p.name.startswith(".self")]
+    assert marker, "project link wrote no marker"
+    porcelain.add(repo, [str(checkout / "a.py"), *(str(checkout / m) for m in marker)])
+    porcelain.commit(repo, b"work and the marker", author=identity, committer=identity)
+    doc = store.json("work", "outcome", unit)
+    assert (doc["realized"], doc["unintentional"]) == (["a.py"], [])
+
+
 def test_export_parquet_writes_one_row_per_decision(store: Store) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     c = store.add("claim", "the API returns JSON", "--state", "accepted")

@@ -859,6 +859,12 @@ def test_outcomes_split_into_intentional_and_unintentional() -> None:
     assert worksets.outcome([], [])["realized"] == []
 
 
+def test_selfhubs_own_files_are_never_outcomes() -> None:
+    doc = worksets.outcome([".selfhub", "app/.selfhub", "src/a.py"], ["**"])
+    assert doc["realized"] == doc["intentional"] == ["src/a.py"] and doc["unintentional"] == []
+    assert worksets.outcome([".selfhub"], [])["unintentional"] == []
+
+
 # --- evaluation mining -----------------------------------------------------------------------------
 
 
