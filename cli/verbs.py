@@ -19,7 +19,13 @@ from service.model.ledger import LedgerInput
 
 
 class DefaultAddGroup(TyperGroup):
-    """`self goal "text"` means `self goal add "text"`."""
+    """`self goal "text"` means `self goal add "text"`; `self goal -- TEXT` too, for a text
+    that names a subcommand or starts with `-`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args[:1] == ["--"]:
+            args = ["add", *args]
+        return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
@@ -57,7 +63,11 @@ def alias_app(verb: str, default: AliasRow) -> typer.Typer:
         cls=DefaultAddGroup,
         no_args_is_help=True,
         add_completion=False,
-        help=f"Records labelled {default.label!r} ({default.exposure}).",
+        help=(
+            f"Records labelled {default.label!r} ({default.exposure}). `self {verb} TEXT` adds one; "
+            f"a TEXT that names a subcommand or starts with '-' goes after `add --` "
+            f"(`self {verb} add -- list`) or `--` (`self {verb} -- list`)."
+        ),
     )
 
     from service.model.state import kind_of

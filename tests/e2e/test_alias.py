@@ -48,3 +48,13 @@ def test_alias_add_set_restore(store: Store) -> None:
         indexed: (["goal"], "index", 0),
         restored: (["goal"], "full", 0),
     }
+
+
+def test_the_implied_add_takes_a_subcommand_name_after_add_or_dashes(store: Store) -> None:
+    store.ok("idea", "add", "list")
+    store.ok("idea", "add", "--", "-x")
+    store.ok("idea", "--", "confirm")
+    store.ok("idea", "--", "--all")
+    texts = sorted(row["text"] for row in store.json("idea", "list"))
+    assert texts == ["--all", "-x", "confirm", "list"]
+    assert "add --" in " ".join(store.ok("idea", "--help").split())
