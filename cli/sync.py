@@ -162,6 +162,8 @@ def register(app: typer.Typer) -> None:
             rows = [dict(row, synced=last_synced(store, row["name"])) for row in remotes.listed(store.repo)]
         if as_json:
             return emit_json(rows)
+        if not rows:
+            echo("no remotes; add one with `self remote add URL` (a bare repository will do)")
         for row in rows:
             synced = f"  (synced at {row['synced'][:12]})" if row["synced"] else "  (never synced)"
             echo(f"{row['name']}  {row['url']}{synced}")
@@ -203,7 +205,10 @@ def register(app: typer.Typer) -> None:
         else:
             _print_summary(result)
         if isinstance(result, Round) and result.failed:
-            fail("; ".join(f"{f.remote}: {f.error}" for f in result.failed), 1)
+            *first, last = result.failed
+            for failure in first:  # one line per remote
+                typer.echo(f"self: {failure.remote}: {failure.error}", err=True)
+            fail(f"{last.remote}: {last.error}", 1)
 
     @app.command("doctor")
     def doctor_command(

@@ -38,9 +38,9 @@ class Round(msgspec.Struct):
 def sync_selected(store: Store, name: str | None, options: Options | None = None) -> Summary | Round:
     """`self sync [NAME]`: the remote named; with none named, the only one, or every one."""
     names = [row["name"] for row in remotes.listed(store.repo)]
-    if name is None and len(names) > 1:
-        return sync_every(store, options)
-    return sync(store, name or (names[0] if names else remotes.DEFAULT), options)
+    if name is None and len(names) != 1:
+        return sync_every(store, options)  # none: it says how to add one
+    return sync(store, name or names[0], options)
 
 
 def sync_every(store: Store, options: Options | None = None) -> Round:

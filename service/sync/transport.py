@@ -238,17 +238,18 @@ class Connection:
             if "Permission denied" in text or "Authentication failed" in text:
                 return AuthFailed(f"could not {doing} {where}: {text}")
             return Unreachable(f"could not {doing} {where}: the remote hung up ({text})")
+        if "timed out" in text:
+            return Unreachable(timed_out)
+        reason = _network_reason(text)
         if isinstance(exc, GitProtocolError):
-            if "timed out" in text:
-                return Unreachable(timed_out)
             if "401" in text or "403" in text or "Authentication" in text:
                 return AuthFailed(f"could not {doing} {where}: {text}")
             if "404" in text or "not found" in text.lower() or "not exported" in text:
                 return Unreachable(f"could not {doing} {where}: no such repository ({text})")
-            return SyncError(f"could not {doing} {where}: {text}")
+            return SyncError(f"could not {doing} {where}: {reason or text}")
         if isinstance(exc, (ConnectionError, OSError)) or _from_http(exc):
             return Unreachable(
-                f"could not {doing} {where}: {text}; check the URL and the network; "
+                f"could not {doing} {where}: {reason or text}; check the URL and the network; "
                 "the local store is untouched"
             )
         return None
@@ -256,6 +257,26 @@ class Connection:
     def _clean(self, exc: BaseException) -> str:
         text = str(exc) or type(exc).__name__
         return credentials.redact(text.strip(), self.secrets)
+
+
+_NETWORK_REASONS = [
+    (re.compile(r"unexpected http resp (\d+)"), r"the server answered HTTP \1"),
+    (re.compile(r"Connection refused"), "connection refused"),
+    (re.compile(r"Failed to resolve|Name or service not known|nodename nor servname"), "no such host"),
+    (re.compile(r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"), "its TLS certificate is untrusted"),
+    (re.compile(r"Connection reset|Connection aborted|RemoteDisconnected"), "the connection was dropped"),
+    (re.compile(r"Max retries exceeded|HTTPS?ConnectionPool"), "the connection failed"),
+]
+
+
+def _network_reason(text: str) -> str | None:
+    """A transport error's text (urllib3's carry pools, URLs and causes) as a short reason:
+    the HTTP status, connection refused, no such host…; None when none is recognized."""
+    for pattern, reason in _NETWORK_REASONS:
+        match = pattern.search(text)
+        if match:
+            return match.expand(reason)
+    return None
 
 
 def _from_http(exc: Exception) -> bool:

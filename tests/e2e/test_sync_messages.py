@@ -1,0 +1,79 @@
+"""What `self sync` and `self remote list` say when there is nothing to sync with or the
+remotes fail: one clear line each, never a library's internals."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import sys
+import threading
+from collections.abc import Iterator
+
+from selfrun import REPO, Store
+
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+from test_sync_support import free_port
+
+
+class _Failing(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(500)
+        self.end_headers()
+        self.wfile.write(b"the server broke")
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+@contextlib.contextmanager
+def failing_http() -> Iterator[int]:
+    """An HTTP server on 127.0.0.1 that answers every request with 500."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
+    worker = threading.Thread(target=server.serve_forever, daemon=True)
+    worker.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        worker.join(5)
+
+
+def test_sync_without_a_remote_says_how_to_add_one(store: Store) -> None:
+    proc = store.run("sync")
+    assert proc.returncode == 1
+    assert "no remote yet" in proc.stderr and "self remote add URL" in proc.stderr
+    assert "origin" not in proc.stderr
+
+
+def test_remote_list_with_none_says_how_to_add_one(store: Store) -> None:
+    assert "no remotes; add one with `self remote add URL`" in store.ok("remote", "list")
+    assert store.json("remote", "list") == []
+
+
+def test_an_http_failure_is_one_clean_line(store: Store) -> None:
+    port = free_port()  # nothing listens there
+    store.ok("remote", "add", f"http://127.0.0.1:{port}/ws.git", "--name", "refused")
+    refused = store.run("sync", "refused", "--timeout", "5")
+    assert refused.returncode == 1
+    [line] = refused.stderr.splitlines()
+    assert f"127.0.0.1:{port}" in line and "connection refused" in line
+    assert "Pool" not in line and "Max retries" not in line and "Errno" not in line
+    with failing_http() as served:
+        store.ok("remote", "add", f"http://127.0.0.1:{served}/ws.git", "--name", "broken")
+        broken = store.run("sync", "broken", "--timeout", "5")
+    assert broken.returncode == 1
+    [line] = broken.stderr.splitlines()
+    assert f"127.0.0.1:{served}" in line and "HTTP 500" in line
+    assert "info/refs" not in line and "unexpected http resp" not in line
+
+
+def test_every_failing_remote_gets_its_own_line(store: Store) -> None:
+    ports = [free_port(), free_port()]
+    for name, port in zip(("a", "b"), ports, strict=True):
+        store.ok("remote", "add", f"http://127.0.0.1:{port}/ws.git", "--name", name)
+    proc = store.run("sync", "--timeout", "5")
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert [line.split(":")[:2] for line in lines] == [["self", " a"], ["self", " b"]]
+    assert all(len(line) < 200 and "connection refused" in line for line in lines)
