@@ -155,7 +155,7 @@ def work_list(all_: bool, as_json: bool) -> None:
     ws = workspace()
     doc = ws.work_list(all_)
     if as_json:
-        emit_json(doc)
+        emit_json(doc["units"])  # a plain list of rows, as every list prints
     else:
         echo(views.work_list_text(doc))
 

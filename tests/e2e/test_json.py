@@ -62,7 +62,7 @@ READS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict[str, str]], bool]]] 
         ("state", "show", "{goal}", "--history"),
         lambda d, i: d["id"] == i["goal"] and len(d["history"]) == 2,
     ),
-    "work list": (("work", "list"), lambda d, i: _ids(d["units"]) == {i["work"]}),
+    "work list": (("work", "list"), lambda d, i: isinstance(d, list) and _ids(d) == {i["work"]}),
     "work show": (("work", "show", "{work}"), lambda d, i: d["id"] == i["work"]),
     "project list": (("project", "list"), lambda d, i: [r["slug"] for r in d] == ["app"]),
     "alias": (("alias",), lambda d, i: "goal" in {r["verb"] for r in d}),
