@@ -460,9 +460,23 @@ def _run_exited(state: State, event: Event, payload: Payload) -> None:
 
 
 def _project_added(state: State, event: Event, payload: Payload) -> None:
+    """The first registration of a slug stands. A later one (two stores made on their own,
+    then synced) loses nothing: its description fills in a missing one, and a different
+    description is kept in a health signal."""
     assert isinstance(payload, ProjectAdded)
-    if payload.slug not in state.projects:
+    project = state.projects.get(payload.slug)
+    if project is None:
         state.projects[payload.slug] = Project(payload.slug, event.id, payload.description)
+    elif project.description is None:
+        project.description = payload.description
+    elif payload.description not in (None, project.description):
+        _signal(
+            state,
+            event,
+            "project-registered-twice",
+            f"project {payload.slug} was registered again as {payload.description!r}; "
+            f"the first registration's {project.description!r} is kept",
+        )
 
 
 def _project_changed(state: State, event: Event, payload: Payload) -> None:
