@@ -60,7 +60,10 @@ class Simple(msgspec.Struct, frozen=True):
     where: str | None = "."
 
     def path(self, word: str) -> str | None:
-        """A file word as a path from where the line started (None when that is unknown)."""
+        """A file word as a path from where the line started (None when that is unknown: a
+        variable, a substitution or a glob the shell would expand)."""
+        if any(c in word for c in "$`*?["):
+            return None
         if word.startswith(("/", "~")):
             return posixpath.normpath(word)
         return None if self.where is None else posixpath.normpath(posixpath.join(self.where, word))

@@ -83,6 +83,8 @@ def ruling(command: str, checkout: gate.Checkout | None = None) -> str:
         ("echo x | tee f", EXISTING, "ask"),
         ("echo > f", None, "ask"),  # not known to be new: asks
         ("cd $HOME && echo > g", EXISTING, "ask"),  # a cd the gate cannot follow
+        ('echo x > "$OUT"', EXISTING, "ask"),  # a file the gate cannot name
+        ("echo x > *.md", EXISTING, "ask"),
         ("cat > f <<'EOF'\nit's data, not a command: rm -rf /\nEOF", EXISTING, "ask"),
         # git: discarding work, deleting branches, force and shared pushes
         ("git clean -fdx", None, "ask"),
@@ -164,6 +166,7 @@ def test_shell_commands_are_ruled_by_what_they_destroy(
         ("ls | tee out.txt log", ("out.txt", "log"), False),
         ("echo > ~/x > /tmp/y", ("~/x", "/tmp/y"), False),
         ("make > /dev/null", (), False),
+        ('echo > "$OUT" > *.log', (), False),  # unknowable: not asked, so they count as existing
         ("git push", (), True),
         ("sudo git -c a=b push origin", (), True),
         ("git status", (), False),
