@@ -4,7 +4,9 @@ Enough of POSIX sh for the action gate: `shlex` words; `;`, `&&`, `||`, `|`, `&`
 and parentheses between commands; `$(...)` and backticks read as command lines of their own;
 heredoc bodies skipped; wrappers (`sudo`, `env`, `command`, `xargs`, `nohup`, `timeout`…) and
 leading assignments stripped; `sh -c STRING` and `eval` read as their own line; `cd DIR`
-followed, so a redirection's file is known relative to where the line started.
+followed, so a redirection's file is known relative to where the line started. A `#` is
+a word, never a comment: once quotes are gone a comment cannot be told from a quoted `#`,
+and reading one as words can only add caution.
 """
 
 from __future__ import annotations
@@ -200,7 +202,7 @@ def _after_wrapper(name: str, rest: list[str]) -> list[str]:
             i += 1
             break
         if name == "env" and word in ("-S", "--split-string") and i + 1 < len(rest):
-            return shlex.split(rest[i + 1]) + rest[i + 2 :]
+            return _words(rest[i + 1]) + rest[i + 2 :]
         if name == "env" and _is_assignment(word):
             i += 1
         elif word.startswith("-") and len(word) > 1:
