@@ -111,6 +111,8 @@ def register(app: typer.Typer) -> None:
             )
             for q in row["quarantined"]:
                 echo(f"  quarantined {q['file']}:{q['line']}: {q['reason']}")
+            for detail in row["signals"]:
+                echo(f"  health signal: {detail}")
 
 
 def overview(ws: Workspace, as_json: bool) -> None:

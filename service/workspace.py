@@ -208,9 +208,9 @@ class Workspace:
     def overview(self) -> OverviewDoc:
         from service.model import context
 
-        projects = self.state(WORKSPACE_LOG).projects
-        rows = [(p, self.state(slug)) for slug, p in sorted(projects.items())]
-        return context.overview(rows, today())
+        workspace = self.state(WORKSPACE_LOG)
+        rows = [(p, self.state(slug)) for slug, p in sorted(workspace.projects.items())]
+        return context.overview(rows, today(), [s.detail for s in workspace.signals])
 
     def status(self) -> StatusDoc:
         from service.model import status

@@ -377,10 +377,14 @@ class ProjectLine(msgspec.Struct, frozen=True):
 class OverviewDoc(msgspec.Struct):
     today: str
     projects: list[ProjectLine]
+    signals: list[str] = msgspec.field(default_factory=list)  # the workspace log's own
 
 
-def overview(projects: list[tuple[Project, State]], today: str) -> OverviewDoc:
-    """Each registered project's goal, work counts, health-signal and overdue counts."""
+def overview(
+    projects: list[tuple[Project, State]], today: str, signals: list[str] | None = None
+) -> OverviewDoc:
+    """Each registered project's goal, work counts, health-signal and overdue counts, and the
+    health signals of the workspace log itself."""
     lines = []
     for project, state in projects:
         goal = current_goal(state)
@@ -396,7 +400,7 @@ def overview(projects: list[tuple[Project, State]], today: str) -> OverviewDoc:
                 overdue=overdue,
             )
         )
-    return OverviewDoc(today, lines)
+    return OverviewDoc(today, lines, list(signals or ()))
 
 
 def render_overview(doc: OverviewDoc) -> str:
@@ -410,6 +414,9 @@ def render_overview(doc: OverviewDoc) -> str:
             f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
             f"health: {plural(p.health, 'signal')}{extra}"
         )
+    if doc.signals:
+        lines += ["", f"workspace health: {plural(len(doc.signals), 'signal')}"]
+        lines += [f"- {one_line(detail, 200)}" for detail in doc.signals]
     if not doc.projects:
         lines.append(pointer("no projects registered yet", "self project add SLUG"))
     else:

@@ -8,8 +8,9 @@ import http.server
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
-from selfrun import REPO, Store
+from selfrun import REPO, Store, base_env, describe, run_self
 
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 from test_sync_support import free_port
@@ -77,3 +78,24 @@ def test_every_failing_remote_gets_its_own_line(store: Store) -> None:
     lines = proc.stderr.splitlines()
     assert [line.split(":")[:2] for line in lines] == [["self", " a"], ["self", " b"]]
     assert all(len(line) < 200 and "connection refused" in line for line in lines)
+
+
+def test_stores_made_apart_keep_every_project_description(tmp_path: Path) -> None:
+    remote = tmp_path / "team.git"
+    env = base_env()
+    stores = {}
+    for name, description in (("a", None), ("b", "the api service"), ("c", "the public api")):
+        made = run_self(("init", str(tmp_path / name)), env)
+        assert made.returncode == 0, describe(made)
+        store = Store(tmp_path / name, None)
+        store.ok("project", "add", "app", *(("--desc", description) if description else ()))
+        store.ok("remote", "add", str(remote), *(("--init",) if name == "a" else ()))
+        store.ok("sync")
+        stores[name] = store
+    stores["a"].ok("sync")
+    for store in stores.values():
+        [row] = store.json("project", "list")
+        assert row["description"] == "the api service"
+    overview = stores["a"].ok("status")
+    assert "workspace health: 1 signal" in overview and "'the public api'" in overview
+    assert "'the public api'" in stores["a"].ok("fold")

@@ -250,6 +250,9 @@ def test_overview_goal_counts_health_and_archived() -> None:
     ) in text
     assert "- old (archived) — goal: no goal set;" in text
     assert "no projects registered yet" in render_overview(overview([], TODAY))
+    flagged = render_overview(overview(projects, TODAY, ["project app was registered again"]))
+    assert "workspace health: 1 signal\n- project app was registered again" in flagged
+    assert "workspace health" not in text
 
 
 def test_render_defaults_to_the_workspace_budget() -> None:
