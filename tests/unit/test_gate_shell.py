@@ -117,7 +117,7 @@ def ruling(command: str, checkout: gate.Checkout | None = None) -> str:
         ("git push", None, "ask"),  # the branch is unknown
         ("git push -o ci.skip", ON_MAIN, "ask"),
         ("git push 'unclosed", None, "ask"),  # unreadable: a person decides
-        ("env -S \"ls 'x\" true", None, "ask"),
+        ('env -S "ls \'x" true', None, "ask"),
         ("env -S 'rm -f x' true", None, "ask"),
         # the harmless neighbours
         ("rmdir empty", None, "allow"),
