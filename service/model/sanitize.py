@@ -59,7 +59,9 @@ Accepted (the same on every machine):
   repo-relative paths (src/app.py), URLs, /etc/hosts and other system paths
   ids that name their kind first: session_01RR19nj3Epadxj44kZZsgTF, msg_01..., toolu_01...;
     UUIDs and ULIDs; a full commit sha under a commit key (commit, commits, sha)
-  @alice, pkg@1.2.3, actions/checkout@v4; in workspace.json, any key name (an alias verb)
+  @alice, pkg@1.2.3, actions/checkout@v4
+  in workspace.json, a key is judged by what it holds, not by what it names (an alias
+    verb may be `host`)
 """
 
 MAX_DEPTH = 64
