@@ -56,7 +56,7 @@ class Connection:
     ) -> None:
         self.url = url
         self.timeout = timeout
-        self.secrets: list[str] = []
+        self.secrets: list[str] = credentials.url_secrets(url)  # a URL from before may hold some
         self.sent = 0
         self.received = 0
         self._activity = activity
