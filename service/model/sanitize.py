@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from service.model import secret_formats as formats
+from service.model.controls import BIDI, KEY_CONTROL, control_fact
 from service.model.errors import Invalid, Refused
 from service.model.sanitize_keys import key_fact as key_fact  # re-exported: the gate's API
 
@@ -52,7 +53,8 @@ Refused:
   environment dumps: PATH=, HOME=, USER=... assignments, or three KEY=value lines
   control characters: C0 and C1 (carriage return too; newline and tab pass) and DEL, and the
     bidirectional embedding, override and isolate controls (U+202A-U+202E, U+2066-U+2069),
-    which reorder what a reader sees; the marks U+200E and U+200F pass
+    which reorder what a reader sees; the marks U+200E and U+200F pass. Whatever self
+    prints (an argument, a path or a URL echoed back) shows these as \\uXXXX
 
 Accepted (the same on every machine):
   ~/... paths: ~/.claude/settings.json names the same place on every machine
@@ -96,9 +98,6 @@ class Unsanitary(Refused):
 # texts; every pattern runs in time linear in its input (checked on 40 kB adversarial
 # strings), so a hostile client cannot stall an append.
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_KEY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
 
 _LOCAL_PATH_KIND = "holds an absolute machine-local path"
 _POSIX_LOCAL = re.compile(
@@ -127,17 +126,6 @@ _EMAIL = re.compile(
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![A-Za-z0-9\-])"
 )
 _SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-
-
-def control_fact(text: str) -> str | None:
-    """The control character `text` holds (C0, C1, DEL, a bidirectional control), or None."""
-    control = _CONTROL.search(text)
-    if control is not None:
-        return f"holds a control character (U+{ord(control.group()):04X})"
-    bidi = _BIDI.search(text)
-    if bidi is not None:
-        return f"holds a bidirectional control character (U+{ord(bidi.group()):04X})"
-    return None
 
 
 def value_fact(text: str, commit: bool = False, local: Sequence[str] = ()) -> str | None:
@@ -299,9 +287,9 @@ _KEY_VERDICTS: dict[object, tuple[str, str | None]] = {}
 def _key_text_fact(key: str, local: tuple[str, ...]) -> str | None:
     """What a key holds as text (not what it names): a control character, of which a key may
     hold none at all, not even a newline; or a machine-local or secret fact."""
-    control = _KEY_CONTROL.search(key)
+    control = KEY_CONTROL.search(key)
     if control is not None:
-        what = "a bidirectional control character" if _BIDI.match(control.group()) else "a control character"
+        what = "a bidirectional control character" if BIDI.match(control.group()) else "a control character"
         return f"is a key that holds {what} (U+{ord(control.group()):04X})"
     if value_fact(key, local=local) is not None:
         return _UNSAFE_KEY

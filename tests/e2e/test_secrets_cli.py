@@ -129,3 +129,20 @@ def test_help_sanitize_prints_the_rule() -> None:
     assert overview.returncode == 0 and "sanitize" in overview.stdout, describe(overview)
     unknown = run_self(("help", "nope"), base_env())
     assert unknown.returncode == 1 and "sanitize" in unknown.stderr, describe(unknown)
+
+
+def test_what_self_prints_never_holds_a_raw_control_character(store: Store, tmp_path: Path) -> None:
+    """Text from outside the record (an argument, a path, a URL) is echoed escaped: a bidi
+    override or an escape sequence shows as \\uXXXX and never acts on the terminal."""
+    runs = [
+        store.run("remote", "add", str(tmp_path / "r\u202ex.git"), "--init"),
+        store.run("remote", "list"),
+        store.run("goal", "show", "zz\u202e"),
+        store.run("goal", "show", "\x1b[2Jzz"),
+        store.run("import", "superself", str(tmp_path / "nope\u2066")),
+    ]
+    for proc in runs:
+        assert "\u202e" not in printed(proc) and "\u2066" not in printed(proc), describe(proc)
+        assert "\x1b" not in printed(proc), describe(proc)
+    assert "\\u202e" in runs[0].stdout and "\\u202e" in runs[1].stdout
+    assert runs[2].returncode == 1 and "\\u202e" in runs[2].stderr, describe(runs[2])
