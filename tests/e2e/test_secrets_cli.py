@@ -38,14 +38,15 @@ def git_config(store: Store) -> str:
     ],
     ids=["token-user", "plain-token-user", "user-password", "query", "ssh-token-user"],
 )
-def test_remote_add_refuses_a_url_with_credentials(store: Store, url: str) -> None:
-    for args in (("remote", "add", url), ("remote", "add", url, "--json")):
+def test_remote_add_and_clone_refuse_a_url_with_credentials(store: Store, url: str, tmp_path: Path) -> None:
+    clone = ("clone", url, str(tmp_path / "cloned"))
+    for args in (("remote", "add", url), ("remote", "add", url, "--json"), clone):
         proc = store.run(*args)
         assert proc.returncode == 1, describe(proc)
         assert "SELF_TOKEN" in proc.stderr and "credentials file" in proc.stderr
         assert GH not in printed(proc) and PLAIN not in printed(proc)
     assert GH not in git_config(store) and PLAIN not in git_config(store)
-    assert store.json("remote", "list") == []
+    assert store.json("remote", "list") == [] and not (tmp_path / "cloned").exists()
 
 
 def plant(store: Store, name: str, url: str) -> None:
