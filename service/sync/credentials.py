@@ -142,7 +142,7 @@ PLAIN_USER = re.compile(r"[A-Za-z_][A-Za-z0-9._-]{0,31}")
 # scheme://[userinfo@]authority/path[?query][#fragment] inside any text; the userinfo runs
 # to the last @ before the path, so a password holding an @ goes with it.
 _URL = re.compile(
-    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*)://(?:(?P<userinfo>[^/?#\s]*)@)?"
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{0,31})://(?:(?P<userinfo>[^/?#\s]*)@)?"
     r"(?P<rest>[^?#\s'\"<>()]*)(?P<query>\?[^#\s'\"<>()]*)?(?P<fragment>#[^\s'\"<>()]*)?"
 )
 

@@ -135,3 +135,14 @@ def test_credentials_match_by_origin_and_whole_path_segments(
 def test_an_entry_that_is_not_an_http_url_is_named() -> None:
     with pytest.raises(SyncError, match="not an http"):
         match({"git.example/team": entry("t")}, "https://git.example/team/ws.git")
+
+
+def test_redact_takes_linear_time_on_hostile_text() -> None:
+    """A server's error text is redacted before it is printed: `a.a.a.…` before a `://`
+    must not make the URL pattern try every start against every end (it took 10 s)."""
+    import time
+
+    started = time.monotonic()
+    for text in ("a." * 20000 + " ://", "a-" * 20000 + "://x", "x://" + "@" * 40000):
+        redact(text, [])
+    assert time.monotonic() - started < 2
