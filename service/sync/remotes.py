@@ -86,7 +86,7 @@ def _carried(url: str) -> str | None:
     if password is not None:
         return "a password or token"
     if username is not None and not (parsed.scheme in SSH_SCHEMES and plain_user(username)):
-        return "a user name (a token before @)"
+        return "a user name before @"
     return None
 
 
