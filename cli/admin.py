@@ -1,4 +1,4 @@
-"""Store and project administration: init, project, alias, tokens, import."""
+"""Store and project administration: init, project, alias, tokens, import, help."""
 
 from __future__ import annotations
 
@@ -10,6 +10,28 @@ from cli import render
 from cli.common import OPTIONS, JsonOpt, echo, emit_json, workspace
 from service.model import commands
 from service.model.errors import Invalid
+
+
+def _sanitize_rules() -> str:
+    from service.model.sanitize import RULES
+
+    return RULES
+
+
+HELP_TOPICS = {"sanitize": _sanitize_rules}
+
+
+def _overview() -> str:
+    """The whole app's help (this process may hold only the `help` command), then the topics."""
+    from typer import _click as click
+
+    from cli.main import app
+
+    group = typer.main.get_command(app)
+    with click.Context(group, info_name="self") as ctx:
+        usage = group.get_help(ctx)
+    topics = ", ".join(f"`self help {name}`" for name in HELP_TOPICS)
+    return f"{usage}\n\nTopics: {topics}"
 
 
 def register(app: typer.Typer) -> None:
@@ -113,6 +135,21 @@ def register(app: typer.Typer) -> None:
             f"caps: full {doc['full_tokens']} · index {doc['index_tokens']} tokens per scope; "
             f"context budget {doc['context_budget']}"
         )
+
+    @app.command("help")
+    def help_command(
+        topic: str | None = typer.Argument(None, help=f"A topic: {', '.join(HELP_TOPICS)}."),
+    ) -> None:
+        """The commands, or help on a topic (`self help sanitize`: what the record refuses)."""
+        if topic is None:
+            echo(_overview())
+        elif topic in HELP_TOPICS:
+            echo(HELP_TOPICS[topic]())
+        else:
+            raise Invalid(
+                f"no help topic {topic!r}; topics: {', '.join(HELP_TOPICS)} "
+                "(a command's own help: `self COMMAND --help`)"
+            )
 
     imports = typer.Typer(no_args_is_help=True, add_completion=False, help="Bring in state from other tools.")
     app.add_typer(imports, name="import")

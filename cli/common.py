@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 import msgspec
 import typer
 
+from service.model.controls import escape
 from service.model.errors import Invalid, Refused
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
@@ -34,11 +35,12 @@ def emit_json(data: object) -> None:
 
 
 def echo(text: str) -> None:
-    typer.echo(text.rstrip("\n"))
+    """Print a line (or lines); control characters show as \\uXXXX, never act on the terminal."""
+    typer.echo(escape(text.rstrip("\n")))
 
 
 def fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"self: {message}", err=True)
+    typer.echo(f"self: {escape(message)}", err=True)
     raise SystemExit(code)
 
 

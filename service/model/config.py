@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import msgspec
@@ -50,6 +51,15 @@ class WorkspaceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, o
         table = {k: v for k, v in DEFAULT_ALIASES.items() if k not in self.removed_aliases}
         table.update(self.aliases)
         return table
+
+
+def check_settings(config: WorkspaceConfig, local: Sequence[str] = ()) -> None:
+    """Refuse (Unsanitary) settings with a machine-local or secret fact in any string (an
+    alias verb, a label, anything added later): workspace.json is committed and synced like
+    the logs, so it passes the same gate before it is written."""
+    from service.model.sanitize import check_strings
+
+    check_strings(msgspec.to_builtins(config), "workspace.json", local=local)
 
 
 def edit_alias(
@@ -112,5 +122,6 @@ RESERVED_VERBS = frozenset(
         "sync",
         "remote",
         "clone",
+        "help",
     }
 )

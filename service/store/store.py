@@ -16,7 +16,7 @@ import msgspec
 from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
-from service.model.config import WorkspaceConfig
+from service.model.config import WorkspaceConfig, check_settings
 from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
@@ -118,7 +118,9 @@ class Store:
             raise CorruptFile(f"{path} is not valid workspace settings ({exc}); fix or restore it") from exc
 
     def save_config(self, config: WorkspaceConfig) -> None:
-        """Write workspace.json and commit it."""
+        """Write workspace.json and commit it; settings holding a machine-local or secret
+        fact are refused (Unsanitary) before a byte is written."""
+        check_settings(config, self.local_facts())
         data = _encode_config(config)
         with self.locked():
             layout.atomic_write(self.root / layout.CONFIG_FILE, data)

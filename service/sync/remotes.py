@@ -1,18 +1,23 @@
 """Remotes of a store, kept in the store's `.git/config` (plain git sees them too).
 
 A remote is a name and a URL: a path, `file://`, `git://`, `ssh://` or `user@host:path`,
-`http(s)://`. URLs are stored without credentials: a password or token in a URL is
-refused (tokens come from the environment or a credentials file, see `credentials`).
+`http(s)://`. URLs are stored without credentials: user info (but a plain ssh user such as
+`git@`), a query string or fragment, or a known token format anywhere in a URL is refused
+(tokens come from the environment or a credentials file, see `credentials`). A URL already
+in `.git/config` from elsewhere is shown redacted (`listed`, `remove`, every error); only
+`url_of`, which connects, sees it whole.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 from dulwich.repo import Repo
 
+from service.model.secret_formats import token_fact
+from service.sync.credentials import SSH_SCHEMES, plain_user, redact
 from service.sync.errors import SyncError, UnknownRemote
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
@@ -32,13 +37,9 @@ def normalize(url: str, cwd: Path | None = None) -> str:
     url = url.strip()
     if not url:
         raise SyncError("give the remote's URL or path")
-    parsed = urlparse(url)
+    check_credentials(url)
+    parsed = urlsplit(url)
     if parsed.scheme in SCHEMES:
-        if parsed.password is not None:
-            raise SyncError(
-                "the URL holds a password or token; remove it from the URL and put the token in "
-                "SELF_TOKEN or the credentials file (see README, Sync with your team)"
-            )
         if parsed.scheme == "file":
             return url
         if not parsed.hostname:
@@ -51,9 +52,45 @@ def normalize(url: str, cwd: Path | None = None) -> str:
     return str((cwd or Path.cwd()).joinpath(Path(url).expanduser()).resolve())
 
 
-def _shown(url: str) -> str:
-    from service.sync.credentials import redact
+_NO_CREDENTIALS = (
+    "a remote URL is kept in .git/config and printed, so it carries no credential: for "
+    "http(s), put the token in SELF_TOKEN (the user name in SELF_GIT_USERNAME) or in the "
+    "credentials file (~/.config/selfhub/credentials, see README, Sync with your team); ssh "
+    "logs in with your keys or agent and its URL may name only a plain user (git@host)"
+)
 
+
+def check_credentials(url: str) -> None:
+    """Refuse (SyncError) a URL that carries a credential, without repeating it: user info
+    other than a plain ssh user, a query string or fragment, or a known token format."""
+    what = _carried(url)
+    if what is not None:
+        raise SyncError(f"{_shown(url)} holds {what}; {_NO_CREDENTIALS}")
+
+
+def _carried(url: str) -> str | None:
+    token = token_fact(url)
+    if token is not None:
+        return token.removeprefix("holds ")
+    if "://" not in url:
+        user, at, _ = url.partition("@")
+        scp = at and SCP_LIKE.match(url) and not Path(url).exists()
+        return "a user name that is not a plain ssh user" if scp and not plain_user(user) else None
+    try:
+        parsed = urlsplit(url)
+        username, password = parsed.username, parsed.password
+    except ValueError:
+        return "an address that cannot be read"
+    if parsed.query or parsed.fragment or "?" in url or "#" in url:
+        return "a query string or fragment"
+    if password is not None:
+        return "a password or token"
+    if username is not None and not (parsed.scheme in SSH_SCHEMES and plain_user(username)):
+        return "a user name before @"
+    return None
+
+
+def _shown(url: str) -> str:
     return redact(url, [])
 
 
@@ -70,7 +107,7 @@ def add(repo: Repo, url: str, name: str = DEFAULT, *, init: bool = False) -> str
     config = repo.get_config()
     section = (b"remote", name.encode())
     if config.has_section(section):
-        current = config.get(section, b"url").decode("utf-8", "replace")
+        current = _shown(config.get(section, b"url").decode("utf-8", "replace"))
         raise SyncError(
             f"a remote named {name!r} exists already ({current}); "
             f"`self remote remove {name}` first, or pick another --name"
@@ -81,8 +118,8 @@ def add(repo: Repo, url: str, name: str = DEFAULT, *, init: bool = False) -> str
     return stored
 
 
-def listed(repo: Repo) -> list[dict[str, str]]:
-    """Every remote: name and URL, sorted by name."""
+def _configured(repo: Repo) -> list[tuple[str, str]]:
+    """Every remote's name and URL as .git/config holds it, sorted by name."""
     config = repo.get_config()
     rows = []
     for section in config.sections():
@@ -91,23 +128,29 @@ def listed(repo: Repo) -> list[dict[str, str]]:
                 url = config.get(section, b"url").decode("utf-8", "replace")
             except KeyError:
                 continue
-            rows.append({"name": section[1].decode("utf-8", "replace"), "url": url})
-    return sorted(rows, key=lambda r: r["name"])
+            rows.append((section[1].decode("utf-8", "replace"), url))
+    return sorted(rows)
+
+
+def listed(repo: Repo) -> list[dict[str, str]]:
+    """Every remote: name and URL (credentials shown as ***), sorted by name."""
+    return [{"name": name, "url": _shown(url)} for name, url in _configured(repo)]
 
 
 def url_of(repo: Repo, name: str) -> str:
-    for row in listed(repo):
-        if row["name"] == name:
-            return row["url"]
-    known = ", ".join(r["name"] for r in listed(repo)) or "none"
+    """The URL to connect to, whole: never print it (`listed` shows it redacted)."""
+    for known, url in _configured(repo):
+        if known == name:
+            return url
+    names = ", ".join(known for known, _ in _configured(repo)) or "none"
     raise UnknownRemote(
-        f"no remote named {name!r} (known: {known}); add one with `self remote add URL --name {name}`"
+        f"no remote named {name!r} (known: {names}); add one with `self remote add URL --name {name}`"
     )
 
 
 def remove(repo: Repo, name: str) -> str:
-    """Forget a remote and its remote-tracking refs; returns its URL."""
-    url = url_of(repo, name)
+    """Forget a remote and its remote-tracking refs; returns its URL as it may be shown."""
+    url = _shown(url_of(repo, name))
     config = repo.get_config()
     del config[(b"remote", name.encode())]
     config.write_to_path()

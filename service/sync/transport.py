@@ -56,7 +56,8 @@ class Connection:
     ) -> None:
         self.url = url
         self.timeout = timeout
-        self.secrets: list[str] = []
+        self.secrets: list[str] = []  # the tokens this connection sends
+        self._in_url = credentials.url_secrets(url)  # what a URL from before may hold
         self.sent = 0
         self.received = 0
         self._activity = activity
@@ -100,7 +101,7 @@ class Connection:
 
     @property
     def shown(self) -> str:
-        return credentials.redact(self.url, self.secrets)
+        return credentials.redact(self.url, self.secrets + self._in_url)
 
     def _report(self, count: int, direction: str) -> None:
         if direction == "write":
@@ -256,7 +257,7 @@ class Connection:
 
     def _clean(self, exc: BaseException) -> str:
         text = str(exc) or type(exc).__name__
-        return credentials.redact(text.strip(), self.secrets)
+        return credentials.redact(text.strip(), self.secrets + self._in_url)
 
 
 _NETWORK_REASONS = [

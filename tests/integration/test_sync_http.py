@@ -125,3 +125,26 @@ def test_the_longest_prefix_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert found is not None and (found.username, found.token) == ("u2", "t2")
     assert "t2" not in repr(found)
     assert lookup("https://other.example/ws.git") is None
+
+
+def test_an_entry_for_another_port_or_host_sends_no_token(tmp_path: Path, served: str) -> None:
+    """`http://127.0.0.1:4123` is not `http://127.0.0.1:41234`, nor is `github.com` a prefix
+    of `github.com.evil.example`: the token stays home and the server asks for credentials."""
+    origin = served.rsplit("/", 1)[0]  # http://127.0.0.1:PORT
+    path = tmp_path / "config" / "selfhub" / "credentials"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        json.dumps(
+            {
+                origin[:-1]: {"username": USER, "token": TOKEN},
+                "http://127.0.0": {"username": USER, "token": TOKEN},
+            }
+        )
+    )
+    os.chmod(path, 0o600)
+    a = new_store(tmp_path / "a")
+    remotes.add(a.repo, served)
+    with pytest.raises(AuthFailed, match="none are set"):
+        sync(a, options=FAST)
+    assert lookup(served) is None
+    assert lookup(served.replace("127.0.0.1", "127.0.0.1.evil.example")) is None

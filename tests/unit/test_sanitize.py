@@ -10,7 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.model.errors import Invalid, Refused
-from service.model.sanitize import Unsanitary, check, check_event, key_fact, value_fact
+from service.model.sanitize import (
+    Unsanitary,
+    check,
+    check_event,
+    check_strings,
+    key_fact,
+    value_fact,
+)
+from service.model.secret_formats import mask_tokens, token_fact
 from tests.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
 GH_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2  # 44 characters, the shape of a real one
@@ -51,7 +59,6 @@ REFUSED_TEXT: list[tuple[str, str, str]] = [
     ("root alone", "ran as /root", "path"),
     ("windows home", "C:\\Users\\bob\\app", "path"),
     ("windows drive", "built in d:/work/repo", "path"),
-    ("tilde", "see ~/src/app/notes.md", "path"),
     ("tilde user", "copied to ~bob/tmp", "path"),
     ("private tmp", "wrote /tmp/pytest-of-alice/out", "path"),
     ("macOS tmp", "/var/folders/xy/T/tmp1234/file", "path"),
@@ -98,6 +105,12 @@ REFUSED_TEXT: list[tuple[str, str, str]] = [
     ("nul", "a\x00b", "control"),
     ("del", "a\x7fb", "control"),
     ("c1", "a\x85b", "control"),
+    ("bidi override", "approve \u202egnp.exe", "bidirectional"),
+    ("bidi isolate", "a\u2067b\u2069c", "bidirectional"),
+    ("concrete home in prose", "hooks live in /home/alice/.claude/settings.json", "path"),
+    ("huggingface", "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH", "Hugging Face"),
+    ("docker hub", "dckr_pat_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "Docker"),
+    ("secret-word prefix", "key_k9Xz2Qw7Lm4Rt8Vb1Nc6Hj3Pd5Sf0GaE", "likely secret"),
 ]
 
 
@@ -227,6 +240,13 @@ ACCEPTED_TEXT = [
     "line one\n\tindented line two",
     "naïve café — 東京 ✓ 🚀",
     "HEAD",
+    "hooks live in ~/.claude/settings.json",
+    "see ~/src/app/notes.md and ~/.config/selfhub/credentials",
+    "session_01RR19nj3Epadxj44kZZsgTF",
+    "resumed session_01RR19nj3Epadxj44kZZsgTF after the crash",
+    "transcripts/session_01RR19nj3Epadxj44kZZsgTF/turn-3.json",
+    "msg_01XFDUDYJgAACzvnptvVoYEL7aQ2 and toolu_01A09q90qw90lq917835lq9Xz",
+    "approve \u200fשלום\u200e ok",
 ]
 
 
@@ -400,3 +420,122 @@ def test_a_secret_anywhere_is_caught_at_its_path(
     assert [p for p, _ in caught.value.findings] == [path]
     assert path in message
     assert secret not in message
+
+
+# --- what a refusal calls a control character ---------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["done\x07", "\x1b[31mred", "line\r\n", "a\u202eb"])
+def test_a_control_character_is_called_one_and_not_a_secret(text: str) -> None:
+    message = str(refusal(event({"text": text})))
+    assert "control character" in message and "U+" in message
+    assert "secret" not in message and "machine-local" not in message
+    assert text not in message
+
+
+def test_a_key_holding_a_control_character_says_so() -> None:
+    message = str(refusal(event({"text": "ok", "meta": {"bad\x07key": "x"}})))
+    assert "payload.meta.<key>" in message and "control character (U+0007)" in message
+    assert "secret" not in message
+
+
+def test_a_refusal_of_both_kinds_gives_both_advices() -> None:
+    message = str(refusal(event({"text": "bell\x07", "note": "mail bob@example.com"})))
+    assert "control character" in message and "machine-local" in message
+
+
+# --- machine-independent text passes, concrete homes do not --------------------------------
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz"
+ULID_LIKE = st.builds(
+    lambda head, body: head + body,
+    st.sampled_from("01234567"),
+    st.text(CROCKFORD, min_size=23, max_size=31),
+)
+ID_PREFIX = st.sampled_from(["session_", "msg_", "toolu_", "req_", "run_", "evt-"])
+# Path segments of words: a segment of random letters and digits is a random run, refused
+# wherever it stands (see the hex and base64 cases above).
+SEGMENT = st.text("abcdefghijklmnopqrstuvwxyz._-", min_size=1, max_size=12)
+HOME_NAME = st.from_regex(r"[a-z_][a-z0-9_-]{0,15}", fullmatch=True)
+
+
+@PROPERTY
+@given(prefix=ID_PREFIX, ulid=ULID_LIKE, before=prose(), after=prose())
+def test_a_prefixed_ulid_like_id_passes(prefix: str, ulid: str, before: str, after: str) -> None:
+    check_event(event({"text": f"{before} {prefix}{ulid} {after}", "session": f"session_{ulid}"}))
+
+
+@PROPERTY
+@given(segments=st.lists(SEGMENT, min_size=1, max_size=5), before=prose(), after=prose())
+def test_a_path_under_tilde_passes(segments: list[str], before: str, after: str) -> None:
+    check_event(event({"text": f"{before} ~/{'/'.join(segments)} {after}", "file": "~/" + segments[0]}))
+
+
+@PROPERTY
+@given(
+    name=HOME_NAME,
+    segments=st.lists(SEGMENT, max_size=4),
+    home=st.sampled_from(["/home/{}/", "/Users/{}/", "C:\\Users\\{}\\"]),
+    before=prose(),
+)
+def test_a_concrete_home_path_is_refused(name: str, segments: list[str], home: str, before: str) -> None:
+    separator = "\\" if home.startswith("C:") else "/"
+    path = home.format(name) + separator.join(segments)
+    with pytest.raises(Unsanitary) as caught:
+        check_event(event({"text": f"{before} {path}"}))
+    assert caught.value.findings == (("payload.text", "holds an absolute machine-local path"),)
+    assert path not in str(caught.value)
+
+
+# --- every string of a settings document -------------------------------------------------
+
+
+def test_check_strings_judges_keys_and_values_but_not_key_names() -> None:
+    check_strings({"aliases": {"secret": {"label": "host"}, "env": {"label": "pid"}}}, "workspace.json")
+    with pytest.raises(Unsanitary) as caught:
+        check_strings(
+            {
+                "aliases": {GH_TOKEN: {"label": "work"}, "lab": {"label": "/home/alice/x"}},
+                "removed": ["a\x07"],
+            },
+            "workspace.json",
+        )
+    assert [p for p, _ in caught.value.findings] == [
+        "workspace.json.aliases.<key>",
+        "workspace.json.aliases.lab.label",
+        "workspace.json.removed[0]",
+    ]
+    assert GH_TOKEN not in str(caught.value) and "/home/alice" not in str(caught.value)
+    with pytest.raises(Unsanitary, match=r"workspace\.json\.note"):
+        check_strings({"note": "built in /srv/ck/app"}, "workspace.json", local=["/srv/ck/app"])
+
+
+# --- token formats, for the URL checks and the redaction of printed text --------------------
+
+TOKEN_TEXTS = [
+    (GH_TOKEN, "GitHub"),
+    ("glpat-abcdefghij0123456789", "GitLab"),
+    ("xoxb-123456789012-abcdefghijkl", "Slack"),
+    ("AKIAIOSFODNN7EXAMPLE", "AWS"),
+    ("sk-ant-api03-abcdefghijklmnop1234", "secret key"),
+    (JWT, "web token"),
+]
+
+
+@pytest.mark.parametrize(("token", "kind"), TOKEN_TEXTS, ids=[k for _, k in TOKEN_TEXTS])
+def test_token_fact_and_mask_tokens(token: str, kind: str) -> None:
+    fact = token_fact(f"https://{token}@git.example/team/ws.git")
+    assert fact is not None and kind.lower() in fact.lower()
+    masked = mask_tokens(f"could not fetch https://{token}@git.example/ws.git: refused")
+    assert token not in masked and masked == "could not fetch https://***@git.example/ws.git: refused"
+
+
+def test_token_fact_passes_ordinary_urls_and_paths() -> None:
+    for text in (
+        "https://github.com/org/repo.git",
+        "git@github.com:org/repo.git",
+        "/home/alice/ws.git",
+        "ssh://git@host/x",
+    ):
+        assert token_fact(text) is None
+        assert mask_tokens(text) == text
