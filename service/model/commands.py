@@ -138,10 +138,14 @@ def find(state: State, prefix: str) -> Entity:
     """The entity an id, a unique id prefix or an imported record's alias names in `state`."""
     try:
         return state.entities[ids.resolve(prefix, state.entities, "record")]
-    except Invalid:
-        for e in state.entities.values():
-            if e.ledger is not None and e.ledger.alias == prefix:
-                return e
+    except Invalid as exc:
+        named = [e for e in state.entities.values() if e.ledger is not None and e.ledger.alias == prefix]
+        if len(named) > 1:  # two imported ledgers each had one
+            listed = ", ".join(sorted(e.id for e in named))
+            what = f"{prefix} is the alias of {len(named)} imported records ({listed})"
+            raise Invalid(f"{what}: give the id of the one you mean") from exc
+        if named:
+            return named[0]
         raise
 
 

@@ -3,164 +3,233 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 import msgspec
 
-from service.model import commands
+from service.model import caps, commands, docket, fold, render
+from service.model.caps import TIERS
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.derived import DEFAULT_REASON, derive
-from service.model.errors import Invalid
-from service.model.events import Assertion, EntityWhy, Event, LedgerFields, Link, make
-from service.model.ledger import KINDS, aliases, check_record
-from service.model.state import DEFAULT_STATES, Entity, Fact, State
+from service.model.events import (
+    Assertion,
+    EntityWhy,
+    Event,
+    Exposure,
+    LedgerFields,
+    Link,
+    Reviewed,
+    ReviewMark,
+    make,
+)
+from service.model.ledger import aliases, objections
+from service.model.state import Entity, State
 
-DOCKET_DECISION_STATES = {
-    "adopted": "adopted",
-    "accepted": "adopted",
-    "proposed": "adopted",
-    "revoked": "revoked",
-    "rejected": "revoked",
-    "abandoned": "revoked",
-}
-_DOCKET_PROVENANCE = ("ts", "session", "author", "branch")
-
-
-def _strs(value: Any, where: str, name: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise Invalid(f"{where}: {name} is neither a string nor a list of strings")
+NATIVE_VERBS = {"claim": "claim", "decision": "decide", "question": "question"}
 
 
 def import_docket(
-    state: State, config: WorkspaceConfig, clock: Clock, rows: Sequence[tuple[int, Mapping[str, Any]]]
-) -> list[Event]:
-    """Events for the records of a Docket schema-2 ledger (`rows`: line number, record).
+    state: State, config: WorkspaceConfig, clock: Clock, book: docket.Ledger
+) -> tuple[list[Event], dict[str, Any]]:
+    """Events for the records of a Docket ledger read by `docket.read`, and a summary.
 
-    Each record becomes a claim, decision or question with its relations; its Docket id is
-    kept as the record's alias (accepted wherever an id is), and a record whose alias is
-    already here is skipped, so importing twice adds nothing. Records wait at search
-    exposure (pinned ones at index); every write rule applies, and relations must name
-    records earlier in the file or already here.
+    A record keeps its Docket id as its alias, within the id space of its ledger (`source`):
+    a second ledger's `c1` is another record, and a record of this ledger already here is
+    skipped, so importing a grown ledger adds what it gained. Current records are placed
+    as a native add would place them (pinned ones full, others by the verb's alias row),
+    one tier lower while a tier is over its cap; superseded ones wait at search. Records
+    are kept as written: what the write rules would refuse is counted, not refused.
+    Reviews become `entity.reviewed` marks on the flags they pinned that are still owed.
     """
-    known = aliases(state)
-    scratch = msgspec.structs.replace(state, entities=dict(state.entities), ledger=dict(state.ledger))
+    known = aliases(state, book.identity)
+    before = dict(known)
+    fresh = [r for r in book.records if r.id not in known]
+    retired = book.retired()
+    places, demoted = _placements(state, config, [r for r in fresh if r.id not in retired])
     events: list[Event] = []
-    for number, raw in rows:
-        where = f"line {number}"
-        docket_id = raw.get("id")
-        kind = raw.get("kind")
-        text = raw.get("text")
-        if not isinstance(docket_id, str) or not docket_id:
-            raise Invalid(f"{where}: a record needs an id")
-        if kind not in KINDS:
-            raise Invalid(f"{where} ({docket_id}): kind {kind!r} is not claim, decision or question")
-        if not isinstance(text, str) or not text.strip():
-            raise Invalid(f"{where} ({docket_id}): the text is empty")
-        if docket_id in known:
-            continue
+    kept: dict[str, int] = {}
+    for record in fresh:
         new_id = clock.new_id()
-
-        def here(old: str, name: str, docket_id: str = docket_id, where: str = where) -> str:
-            if old in known:
-                return known[old]
-            raise Invalid(f"{where} ({docket_id}): {name} {old} names no record earlier in the ledger")
-
-        links: list[Link] = []
-        supports = raw.get("supports") or []
-        if not isinstance(supports, list):
-            raise Invalid(f"{where} ({docket_id}): supports is not a list of id lists")
-        for group, members in enumerate(supports):
-            for member in dict.fromkeys(_strs(members, where, "supports")):
-                links.append(Link("supports", here(member, "supports"), group))
-        for name, link_type in (
-            ("depends_on", "depends-on"),
-            ("answers", "answers"),
-            ("supersedes", "supersedes"),
-        ):
-            for target in dict.fromkeys(_strs(raw.get(name), where, name)):
-                links.append(Link(link_type, here(target, name)))
-        recorded = raw.get("state")
-        state_word: str | None = None
-        revoked = False
-        if kind == "claim":
-            state_word = recorded if isinstance(recorded, str) else None
-        elif kind == "decision" and recorded is not None:
-            if recorded not in DOCKET_DECISION_STATES:
-                raise Invalid(
-                    f"{where} ({docket_id}): decision state {recorded!r} is not one of adopted, revoked"
-                )
-            revoked = DOCKET_DECISION_STATES[str(recorded)] == "revoked"
-        pinned = bool(raw.get("pinned"))
-        superseding = any(link.type == "supersedes" for link in links)
-        reason = raw.get("supersede_reason")
-        fields = LedgerFields(
-            state=state_word,
-            choice=raw.get("choice") or None,
-            alternatives=_strs(raw.get("alternatives"), where, "alternatives"),
-            decided_by=raw.get("decided_by") or None,
-            supersede_reason=(reason if isinstance(reason, str) else DEFAULT_REASON) if superseding else None,
-            applies_to=_strs(raw.get("scope"), where, "scope"),
-            evidence=_strs(raw.get("evidence"), where, "evidence"),
-            revisit=str(raw["revisit"])[:10] if raw.get("revisit") else None,
-            cost_if_wrong=raw.get("cost_if_wrong") or None,
-            pinned=pinned,
-            alias=docket_id,
-        )
-        try:
-            check_record(scratch, new_id, kind, text, fields, links)
-        except Invalid as exc:
-            raise Invalid(f"{where} ({docket_id}): {exc}") from exc
-        refs: dict[str, object] = {"docket": docket_id}
-        refs |= {key: raw[key] for key in _DOCKET_PROVENANCE if isinstance(raw.get(key), str) and raw[key]}
-        rationale = raw.get("rationale")
+        links = _links(record, known)
+        fields = _fields(record, book.identity)
+        for rule, _ in objections(record.kind, record.fields["text"], fields):
+            kept[rule] = kept.get(rule, 0) + 1
+        exposure, priority = places.get(record.id, ("search", None))
+        rationale = record.fields["rationale"]
         payload = Assertion(
             entity=new_id,
-            text=text.strip(),
-            labels=(kind,),
+            text=record.fields["text"].strip(),
+            labels=(record.kind,),
             links=tuple(links),
-            exposure="index" if pinned else "search",
+            exposure=cast(Exposure, exposure),
+            priority=priority,
             scope="project",
-            why=rationale if isinstance(rationale, str) and rationale else None,
+            why=rationale if rationale.strip() else None,
             ledger=fields,
         )
-        events.append(make(new_id, clock.now, "entity.confirmed", clock.origin, clock.project, payload, refs))
-        if revoked:
+        events.append(
+            make(
+                new_id,
+                clock.now,
+                "entity.confirmed",
+                clock.origin,
+                clock.project,
+                payload,
+                _refs(record, book),
+            )
+        )
+        if record.kind == "decision" and record.fields["state"] == "revoked":
             events.append(
                 commands.event(clock, "entity.revoked", EntityWhy(new_id, "revoked in the Docket ledger"))
             )
-        known[docket_id] = new_id
-        scratch.entities[new_id] = Entity(
-            id=new_id,
-            project=clock.project,
-            text=text,
-            labels=[kind],
-            links=links,
+        known[record.id] = new_id
+    events += _reviews(state, clock, book, known, events)
+    tiers = [places.get(r.id, ("search", None))[0] for r in fresh]
+    summary: dict[str, Any] = {
+        "ledger": book.identity,
+        "records": len(book.records),
+        "imported": len(fresh),
+        "skipped": len(book.records) - len(fresh),
+        "corrections": sum(len(r.corrections) for r in fresh),
+        "corrections_not_applied": _late_corrections(state, book, before),
+        "reviews": sum(1 for e in events if e.type == "entity.reviewed"),
+        "placed": {tier: tiers.count(tier) for tier in TIERS},
+        "superseded": sum(1 for r in fresh if r.id in retired),
+        "demoted": demoted,
+        "kept_as_written": dict(sorted(kept.items())),
+        "ignored_fields": dict(book.ignored),
+    }
+    return events, summary
+
+
+def _late_corrections(state: State, book: docket.Ledger, before: Mapping[str, str]) -> list[str]:
+    """Correction lines of records imported before that came after that import (a record is
+    imported once, as it read then; `self claim assess`, supersession and the like change it
+    here)."""
+    late: list[str] = []
+    for record in book.records:
+        entity = state.entities.get(before.get(record.id, ""))
+        if entity is not None and entity.ledger is not None:
+            late += [c for c in record.corrections if c not in entity.ledger.corrections]
+    return late
+
+
+def _links(record: docket.Record, known: Mapping[str, str]) -> list[Link]:
+    """The record's relations as typed links (the reader saw that each names an earlier one)."""
+    raw = record.fields
+    links = [
+        Link("supports", known[member], group)
+        for group, members in enumerate(raw["supports"])
+        for member in members
+    ]
+    for name, link_type in (
+        ("depends_on", "depends-on"),
+        ("answers", "answers"),
+        ("supersedes", "supersedes"),
+    ):
+        links += [Link(link_type, known[target]) for target in raw[name]]
+    return links
+
+
+def _fields(record: docket.Record, source: str) -> LedgerFields:
+    raw = record.fields
+    reason = raw.get("supersede_reason") or DEFAULT_REASON
+    return LedgerFields(
+        state=raw["state"] if record.kind == "claim" else None,
+        choice=raw.get("choice") or None,
+        alternatives=tuple(raw.get("alternatives", ())),
+        decided_by=raw.get("decided_by") or None,
+        supersede_reason=reason if raw["supersedes"] else None,
+        applies_to=tuple(raw["scope"]),
+        evidence=tuple(raw["evidence"]),
+        revisit=raw["revisit"] or None,
+        cost_if_wrong=raw["cost_if_wrong"] or None,
+        pinned=raw["pinned"],
+        alias=record.id,
+        source=source,
+        corrections=tuple(record.corrections),
+    )
+
+
+def _refs(record: docket.Record, book: docket.Ledger) -> dict[str, object]:
+    refs: dict[str, object] = {"docket": record.id, "docket_ledger": book.identity}
+    refs |= {key: record.fields[key] for key in docket.PROVENANCE if record.fields[key]}
+    if record.corrections:
+        refs["docket_corrections"] = list(record.corrections)
+    if record.fields.get("legacy"):
+        refs["docket_legacy"] = record.fields["legacy"]
+    return refs
+
+
+def _placements(
+    state: State, config: WorkspaceConfig, current: list[docket.Record]
+) -> tuple[dict[str, tuple[str, int | None]], int]:
+    """Where each current record goes: the tier and priority a native add gives it (pinned:
+    full), one tier lower while that tier is over its cap. Pinned records are placed first,
+    then the latest first. Returns the placements and how many went below their tier."""
+    table = config.alias_table()
+    per_char = config.tokens_per_char
+    spent = caps.usage(state.live(), "project", per_char)
+    places: dict[str, tuple[str, int | None]] = {}
+    demoted = 0
+    for record in sorted(current, key=lambda r: (not r.fields["pinned"], -r.line)):
+        row = table.get(NATIVE_VERBS[record.kind])
+        native: str = "full" if record.fields["pinned"] else (row.exposure if row is not None else "search")
+        draft = Entity(
+            id="",
+            project="",
+            text=record.fields["text"].strip(),
+            labels=[record.kind],
+            links=[],
             criteria=[],
             covered=[],
-            exposure="search",
+            exposure=native,
             priority=None,
             scope="project",
             status="confirmed",
-            created=new_id,
-            updated=new_id,
-            ledger=fields,
+            created="",
+            updated="",
+            why=record.fields["rationale"] or None,
         )
-        scratch.ledger[new_id] = Fact(kind=kind, state=DEFAULT_STATES[kind], changed=new_id)
-        for link in links:
-            if link.type == "supersedes":
-                old = scratch.entities[link.target]
-                scratch.entities[link.target] = msgspec.structs.replace(old, status="superseded")
-                scratch.ledger[link.target] = msgspec.structs.replace(
-                    scratch.ledger[link.target], current=False
-                )
-    return events
+        tier = native
+        while tier != "search":
+            cost = render.cost(draft, tier, per_char)
+            if not caps.over(tier, spent[tier] + cost, spent[tier], config):
+                spent[tier] += cost
+                break
+            tier = caps.one_tier_down(tier)
+        demoted += tier != native
+        places[record.id] = (tier, row.priority if row is not None else None)
+    return places, demoted
+
+
+def _reviews(
+    state: State, clock: Clock, book: docket.Ledger, known: Mapping[str, str], events: list[Event]
+) -> list[Event]:
+    """One `entity.reviewed` per review line that still clears a flag: the flags owed once
+    the records are in whose ground and head the line pinned (Docket clears a flag while
+    the head it was reviewed at is still the head)."""
+    pending = [(record, review) for record in book.records for review in record.reviews]
+    if not pending:
+        return []
+    after = fold.fold(events, msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=State))
+    views = derive(after, [known[record.id] for record, _ in pending])
+    out: list[Event] = []
+    for record, review in pending:
+        record_id = known[record.id]
+        pins = {(known[ground], known[head]) for ground, head in review.grounds.items()}
+        marks = tuple(
+            ReviewMark(o.ground, o.head, o.reason, o.as_of)
+            for o in views[record_id].review_owed
+            if (o.ground, o.head) in pins
+            and ReviewMark(o.ground, o.head, o.reason, o.as_of) not in after.ledger[record_id].reviewed
+        )
+        if marks:
+            payload = Reviewed(record_id, marks, review.note or None)
+            out.append(commands.event(clock, "entity.reviewed", payload, {"docket": review.id}))
+    return out
 
 
 def decision_rows(state: State) -> list[dict[str, Any]]:
