@@ -1,0 +1,86 @@
+"""Docket ledgers through the real `self import docket` and `self export docket`: whole
+ledgers in Docket's on-disk shape (tests/fixtures/docket) read the same here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from selfrun import Store, describe
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
+FIRST, SECOND = FIXTURES / "first.jsonl", FIXTURES / "second.jsonl"
+
+
+def by_alias(store: Store) -> dict[str, dict[str, Any]]:
+    return {row["alias"]: row for row in store.rows("--all") if row.get("alias")}
+
+
+def test_a_docket_ledger_imports_whole(store: Store) -> None:
+    summary = store.json("import", "docket", str(FIRST))
+    assert (summary["records"], summary["imported"], summary["corrections"], summary["reviews"]) == (
+        10,
+        10,
+        3,
+        1,
+    )
+    assert summary["kept_as_written"]["alternative is the choice"] == 1
+    rows = by_alias(store)
+    d4 = rows["d4"]
+    assert d4["text"] == "Parse API responses with the standard library json module."
+    assert d4["evidence"] == [{"ref": "bench/parse.md", "checked_at": "2026-09-05T08:00:00+00:00"}]
+    assert d4["revisit"] == "when orjson ships wheels everywhere"
+    assert (d4["choice"], d4["alternatives"]) == ("stdlib json", ["stdlib json"])
+    assert d4["support"] == "clean"  # its review line acknowledged the revised ground
+    assert rows["d5"]["text"] == "Should the client cache responses?"
+    assert rows["c2"]["evidence"][0]["commit"] == "3f2a9c1"
+    assert rows["d10"]["blocked_by"] == [rows["c7"]["id"]]
+    assert rows["q3"]["resolved_by"] == [d4["id"]]
+    assert store.json("state", "show", "d4")["id"] == d4["id"]
+
+
+def test_context_shows_every_current_record_with_its_alias(store: Store) -> None:
+    text = store.ok("import", "docket", str(FIRST))
+    assert "placed: 2 at full, 6 at index, 2 at search" in text, text
+    rows = [r for r in store.rows() if r.get("alias")]
+    current = [r for r in rows if r["current"]]
+    assert len(current) == 8
+    context = store.ok("context", "--plain")
+    for row in current:
+        assert f"alias {row['alias']}" in context, (row["alias"], context)
+    status = store.ok("status")
+    assert "(d10) [decision] Stream bodies larger than 8 MB to disk.:" in status, status
+    assert "(c7)" in status, status
+
+
+def test_two_ledgers_in_one_workspace_keep_their_own_ids(store: Store) -> None:
+    store.ok("import", "docket", str(FIRST))
+    second = store.json("import", "docket", str(SECOND))
+    assert (second["imported"], second["skipped"]) == (3, 0)
+    rows = store.rows("--all")
+    sources = {r["source"] for r in rows if r.get("alias")}
+    assert len(sources) == 2
+    mine = {r["alias"]: r for r in rows if r.get("source") == second["ledger"]}
+    assert mine["c2"]["supports"] == [[mine["c1"]["id"]]]
+    assert mine["d3"]["depends_on"] == [mine["c2"]["id"]]
+    proc = store.run("state", "show", "c1")
+    assert proc.returncode == 1 and "c1 is the alias of 2 imported records" in proc.stderr, describe(proc)
+    assert store.json("import", "docket", str(SECOND))["imported"] == 0
+
+
+def test_an_import_over_the_caps_places_lower_and_says_so(store: Store) -> None:
+    store.edit_config(caps={"full_tokens": 20, "index_tokens": 60})
+    text = store.ok("import", "docket", str(FIRST))
+    assert "placed a tier lower than a native add would" in text, text
+    assert len([r for r in store.rows() if r.get("alias")]) == 8
+
+
+def test_a_schema_one_ledger_is_refused_naming_docket_migrate(store: Store, tmp_path: Path) -> None:
+    old = tmp_path / "ledger.jsonl"
+    old.write_text(
+        json.dumps({"id": "d1", "question": "which?", "answer": "this", "state": "settled"}) + "\n"
+    )
+    proc = store.run("import", "docket", str(old))
+    assert proc.returncode == 1, describe(proc)
+    assert "line 1" in proc.stderr and "docket migrate" in proc.stderr, describe(proc)
