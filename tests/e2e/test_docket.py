@@ -84,3 +84,30 @@ def test_a_schema_one_ledger_is_refused_naming_docket_migrate(store: Store, tmp_
     proc = store.run("import", "docket", str(old))
     assert proc.returncode == 1, describe(proc)
     assert "line 1" in proc.stderr and "docket migrate" in proc.stderr, describe(proc)
+
+
+def test_export_docket_then_import_gives_the_same_rows(store: Store, tmp_path: Path) -> None:
+    store.ok("import", "docket", str(FIRST))
+    out = tmp_path / "exported.jsonl"
+    done = store.json("export", "docket", str(out))
+    assert (done["records"], done["reviews"]) == (10, 1)
+    lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert all(line["schema"] == 2 for line in lines)
+    store.ok("project", "add", "web")
+    web = {"SELF_PROJECT": "web"}
+    assert store.json("import", "docket", str(out), env_extra=web)["imported"] == 10
+
+    def named(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        alias = {r["id"]: r["alias"] for r in rows}
+        keep = ("text", "kind", "state", "support", "evidence", "revisit", "choice", "alternatives", "pinned")
+        return {
+            r["alias"]: {k: r[k] for k in keep}
+            | {k: [alias.get(i, i) for i in r[k]] for k in ("blocked_by", "depends_on", "resolved_by")}
+            for r in rows
+        }
+
+    here = named(store.rows("--all"))
+    there = named(store.json("state", "list", "--all", env_extra=web))
+    assert here == there
+    proc = store.run("export", "docket", str(out))
+    assert proc.returncode == 1 and "exists" in proc.stderr, describe(proc)
