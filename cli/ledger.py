@@ -335,7 +335,6 @@ def rule_stdin(text: str) -> dict[str, object]:
 
 def write_parquet(out: str) -> dict[str, object]:
     """Every decision of this project as one Parquet row (pyarrow, the `parquet` extra)."""
-    from service.model import exchange
     from service.model.errors import Invalid
 
     try:
@@ -343,8 +342,17 @@ def write_parquet(out: str) -> dict[str, object]:
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
-    ws = workspace()
-    rows = exchange.decision_rows(ws.state(ws.require_project()))
+    rows = workspace().decision_rows()
+    files = pa.list_(pa.string())
+    unit = pa.struct(
+        [
+            ("id", pa.string()),
+            ("state", pa.string()),
+            ("intentional", files),
+            ("unintentional", files),
+            ("unrealized", files),
+        ]
+    )
     schema = pa.schema(
         [
             ("id", pa.string()),
@@ -360,10 +368,13 @@ def write_parquet(out: str) -> dict[str, object]:
             ("supports", pa.list_(pa.list_(pa.string()))),
             ("review_owed", pa.list_(pa.string())),
             ("depends_on", pa.list_(pa.string())),
+            ("blocked", pa.bool_()),
             ("blocked_by", pa.list_(pa.string())),
             ("answers", pa.list_(pa.string())),
             ("outcome", pa.string()),
             ("superseded_by", pa.string()),
+            ("alias", pa.string()),
+            ("work", pa.list_(unit)),
             ("created", pa.string()),
             ("changed", pa.string()),
         ]

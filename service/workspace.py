@@ -422,6 +422,22 @@ class Workspace:
             realized, intended
         )
 
+    def decision_rows(self) -> list[dict[str, Any]]:
+        """This project's decision rows (`exchange.decision_rows`), each unit a decision led to
+        with the files it changed against its intended outcomes when the linked checkout
+        holds its commits (else those three are None)."""
+        from service.model import exchange
+
+        rows = exchange.decision_rows(self.state(self.require_project()))
+        for row in rows:
+            for unit in row["work"]:
+                try:
+                    outcome = self.work_outcome(unit["id"])
+                except Invalid:
+                    outcome = {}
+                unit.update({key: outcome.get(key) for key in ("intentional", "unintentional", "unrealized")})
+        return rows
+
     def log_ruling(self, ruling: dict[str, object]) -> None:
         """The gate's rulings, one JSON line each, in this machine's `.local/gate.jsonl`."""
         import json

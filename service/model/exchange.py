@@ -26,6 +26,7 @@ from service.model.events import (
 )
 from service.model.ledger import aliases, objections
 from service.model.state import Entity, State
+from service.model.views import work_word
 
 NATIVE_VERBS = {"claim": "claim", "decision": "decide", "question": "question"}
 
@@ -233,9 +234,15 @@ def _reviews(
 
 
 def decision_rows(state: State) -> list[dict[str, Any]]:
-    """One row per decision: what was chosen over what, its grounds, its derived status and
-    its known outcome (standing, revoked, retracted, or superseded with the reason)."""
+    """One row per decision: what was chosen over what, its grounds, its derived status (and
+    whether it is blocked), its known outcome (standing, revoked, retracted, or superseded
+    with the reason), its alias when imported, and the work units it led to: those linking
+    to it, with where each stands (the shell adds the files each changed, when it can)."""
     views = derive(state)
+    led: dict[str, list[dict[str, Any]]] = {}
+    for unit in sorted((e for e in state.entities.values() if "work" in e.labels), key=lambda e: e.id):
+        for target in dict.fromkeys(link.target for link in unit.links):
+            led.setdefault(target, []).append({"id": unit.id, "state": work_word(unit)})
     rows: list[dict[str, Any]] = []
     for record_id in sorted(views):
         view = views[record_id]
@@ -267,10 +274,13 @@ def decision_rows(state: State) -> list[dict[str, Any]]:
                 "supports": [list(group) for group in fact.supports],
                 "review_owed": [o.ground for o in view.review_owed],
                 "depends_on": list(fact.depends_on),
+                "blocked": view.blocked,
                 "blocked_by": list(view.blocked_by),
                 "answers": list(fact.answers),
                 "outcome": known,
                 "superseded_by": fact.superseded_by,
+                "alias": fields.alias,
+                "work": led.get(record_id, []),
                 "created": e.created,
                 "changed": fact.changed,
             }

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from selfrun import Store, describe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
@@ -111,3 +112,46 @@ def test_export_docket_then_import_gives_the_same_rows(store: Store, tmp_path: P
     assert here == there
     proc = store.run("export", "docket", str(out))
     assert proc.returncode == 1 and "exists" in proc.stderr, describe(proc)
+
+
+def test_parquet_rows_carry_the_alias_blocked_and_the_work_a_decision_led_to(store: Store) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    from dulwich import porcelain
+
+    store.ok("import", "docket", str(FIRST))
+    rows = by_alias(store)
+    checkout = store.root.parent / "checkout"
+    (checkout / "src").mkdir(parents=True)
+    (checkout / "src" / "client.py").write_text("a\n", "utf-8")
+    repo = porcelain.init(str(checkout))
+    identity = b"Test <test@example.invalid>"
+    porcelain.add(repo, [str(checkout / "src" / "client.py")])
+    porcelain.commit(repo, b"init", author=identity, committer=identity)
+    store.ok("project", "link", "app", str(checkout))
+    unit = store.add("work", "switch the client parser", "--intends", "src/**")
+    store.ok("state", "link", unit, rows["d4"]["id"])
+    store.ok("work", "start", unit)
+    (checkout / "src" / "client.py").write_text("b\n", "utf-8")
+    (checkout / "setup.cfg").write_text("s\n", "utf-8")
+    porcelain.add(repo, [str(checkout / "src" / "client.py"), str(checkout / "setup.cfg")])
+    porcelain.commit(repo, b"work", author=identity, committer=identity)
+    store.ok("work", "done", unit, "--report", "parser switched")
+    waiting = store.add("work", "stream big bodies")
+    store.ok("state", "link", waiting, rows["d10"]["id"])
+    out = store.root.parent / "decisions.parquet"
+    assert store.json("export", "parquet", str(out))["rows"] == 5
+    table = {row["alias"]: row for row in pq.read_table(out).to_pylist()}
+    assert (table["d10"]["blocked"], table["d4"]["blocked"]) == (True, False)
+    assert table["d4"]["work"] == [
+        {
+            "id": unit,
+            "state": "done",
+            "intentional": ["src/client.py"],
+            "unintentional": ["setup.cfg"],
+            "unrealized": [],
+        }
+    ]
+    assert table["d10"]["work"] == [
+        {"id": waiting, "state": "next", "intentional": None, "unintentional": None, "unrealized": None}
+    ]
+    assert table["d9"]["work"] == [] and table["d9"]["outcome"] == "revoked"
