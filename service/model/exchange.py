@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import msgspec
 
-from service.model import caps, commands, docket, fold, render
+from service.model import caps, commands, docket, fold, render, sanitize
 from service.model.caps import TIERS
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
@@ -22,9 +22,11 @@ from service.model.events import (
     Link,
     Reviewed,
     ReviewMark,
+    as_dict,
     make,
 )
 from service.model.ledger import aliases, objections
+from service.model.sanitize import Unsanitary
 from service.model.state import Entity, State
 from service.model.views import work_word
 
@@ -70,17 +72,9 @@ def import_docket(
             why=rationale if rationale.strip() else None,
             ledger=fields,
         )
-        events.append(
-            make(
-                new_id,
-                clock.now,
-                "entity.confirmed",
-                clock.origin,
-                clock.project,
-                payload,
-                _refs(record, book),
-            )
-        )
+        refs = _refs(record, book)
+        confirmed = make(new_id, clock.now, "entity.confirmed", clock.origin, clock.project, payload, refs)
+        events.append(_sanitary(confirmed, record))
         if record.kind == "decision" and record.fields["state"] == "revoked":
             events.append(
                 commands.event(clock, "entity.revoked", EntityWhy(new_id, "revoked in the Docket ledger"))
@@ -103,6 +97,17 @@ def import_docket(
         "ignored_fields": dict(book.ignored),
     }
     return events, summary
+
+
+def _sanitary(event: Event, record: docket.Record) -> Event:
+    """The event, if the sanitize gate (the append runs it again) lets it pass; a refusal
+    names the ledger line the record came from."""
+    try:
+        sanitize.check_event(as_dict(event))
+    except Unsanitary as exc:
+        where = f"line {record.line} ({record.id})"
+        raise Unsanitary([(f"{where} {path}", kind) for path, kind in exc.findings]) from exc
+    return event
 
 
 def _late_corrections(state: State, book: docket.Ledger, before: Mapping[str, str]) -> list[str]:

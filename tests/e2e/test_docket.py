@@ -155,3 +155,18 @@ def test_parquet_rows_carry_the_alias_blocked_and_the_work_a_decision_led_to(sto
         {"id": waiting, "state": "next", "intentional": None, "unintentional": None, "unrealized": None}
     ]
     assert table["d9"]["work"] == [] and table["d9"]["outcome"] == "revoked"
+
+
+def test_a_record_the_sanitize_gate_refuses_is_named_by_its_line(store: Store, tmp_path: Path) -> None:
+    lines = FIRST.read_text("utf-8").splitlines()
+    q11 = {
+        **json.loads(lines[2]),
+        "id": "q11",
+        "text": "Is the ledger under ~/.claude/docket/ per repository?",
+    }
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text("\n".join([*lines, json.dumps(q11)]) + "\n", "utf-8")
+    proc = store.run("import", "docket", str(ledger))
+    assert proc.returncode == 2, describe(proc)
+    assert "line 16 (q11) payload.text holds an absolute machine-local path" in proc.stderr, describe(proc)
+    assert [r for r in store.rows("--all") if r.get("alias")] == []  # nothing of the ledger is written
