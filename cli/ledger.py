@@ -282,9 +282,14 @@ def register(app: typer.Typer) -> None:
 
 def import_text(summary: dict[str, Any]) -> str:
     """What an import did, and where the records went."""
+    from service.model.render import plural
+
+    applied = (
+        f"{plural(summary['corrections'], 'correction')} applied, {plural(summary['reviews'], 'review')}"
+    )
     lines = [
-        f"{summary['imported']} records imported from {summary['ledger']}, {summary['skipped']} already here"
-        f" ({summary['corrections']} corrections applied, {summary['reviews']} review lines)"
+        f"{plural(summary['imported'], 'record')} imported from {summary['ledger']}, "
+        f"{summary['skipped']} already here ({applied})"
     ]
     placed = summary["placed"]
     where = ", ".join(f"{placed[tier]} at {tier}" for tier in ("full", "index", "search") if placed[tier])
