@@ -438,6 +438,7 @@ def _line(e: Entity, fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
     evidence = [
         {"ref": item} if isinstance(item, str) else msgspec.to_builtins(item)
         for item in (fields.evidence if fields else ())
+        if (item if isinstance(item, str) else item.ref).strip()  # Docket wants a non-empty ref
     ]
     line: dict[str, Any] = {
         "schema": SCHEMA,
@@ -453,7 +454,7 @@ def _line(e: Entity, fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
         "rationale": e.why or "",
         "supports": [[names[m] for m in group if m in names] for group in fact.supports],
         "depends_on": [names[t] for t in fact.depends_on if t in names],
-        "answers": [names[t] for t in fact.answers if t in names],
+        "answers": [names[t] for t in fact.answers if t in names and fact.kind != "question"],
         "supersedes": [names[t] for t in e.supersedes if t in names],
         "evidence": evidence,
         "revisit": (fields.revisit if fields else None) or "",

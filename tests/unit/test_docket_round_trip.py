@@ -79,3 +79,27 @@ def test_an_exported_record_keeps_its_docket_id_and_fields() -> None:
     assert exported["d9"]["state"] == "revoked" and exported["d9"]["pinned"] is True
     assert exported["d4.r1"]["grounds"] == {"c2": "c6"}
     assert set(exported) == {"c1", "c2", "q3", "d4", "d5", "c6", "c7", "d8", "d9", "d10", "d4.r1"}
+
+
+def test_records_written_here_export_as_lines_docket_reads() -> None:
+    from tests.unit.test_ledger import Book
+
+    book = Book()
+    q1 = book.question("which parser?")
+    book.question("which parser for the CLI?", answers=q1)  # a question answering one: Docket has none
+    c = book.claim("the API returns JSON", evidence=("docs/api.md", ""))
+    book.decision("parse with the stdlib", supports=c, answers=q1, revisit="2027-01-31")
+    book.assess(c, "disputed")
+    exported = docket.lines(book.state())
+    read = docket.read(list(enumerate(exported, 1)))
+    by_id = {r.id: r.fields for r in read.records}
+    assert sorted(by_id) == ["c3", "d4", "q1", "q2"]
+    assert by_id["q2"]["answers"] == []
+    assert [e.ref for e in by_id["c3"]["evidence"]] == ["docs/api.md"]
+    assert by_id["c3"]["state"] == "disputed"
+    assert by_id["d4"]["choice"] == "parse with the stdlib"  # none recorded: Docket's reader wants one
+    assert (by_id["d4"]["supports"], by_id["d4"]["answers"], by_id["d4"]["revisit"]) == (
+        [["c3"]],
+        ["q1"],
+        "2027-01-31",
+    )
