@@ -304,8 +304,10 @@ def import_text(summary: dict[str, Any]) -> str:
     if kept:
         listed = ", ".join(f"{rule} ({count})" for rule, count in kept.items())
         lines.append(f"kept as written, though a new record would be refused: {listed}")
-    if summary["ignored_fields"]:
-        lines.append(f"fields selfhub does not read, left out: {', '.join(summary['ignored_fields'])}")
+    if summary.get("torn_line_skipped"):
+        lines.append("skipped a torn last line (an append that did not finish), as Docket does")
+    if summary["not_read"]:
+        lines.append(f"not read, left out: {', '.join(summary['not_read'])} (from a newer Docket)")
     late = summary["corrections_not_applied"]
     if late:
         lines.append(

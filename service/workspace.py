@@ -455,7 +455,8 @@ class Workspace:
         """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
         from service.model import docket, exchange
 
-        book = docket.read(_json_lines(path.expanduser(), "a Docket ledger is a .jsonl file"))
+        rows, torn = _json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
+        book = docket.read(rows)
         summary: dict[str, object] = {}
 
         def command(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
@@ -464,15 +465,15 @@ class Workspace:
             return events
 
         self.write_project(command)
-        return summary
+        return summary | {"torn_line_skipped": torn}
 
     def export_docket(self, path: Path) -> dict[str, object]:
         """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
         import json
 
-        from service.model import docket
+        from service.model import exchange
 
-        lines = docket.lines(self.state(self.require_project()))
+        lines = exchange.docket_lines(self.state(self.require_project()))
         target = path.expanduser()
         try:
             with target.open("x", encoding="utf-8") as handle:
@@ -490,8 +491,10 @@ class Workspace:
         return import_superself(self.store, path, self.origin)
 
 
-def _json_lines(path: Path, what: str) -> list[tuple[int, object]]:
-    """The non-empty lines of a JSONL file, parsed, with their line numbers."""
+def _json_lines(path: Path, what: str) -> tuple[list[tuple[int, object]], bool]:
+    """The non-empty lines of a JSONL file, parsed, with their line numbers; and whether a
+    torn last line was left out (no newline after it and not JSON: an append that died
+    midway, which Docket's reader skips too)."""
     import json
 
     if not path.is_file():
@@ -500,15 +503,18 @@ def _json_lines(path: Path, what: str) -> list[tuple[int, object]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeError) as exc:
         raise Invalid(f"{path}: cannot read it ({exc})") from exc
+    lines = text.splitlines()
     rows: list[tuple[int, object]] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             rows.append((number, json.loads(line)))
         except ValueError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                return rows, True
             raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
-    return rows
+    return rows, False
 
 
 def _work_of(event: Event) -> str:

@@ -1,6 +1,6 @@
 """Hypothesis strategy: random Docket schema-2 ledgers that Docket's reader accepts.
 
-Records (ids rising with gaps, relations to earlier records of the kinds Docket allows,
+Records (each kind's ids rising with gaps, relations to earlier records of the kinds Docket allows,
 supersession of records not yet superseded), correction lines of the fields Docket lets a
 correction change, and review lines pinning a cited ground to the head of its chain.
 """
@@ -46,7 +46,7 @@ class _Ledger:
         self.successor: dict[str, str] = {}
         self.cited: dict[str, list[str]] = {}
         self.series: dict[str, int] = {}
-        self.number = 0
+        self.numbers: dict[str, int] = {}  # per kind, as Docket numbers now (one shared sequence before)
 
     def stamp(self) -> dict[str, str]:
         return {
@@ -64,8 +64,8 @@ class _Ledger:
     def record(self) -> None:
         draw = self.draw
         kind = draw(st.sampled_from(tuple(PREFIX)))
-        self.number += draw(st.integers(1, 3))
-        record_id = f"{PREFIX[kind]}{self.number}"
+        self.numbers[kind] = self.numbers.get(kind, 0) + draw(st.integers(1, 3))
+        record_id = f"{PREFIX[kind]}{self.numbers[kind]}"
         grounded = [r for r, k in self.kinds.items() if k != "question"]
         questions = [r for r, k in self.kinds.items() if k == "question"]
         live = [r for r, k in self.kinds.items() if k == kind and r not in self.successor]

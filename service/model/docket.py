@@ -1,7 +1,8 @@
 """A Docket schema-2 ledger read the way Docket's own reader reads it.
 
 Docket (the tool selfhub replaces) keeps one JSONL file per ledger. Its lines are records
-(`c1`, `d2`, `q3`: claims, decisions, questions numbered in one sequence per file),
+(`c1`, `d1`, `q1`: claims, decisions, questions; each kind's numbers rise through the file —
+older Docket versions shared one sequence across kinds, which satisfies that too),
 correction lines (`d2.1`: new values for some wording and metadata fields of an earlier
 record) and review lines (`d2.r1`: the grounds of a record acknowledged, each pinned to the
 head of its supersession chain). The reader here checks what Docket's reader checks — ids,
@@ -14,7 +15,6 @@ the choice) is read as written: the import counts it, the ledger keeps it.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -22,10 +22,8 @@ from typing import Any
 
 import msgspec
 
-from service.model import ids
 from service.model.errors import Invalid
 from service.model.events import Evidence
-from service.model.state import Entity, Fact, State
 
 SCHEMA = 2
 KINDS = ("claim", "decision", "question")
@@ -54,8 +52,11 @@ DECISION_ONLY = frozenset({"choice", "alternatives", "decided_by"})
 PROVENANCE = ("ts", "author", "session", "branch")
 KNOWN_FIELDS = frozenset(
     {"schema", "kind", "id", "text", "state", "scope", "rationale", "supports", "evidence", "revisit"}
-    | {"cost_if_wrong", "pinned", "supersede_reason", "legacy", *RELATIONS, *PROVENANCE, *DECISION_ONLY}
+    | {"cost_if_wrong", "pinned", "supersede_reason", "legacy", "migrated_from"}
+    | {*RELATIONS, *PROVENANCE, *DECISION_ONLY}
 )
+CORRECTION_FIELDS = frozenset({"schema", "kind", "id", "corrects", "fields", "reason", *PROVENANCE})
+REVIEW_FIELDS = frozenset({"schema", "kind", "id", "reviews", "grounds", "note", *PROVENANCE})
 
 
 class Review(msgspec.Struct, frozen=True):
@@ -126,12 +127,15 @@ class _Reader:
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.by_id: dict[str, Record] = {}
-        self.highest = 0
+        self.highest: dict[str, int] = {}  # id prefix → its highest number so far
         self.retired: set[str] = set()
         self.numbers: dict[str, int] = {}  # correction or review series → last number
         self.corrections = 0
         self.reviews = 0
         self.ignored: dict[str, int] = {}
+
+    def ignore(self, what: str) -> None:
+        self.ignored[what] = self.ignored.get(what, 0) + 1
 
     def line(self, number: int, raw: Any) -> None:
         if not isinstance(raw, dict):
@@ -148,6 +152,8 @@ class _Reader:
             self.review(raw)
         elif kind in KINDS:
             self.record(number, raw)
+        elif schema == SCHEMA and isinstance(kind, str):  # a newer Docket's line: Docket skips it too
+            self.ignore(f"kind {kind}")
         else:
             raise Invalid(f"kind {kind!r} is not claim, decision or question (nor a correction or review)")
 
@@ -165,16 +171,18 @@ class _Reader:
             raise Invalid(f"{record_id}: {exc}") from exc
         if record_id in self.by_id:
             raise Invalid(f"{record_id}: the ledger holds this id twice (Docket's reader refuses it too)")
-        if int(match.group(2)) <= self.highest:
-            raise Invalid(f"{record_id}: ids rise through the ledger, and this one comes after a higher one")
+        if int(match.group(2)) <= self.highest.get(match.group(1), 0):
+            raise Invalid(
+                f"{record_id}: each kind's ids rise through the ledger, and a higher one came before"
+            )
         for name, target in _cited(fields):
             self._check_relation(record_id, kind, name, target)
         for unknown in sorted(set(raw) - KNOWN_FIELDS):
-            self.ignored[unknown] = self.ignored.get(unknown, 0) + 1
+            self.ignore(unknown)
         record = Record(number, fields)
         self.records.append(record)
         self.by_id[record_id] = record
-        self.highest = int(match.group(2))
+        self.highest[match.group(1)] = int(match.group(2))
         self.retired.update(fields["supersedes"])
 
     def _check_relation(self, record_id: str, kind: str, name: str, target: str) -> None:
@@ -217,6 +225,8 @@ class _Reader:
     def correction(self, raw: dict[str, Any]) -> None:
         record = self._series(raw, CORRECTION_ID, "corrects", "correction")
         line_id = str(raw["id"])
+        for unknown in sorted(set(raw) - CORRECTION_FIELDS):
+            self.ignore(unknown)
         fields = raw.get("fields")
         if not isinstance(fields, dict) or not fields:
             raise Invalid(f"{line_id}: fields is a non-empty object")
@@ -236,6 +246,8 @@ class _Reader:
     def review(self, raw: dict[str, Any]) -> None:
         record = self._series(raw, REVIEW_ID, "reviews", "review")
         line_id = str(raw["id"])
+        for unknown in sorted(set(raw) - REVIEW_FIELDS):
+            self.ignore(unknown)
         grounds = raw.get("grounds")
         if (
             not isinstance(grounds, dict)
@@ -247,9 +259,9 @@ class _Reader:
             raise Invalid(
                 f"{line_id}: only a claim or decision is reviewed, and {record.id} is a {record.kind}"
             )
-        unknown = [ref for pair in grounds.items() for ref in pair if ref not in self.by_id]
-        if unknown:
-            raise Invalid(f"{line_id}: grounds name {unknown[0]}, no record earlier in the ledger")
+        missing = [ref for pair in grounds.items() for ref in pair if ref not in self.by_id]
+        if missing:
+            raise Invalid(f"{line_id}: grounds name {missing[0]}, no record earlier in the ledger")
         note = raw.get("note")
         record.reviews.append(Review(line_id, dict(grounds), note if isinstance(note, str) else ""))
         self.reviews += 1
@@ -374,113 +386,14 @@ def normalized(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         raise Invalid("a question answers no other question")
     if kind != "decision" and fields["depends_on"]:
         raise Invalid(f"only decisions have depends_on; a {kind} has none")
+    origin = raw.get("migrated_from")
+    if origin is not None:
+        if not isinstance(origin, str) or not re.fullmatch(r"[cdq](0|[1-9][0-9]*)", origin):
+            raise Invalid("migrated_from is not a record id such as d12")
+        fields["migrated_from"] = origin
     legacy = raw.get("legacy")
     if isinstance(legacy, dict) and isinstance(legacy.get("source_id"), str):
         fields["legacy"] = legacy["source_id"]  # a migrated record: its schema-1 id
     elif isinstance(legacy, str):
         fields["legacy"] = legacy
     return fields
-
-
-# --- the other way: a state's records as a schema-2 ledger -----------------------------------
-
-
-def lines(state: State) -> list[dict[str, Any]]:
-    """The ledger records of `state` as Docket schema-2 lines, in the order they were
-    recorded: records first, then one review line per recorded review. A record keeps its
-    alias as its id while the alias fits Docket's numbering (right prefix, rising, unique);
-    otherwise it takes the next free number."""
-    records = sorted(
-        (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
-        key=lambda e: e.created,
-    )
-    names = _names(records, state.ledger)
-    out = [_line(e, state.ledger[e.id], names) for e in records]
-    for e in records:
-        fact = state.ledger[e.id]
-        if fact.kind == "question" or not fact.reviewed:
-            continue
-        grounds = {
-            names[m.ground]: names[m.head] for m in fact.reviewed if m.ground in names and m.head in names
-        }
-        if grounds:
-            out.append(_review_line(e, names[e.id], grounds))
-    return out
-
-
-def _names(records: list[Entity], facts: Mapping[str, Fact]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    taken: set[str] = set()
-    highest = 0
-    for e in records:
-        prefix = PREFIX[facts[e.id].kind]
-        alias = e.ledger.alias if e.ledger is not None else None
-        match = RECORD_ID.fullmatch(alias) if alias else None
-        if match and match.group(1) == prefix and int(match.group(2)) > highest and alias not in taken:
-            highest = int(match.group(2))
-            name = alias
-        else:
-            highest += 1
-            name = f"{prefix}{highest}"
-        assert name is not None
-        names[e.id] = name
-        taken.add(name)
-    return names
-
-
-def _stamp(e: Entity) -> str:
-    millis = ids.time_ms(e.created)
-    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
-
-
-def _line(e: Entity, fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
-    fields = e.ledger
-    evidence = [
-        {"ref": item} if isinstance(item, str) else msgspec.to_builtins(item)
-        for item in (fields.evidence if fields else ())
-        if (item if isinstance(item, str) else item.ref).strip()  # Docket wants a non-empty ref
-    ]
-    line: dict[str, Any] = {
-        "schema": SCHEMA,
-        "kind": fact.kind,
-        "id": names[e.id],
-        "text": e.text,
-        "state": fact.state,
-        "ts": _stamp(e),
-        "author": "",
-        "session": "",
-        "branch": "",
-        "scope": list(fields.applies_to) if fields else [],
-        "rationale": e.why or "",
-        "supports": [[names[m] for m in group if m in names] for group in fact.supports],
-        "depends_on": [names[t] for t in fact.depends_on if t in names],
-        "answers": [names[t] for t in fact.answers if t in names and fact.kind != "question"],
-        "supersedes": [names[t] for t in e.supersedes if t in names],
-        "evidence": evidence,
-        "revisit": (fields.revisit if fields else None) or "",
-        "cost_if_wrong": (fields.cost_if_wrong if fields else None) or "",
-        "pinned": bool(fields and fields.pinned),
-    }
-    line["supports"] = [group for group in line["supports"] if group]
-    if line["supersedes"] and fields is not None and fields.supersede_reason:
-        line["supersede_reason"] = fields.supersede_reason
-    if fact.kind == "decision":
-        line["choice"] = (fields.choice if fields else None) or e.text  # Docket's reader wants one
-        line["alternatives"] = list(fields.alternatives) if fields else []
-        line["decided_by"] = (fields.decided_by if fields else None) or ""
-    return line
-
-
-def _review_line(e: Entity, name: str, grounds: dict[str, str]) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "kind": "review",
-        "id": f"{name}.r1",
-        "reviews": name,
-        "grounds": grounds,
-        "note": "",
-        "ts": _stamp(e),
-        "author": "",
-        "session": "",
-        "branch": "",
-    }

@@ -1,14 +1,15 @@
-"""The ledger's exchange with other tools: a Docket schema-2 ledger in, decision rows out
-(the Parquet export of evaluation mining)."""
+"""The ledger's exchange with other tools: a Docket schema-2 ledger in and out, decision rows
+out (the Parquet export of evaluation mining)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any, cast
 
 import msgspec
 
-from service.model import caps, commands, docket, fold, render, sanitize
+from service.model import caps, commands, docket, fold, ids, render, sanitize
 from service.model.caps import TIERS
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
@@ -27,7 +28,7 @@ from service.model.events import (
 )
 from service.model.ledger import aliases, objections
 from service.model.sanitize import Unsanitary
-from service.model.state import Entity, State
+from service.model.state import Entity, Fact, State
 from service.model.views import work_word
 
 NATIVE_VERBS = {"claim": "claim", "decision": "decide", "question": "question"}
@@ -94,7 +95,7 @@ def import_docket(
         "superseded": sum(1 for r in fresh if r.id in retired),
         "demoted": demoted,
         "kept_as_written": dict(sorted(kept.items())),
-        "ignored_fields": dict(book.ignored),
+        "not_read": dict(book.ignored),
     }
     return events, summary
 
@@ -166,6 +167,8 @@ def _refs(record: docket.Record, book: docket.Ledger) -> dict[str, object]:
         refs["docket_corrections"] = list(record.corrections)
     if record.fields.get("legacy"):
         refs["docket_legacy"] = record.fields["legacy"]
+    if record.fields.get("migrated_from"):
+        refs["docket_migrated_from"] = record.fields["migrated_from"]
     return refs
 
 
@@ -236,6 +239,115 @@ def _reviews(
             payload = Reviewed(record_id, marks, review.note or None)
             out.append(commands.event(clock, "entity.reviewed", payload, {"docket": review.id}))
     return out
+
+
+# --- a state's records as a Docket schema-2 ledger (`self export docket`) --------------------
+
+
+def docket_lines(state: State) -> list[dict[str, Any]]:
+    """The ledger records of `state` as Docket schema-2 lines, in the order they were
+    recorded: records first, then one review line per recorded review. A record keeps its
+    alias as its id while the alias fits Docket's numbering (right prefix, rising, unique);
+    otherwise it takes its kind's next number (each kind counts on its own, as Docket does)."""
+    records = sorted(
+        (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
+        key=lambda e: e.created,
+    )
+    names = _names(records, state.ledger)
+    out = [_line(e, state.ledger[e.id], names) for e in records]
+    for e in records:
+        fact = state.ledger[e.id]
+        if fact.kind == "question" or not fact.reviewed:
+            continue
+        grounds = {
+            names[m.ground]: names[m.head] for m in fact.reviewed if m.ground in names and m.head in names
+        }
+        if grounds:
+            out.append(_review_line(e, names[e.id], grounds))
+    return out
+
+
+def _names(records: list[Entity], facts: Mapping[str, Fact]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    highest: dict[str, int] = {}
+    for e in records:
+        prefix = docket.PREFIX[facts[e.id].kind]
+        alias = e.ledger.alias if e.ledger is not None else None
+        match = docket.RECORD_ID.fullmatch(alias) if alias else None
+        if (
+            match
+            and match.group(1) == prefix
+            and int(match.group(2)) > highest.get(prefix, 0)
+            and alias not in taken
+        ):
+            highest[prefix] = int(match.group(2))
+            name = alias
+        else:
+            highest[prefix] = highest.get(prefix, 0) + 1
+            name = f"{prefix}{highest[prefix]}"
+        assert name is not None
+        names[e.id] = name
+        taken.add(name)
+    return names
+
+
+def _stamp(e: Entity) -> str:
+    millis = ids.time_ms(e.created)
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
+
+
+def _line(e: Entity, fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
+    fields = e.ledger
+    evidence = [
+        {"ref": item} if isinstance(item, str) else msgspec.to_builtins(item)
+        for item in (fields.evidence if fields else ())
+        if (item if isinstance(item, str) else item.ref).strip()  # Docket wants a non-empty ref
+    ]
+    line: dict[str, Any] = {
+        "schema": docket.SCHEMA,
+        "kind": fact.kind,
+        "id": names[e.id],
+        "text": e.text,
+        "state": fact.state,
+        "ts": _stamp(e),
+        "author": "",
+        "session": "",
+        "branch": "",
+        "scope": list(fields.applies_to) if fields else [],
+        "rationale": e.why or "",
+        "supports": [[names[m] for m in group if m in names] for group in fact.supports],
+        "depends_on": [names[t] for t in fact.depends_on if t in names],
+        "answers": [names[t] for t in fact.answers if t in names and fact.kind != "question"],
+        "supersedes": [names[t] for t in e.supersedes if t in names],
+        "evidence": evidence,
+        "revisit": (fields.revisit if fields else None) or "",
+        "cost_if_wrong": (fields.cost_if_wrong if fields else None) or "",
+        "pinned": bool(fields and fields.pinned),
+    }
+    line["supports"] = [group for group in line["supports"] if group]
+    if line["supersedes"] and fields is not None and fields.supersede_reason:
+        line["supersede_reason"] = fields.supersede_reason
+    if fact.kind == "decision":
+        line["choice"] = (fields.choice if fields else None) or e.text  # Docket's reader wants one
+        line["alternatives"] = list(fields.alternatives) if fields else []
+        line["decided_by"] = (fields.decided_by if fields else None) or ""
+    return line
+
+
+def _review_line(e: Entity, name: str, grounds: dict[str, str]) -> dict[str, Any]:
+    return {
+        "schema": docket.SCHEMA,
+        "kind": "review",
+        "id": f"{name}.r1",
+        "reviews": name,
+        "grounds": grounds,
+        "note": "",
+        "ts": _stamp(e),
+        "author": "",
+        "session": "",
+        "branch": "",
+    }
 
 
 def decision_rows(state: State) -> list[dict[str, Any]]:

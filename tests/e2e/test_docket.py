@@ -58,13 +58,13 @@ def test_context_shows_every_current_record_with_its_alias(store: Store) -> None
 def test_two_ledgers_in_one_workspace_keep_their_own_ids(store: Store) -> None:
     store.ok("import", "docket", str(FIRST))
     second = store.json("import", "docket", str(SECOND))
-    assert (second["imported"], second["skipped"]) == (3, 0)
+    assert (second["imported"], second["skipped"]) == (4, 0)
     rows = store.rows("--all")
     sources = {r["source"] for r in rows if r.get("alias")}
     assert len(sources) == 2
     mine = {r["alias"]: r for r in rows if r.get("source") == second["ledger"]}
     assert mine["c2"]["supports"] == [[mine["c1"]["id"]]]
-    assert mine["d3"]["depends_on"] == [mine["c2"]["id"]]
+    assert mine["d1"]["depends_on"] == [mine["c2"]["id"]]
     proc = store.run("state", "show", "c1")
     assert proc.returncode == 1 and "c1 is the alias of 2 imported records" in proc.stderr, describe(proc)
     assert store.json("import", "docket", str(SECOND))["imported"] == 0
@@ -170,3 +170,15 @@ def test_a_record_the_sanitize_gate_refuses_is_named_by_its_line(store: Store, t
     assert proc.returncode == 2, describe(proc)
     assert "line 16 (q11) payload.text holds an absolute machine-local path" in proc.stderr, describe(proc)
     assert [r for r in store.rows("--all") if r.get("alias")] == []  # nothing of the ledger is written
+
+
+def test_a_torn_last_line_is_skipped_and_a_broken_one_refused(store: Store, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    text = FIRST.read_text("utf-8")
+    ledger.write_text(text + '{"schema":2,"kind":"claim","id":"c11","te', "utf-8")
+    summary = store.json("import", "docket", str(ledger))
+    assert (summary["imported"], summary["torn_line_skipped"]) == (10, True)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"schema":2,"kind":"claim","id":"c1","te\n' + text, "utf-8")
+    proc = store.run("import", "docket", str(broken))
+    assert proc.returncode == 1 and "broken.jsonl:1 is not JSON" in proc.stderr, describe(proc)

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from service.model import docket, views
+from service.model import docket, exchange, views
 from service.model.state import State
 from tests.docket_ledgers import docket_ledgers
 from tests.unit.test_ledger_docket import Log
@@ -51,11 +51,11 @@ def imported(lines: list[dict[str, Any]]) -> Log:
 @given(docket_ledgers())
 def test_import_export_import_gives_the_same_rows(ledger: list[dict[str, Any]]) -> None:
     first = imported(ledger)
-    exported = docket.lines(first.state())
+    exported = exchange.docket_lines(first.state())
     docket.read(list(enumerate(exported, 1)))  # Docket's reader rules accept the file
     second = imported(exported)
     assert rows(second.state()) == rows(first.state())
-    again = docket.lines(second.state())
+    again = exchange.docket_lines(second.state())
     assert [{k: v for k, v in line.items() if k != "ts"} for line in again] == [
         {k: v for k, v in line.items() if k != "ts"} for line in exported
     ]
@@ -66,7 +66,7 @@ def test_an_exported_record_keeps_its_docket_id_and_fields() -> None:
 
     log = Log()
     log.load(rows_of("first.jsonl"))
-    exported = {line["id"]: line for line in docket.lines(log.state())}
+    exported = {line["id"]: line for line in exchange.docket_lines(log.state())}
     d4 = exported["d4"]
     assert d4["text"] == "Parse API responses with the standard library json module."
     assert d4["evidence"] == [{"ref": "bench/parse.md", "checked_at": "2026-09-05T08:00:00+00:00"}]
@@ -90,16 +90,16 @@ def test_records_written_here_export_as_lines_docket_reads() -> None:
     c = book.claim("the API returns JSON", evidence=("docs/api.md", ""))
     book.decision("parse with the stdlib", supports=c, answers=q1, revisit="2027-01-31")
     book.assess(c, "disputed")
-    exported = docket.lines(book.state())
+    exported = exchange.docket_lines(book.state())
     read = docket.read(list(enumerate(exported, 1)))
     by_id = {r.id: r.fields for r in read.records}
-    assert sorted(by_id) == ["c3", "d4", "q1", "q2"]
+    assert sorted(by_id) == ["c1", "d1", "q1", "q2"]  # each kind numbered on its own
     assert by_id["q2"]["answers"] == []
-    assert [e.ref for e in by_id["c3"]["evidence"]] == ["docs/api.md"]
-    assert by_id["c3"]["state"] == "disputed"
-    assert by_id["d4"]["choice"] == "parse with the stdlib"  # none recorded: Docket's reader wants one
-    assert (by_id["d4"]["supports"], by_id["d4"]["answers"], by_id["d4"]["revisit"]) == (
-        [["c3"]],
+    assert [e.ref for e in by_id["c1"]["evidence"]] == ["docs/api.md"]
+    assert by_id["c1"]["state"] == "disputed"
+    assert by_id["d1"]["choice"] == "parse with the stdlib"  # none recorded: Docket's reader wants one
+    assert (by_id["d1"]["supports"], by_id["d1"]["answers"], by_id["d1"]["revisit"]) == (
+        [["c1"]],
         ["q1"],
         "2027-01-31",
     )

@@ -145,14 +145,19 @@ def test_what_only_a_writer_refuses_is_kept_as_written(first: Log) -> None:
 
 def test_two_ledgers_keep_their_own_id_spaces(first: Log) -> None:
     summary = first.load(rows_of("second.jsonl"))
-    assert (summary["imported"], summary["skipped"]) == (3, 0)
+    assert (summary["imported"], summary["skipped"]) == (4, 0)
+    assert summary["not_read"] == {"kind feature": 1}  # a newer Docket's line, skipped as Docket does
     one, two = docket.identity(rows_of("first.jsonl")[0][1]), docket.identity(rows_of("second.jsonl")[0][1])
     assert one != two
     state = first.state()
     second_c1, second_c2 = first.record("c1", two), first.record("c2", two)
     assert second_c1 != first.record("c1", one)
     assert state.ledger[second_c2].supports == [[second_c1]]
-    assert state.ledger[first.record("d3", two)].depends_on == [second_c2]
+    assert state.ledger[first.record("d1", two)].depends_on == [second_c2]  # c1, d1, q1: per kind
+    migrated = next(
+        e for e in first.events if e.refs and e.refs.get("docket_ledger") == two and e.refs["docket"] == "q1"
+    )
+    assert migrated.refs is not None and migrated.refs["docket_migrated_from"] == "d7"
     with pytest.raises(Invalid, match="c1 is the alias of 2 imported records"):
         commands.find(state, "c1")
     assert commands.find(state, "d10").id == first.record("d10", one)  # a unique alias still names it
@@ -247,7 +252,12 @@ Q2 = line(kind="question", id="q2", text="which parser?")
         ([{"id": "d1", "question": "which?", "answer": "this", "state": "settled"}], "run `docket migrate`"),
         ([line(schema=3, kind="claim", id="c1", text="x")], "schema 3"),
         ([C1, {**C1, "text": "again"}], "holds this id twice"),
-        ([line(kind="claim", id="c2", text="x"), {**C1}], "comes after a higher one"),
+        ([line(kind="claim", id="c2", text="x"), {**C1}], "a higher one came before"),
+        ([{**C1, "migrated_from": "x"}], "migrated_from is not a record id"),
+        (
+            [{"id": "c1", "kind": "feature", "text": "x"}],
+            "kind 'feature' is not claim",
+        ),  # no schema: not newer
         (
             [
                 C1,
