@@ -276,7 +276,7 @@ def link(state: State, clock: Clock, prefix: str, link_type: str, target: str, r
     entity = find(state, prefix)
     if link_type not in LINK_TYPES:
         raise Invalid(f"link type {link_type!r} is not one of {', '.join(LINK_TYPES)}")
-    target_id = ids.resolve(target, state.entities, "record")
+    target_id = find(state, target).id  # an id, a unique prefix or an alias
     if target_id == entity.id:
         raise Invalid("a record cannot link to itself")
     edge = Link(link_type, target_id)

@@ -129,7 +129,7 @@ def test_parquet_rows_carry_the_alias_blocked_and_the_work_a_decision_led_to(sto
     porcelain.commit(repo, b"init", author=identity, committer=identity)
     store.ok("project", "link", "app", str(checkout))
     unit = store.add("work", "switch the client parser", "--intends", "src/**")
-    store.ok("state", "link", unit, rows["d4"]["id"])
+    store.ok("state", "link", unit, "d4")  # the alias names the decision
     store.ok("work", "start", unit)
     (checkout / "src" / "client.py").write_text("b\n", "utf-8")
     (checkout / "setup.cfg").write_text("s\n", "utf-8")
