@@ -50,6 +50,8 @@ def test_context_shows_every_current_record_with_its_alias(store: Store) -> None
     context = store.ok("context", "--plain")
     for row in current:
         assert f"alias {row['alias']}" in context, (row["alias"], context)
+    listed = store.ok("state", "list")
+    assert "(alias d4" in listed and "(alias q3" in listed, listed
     status = store.ok("status")
     assert "(d10) [decision] Stream bodies larger than 8 MB to disk.:" in status, status
     assert "(c7)" in status, status
