@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from cli import records, render
@@ -233,7 +235,8 @@ def register(app: typer.Typer) -> None:
 
     @imports.command("docket")
     def import_docket(path: str, as_json: bool = JsonOpt) -> None:
-        """Import a Docket schema-2 ledger (JSONL): ids kept as aliases, relations mapped."""
+        """Import a Docket schema-2 ledger (JSONL) as Docket reads it: corrections and reviews
+        applied, ids kept as aliases within the ledger's own id space, records as written."""
         from pathlib import Path
 
         from cli.common import echo, emit_json
@@ -241,7 +244,7 @@ def register(app: typer.Typer) -> None:
         summary = workspace().import_docket(Path(path))
         if as_json:
             return emit_json(summary)
-        echo(f"{summary['imported']} records imported, {summary['skipped']} already here")
+        echo(import_text(summary))
 
     export = typer.Typer(no_args_is_help=True, add_completion=False, help="Export the ledger and its schema.")
     app.add_typer(export, name="export")
@@ -254,6 +257,18 @@ def register(app: typer.Typer) -> None:
 
         emit_json(document())
 
+    @export.command("docket")
+    def export_docket(out: str, as_json: bool = JsonOpt) -> None:
+        """Write this project's ledger as a Docket schema-2 file (JSONL) Docket's reader accepts."""
+        from pathlib import Path
+
+        from cli.common import echo, emit_json
+
+        done = workspace().export_docket(Path(out))
+        if as_json:
+            return emit_json(done)
+        echo(f"{done['records']} records and {done['reviews']} reviews written to {done['path']}")
+
     @export.command("parquet")
     def parquet(out: str, as_json: bool = JsonOpt) -> None:
         """Write one row per decision (grounds, status, known outcome) to a Parquet file."""
@@ -263,6 +278,43 @@ def register(app: typer.Typer) -> None:
         if as_json:
             return emit_json(done)
         echo(f"{done['rows']} decisions written to {done['path']}")
+
+
+def import_text(summary: dict[str, Any]) -> str:
+    """What an import did, and where the records went."""
+    from service.model.render import plural
+
+    applied = (
+        f"{plural(summary['corrections'], 'correction')} applied, {plural(summary['reviews'], 'review')}"
+    )
+    lines = [
+        f"{plural(summary['imported'], 'record')} imported from {summary['ledger']}, "
+        f"{summary['skipped']} already here ({applied})"
+    ]
+    placed = summary["placed"]
+    where = ", ".join(f"{placed[tier]} at {tier}" for tier in ("full", "index", "search") if placed[tier])
+    if where:
+        lines.append(f"placed: {where} ({summary['superseded']} superseded in the ledger wait at search)")
+    if summary["demoted"]:
+        lines.append(
+            f"{summary['demoted']} placed a tier lower than a native add would: their tier is at its cap "
+            "(`self state place ID --exposure …` moves one; caps are in workspace.json)"
+        )
+    kept = summary["kept_as_written"]
+    if kept:
+        listed = ", ".join(f"{rule} ({count})" for rule, count in kept.items())
+        lines.append(f"kept as written, though a new record would be refused: {listed}")
+    if summary.get("torn_line_skipped"):
+        lines.append("skipped a torn last line (an append that did not finish), as Docket does")
+    if summary["not_read"]:
+        lines.append(f"not read, left out: {', '.join(summary['not_read'])} (from a newer Docket)")
+    late = summary["corrections_not_applied"]
+    if late:
+        lines.append(
+            f"not applied: {', '.join(late)}, corrections of records imported before them "
+            "(change those records here: `self claim assess`, or supersede them)"
+        )
+    return "\n".join(lines)
 
 
 def rule_stdin(text: str) -> dict[str, object]:
@@ -294,7 +346,6 @@ def rule_stdin(text: str) -> dict[str, object]:
 
 def write_parquet(out: str) -> dict[str, object]:
     """Every decision of this project as one Parquet row (pyarrow, the `parquet` extra)."""
-    from service.model import exchange
     from service.model.errors import Invalid
 
     try:
@@ -302,8 +353,17 @@ def write_parquet(out: str) -> dict[str, object]:
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
-    ws = workspace()
-    rows = exchange.decision_rows(ws.state(ws.require_project()))
+    rows = workspace().decision_rows()
+    files = pa.list_(pa.string())
+    unit = pa.struct(
+        [
+            ("id", pa.string()),
+            ("state", pa.string()),
+            ("intentional", files),
+            ("unintentional", files),
+            ("unrealized", files),
+        ]
+    )
     schema = pa.schema(
         [
             ("id", pa.string()),
@@ -319,10 +379,13 @@ def write_parquet(out: str) -> dict[str, object]:
             ("supports", pa.list_(pa.list_(pa.string()))),
             ("review_owed", pa.list_(pa.string())),
             ("depends_on", pa.list_(pa.string())),
+            ("blocked", pa.bool_()),
             ("blocked_by", pa.list_(pa.string())),
             ("answers", pa.list_(pa.string())),
             ("outcome", pa.string()),
             ("superseded_by", pa.string()),
+            ("alias", pa.string()),
+            ("work", pa.list_(unit)),
             ("created", pa.string()),
             ("changed", pa.string()),
         ]

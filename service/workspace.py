@@ -422,6 +422,22 @@ class Workspace:
             realized, intended
         )
 
+    def decision_rows(self) -> list[dict[str, Any]]:
+        """This project's decision rows (`exchange.decision_rows`), each unit a decision led to
+        with the files it changed against its intended outcomes when the linked checkout
+        holds its commits (else those three are None)."""
+        from service.model import exchange
+
+        rows = exchange.decision_rows(self.state(self.require_project()))
+        for row in rows:
+            for unit in row["work"]:
+                try:
+                    outcome = self.work_outcome(unit["id"])
+                except Invalid:
+                    outcome = {}
+                unit.update({key: outcome.get(key) for key in ("intentional", "unintentional", "unrealized")})
+        return rows
+
     def log_ruling(self, ruling: dict[str, object]) -> None:
         """The gate's rulings, one JSON line each, in this machine's `.local/gate.jsonl`."""
         import json
@@ -437,32 +453,68 @@ class Workspace:
 
     def import_docket(self, path: Path) -> dict[str, object]:
         """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
+        from service.model import docket, exchange
+
+        rows, torn = _json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
+        book = docket.read(rows)
+        summary: dict[str, object] = {}
+
+        def command(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
+            events, done = exchange.import_docket(state, config, clock, book)
+            summary.update(done)
+            return events
+
+        self.write_project(command)
+        return summary | {"torn_line_skipped": torn}
+
+    def export_docket(self, path: Path) -> dict[str, object]:
+        """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
         import json
 
         from service.model import exchange
 
-        source = path.expanduser()
-        if not source.is_file():
-            raise Invalid(f"{path}: no such file (a Docket ledger is a .jsonl file)")
-        rows: list[tuple[int, dict[str, object]]] = []
-        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
-            if not isinstance(record, dict):
-                raise Invalid(f"{path}:{number} is not a ledger record (a JSON object)")
-            rows.append((number, record))
-        events = self.write_project(lambda s, c, k: exchange.import_docket(s, c, k, rows))
-        imported = sum(1 for e in events if e.type == "entity.confirmed")
-        return {"records": len(rows), "imported": imported, "skipped": len(rows) - imported}
+        lines = exchange.docket_lines(self.state(self.require_project()))
+        target = path.expanduser()
+        try:
+            with target.open("x", encoding="utf-8") as handle:
+                handle.writelines(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in lines)
+        except FileExistsError as exc:
+            raise Invalid(f"{path} exists: export writes a new file (remove it, or name another)") from exc
+        except OSError as exc:
+            raise Invalid(f"{path}: cannot write it ({exc.strerror})") from exc
+        records = sum(1 for line in lines if line["kind"] not in ("review", "correction"))
+        return {"path": str(path), "records": records, "reviews": len(lines) - records}
 
     def import_superself(self, path: Path) -> ImportSummary:
         from service.importers.superself import import_superself
 
         return import_superself(self.store, path, self.origin)
+
+
+def _json_lines(path: Path, what: str) -> tuple[list[tuple[int, object]], bool]:
+    """The non-empty lines of a JSONL file, parsed, with their line numbers; and whether a
+    torn last line was left out (no newline after it and not JSON: an append that died
+    midway, which Docket's reader skips too)."""
+    import json
+
+    if not path.is_file():
+        raise Invalid(f"{path}: no such file ({what})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise Invalid(f"{path}: cannot read it ({exc})") from exc
+    lines = text.splitlines()
+    rows: list[tuple[int, object]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except ValueError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                return rows, True
+            raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
+    return rows, False
 
 
 def _work_of(event: Event) -> str:

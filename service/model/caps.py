@@ -25,6 +25,12 @@ def one_tier_down(exposure: str) -> str:
     return TIERS[min(rank(exposure) + 1, len(TIERS) - 1)]
 
 
+def over(tier: str, after: int, before: int, config: WorkspaceConfig) -> bool:
+    """A tier past its cap: it holds more than its cap and more than it did before."""
+    limit = config.caps.full_tokens if tier == "full" else config.caps.index_tokens
+    return after > limit and after > before
+
+
 def usage(entities: Iterable[Entity], scope: str, per_char: float) -> dict[str, int]:
     """Tokens the live records of `scope` spend at full and at index exposure."""
     spent = {"full": 0, "index": 0}
@@ -60,7 +66,7 @@ def check(
             if e.scope == scope and e.exposure in spent:
                 spent[e.exposure] += render.cost(e, e.exposure, per_char)
         for tier in ("full", "index"):
-            if spent[tier] > limits[tier] and spent[tier] > before[tier]:
+            if over(tier, spent[tier], before[tier], config):
                 raise CapExceeded(
                     f"the {tier} tier of {scope} scope would hold {spent[tier]} tokens, over its "
                     f"cap of {limits[tier]} (it holds {before[tier]} now); pass --demote <id> "

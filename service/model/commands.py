@@ -138,10 +138,14 @@ def find(state: State, prefix: str) -> Entity:
     """The entity an id, a unique id prefix or an imported record's alias names in `state`."""
     try:
         return state.entities[ids.resolve(prefix, state.entities, "record")]
-    except Invalid:
-        for e in state.entities.values():
-            if e.ledger is not None and e.ledger.alias == prefix:
-                return e
+    except Invalid as exc:
+        named = [e for e in state.entities.values() if e.ledger is not None and e.ledger.alias == prefix]
+        if len(named) > 1:  # two imported ledgers each had one
+            listed = ", ".join(sorted(e.id for e in named))
+            what = f"{prefix} is the alias of {len(named)} imported records ({listed})"
+            raise Invalid(f"{what}: give the id of the one you mean") from exc
+        if named:
+            return named[0]
         raise
 
 
@@ -272,7 +276,7 @@ def link(state: State, clock: Clock, prefix: str, link_type: str, target: str, r
     entity = find(state, prefix)
     if link_type not in LINK_TYPES:
         raise Invalid(f"link type {link_type!r} is not one of {', '.join(LINK_TYPES)}")
-    target_id = ids.resolve(target, state.entities, "record")
+    target_id = find(state, target).id  # an id, a unique prefix or an alias
     if target_id == entity.id:
         raise Invalid("a record cannot link to itself")
     edge = Link(link_type, target_id)

@@ -180,11 +180,12 @@ class _Builder:
         return self.shorts.get(e.id, e.id)
 
     def marks(self, e: Entity) -> str:
-        """A ledger record's marks: recorded state, support, blocking, resolution."""
+        """A ledger record's marks: its alias (an imported record's old id), recorded state,
+        support, blocking, resolution."""
+        words = [f"alias {e.ledger.alias}"] if e.ledger is not None and e.ledger.alias else []
         extra = self.ledger.get(e.id)
-        if extra is None:
-            return ""
-        words = ledger_words(extra, lambda i: self.shorts.get(i, i))
+        if extra is not None:
+            words += ledger_words(extra, lambda i: self.shorts.get(i, i))
         return f" ({'; '.join(words)})" if words else ""
 
     def place(self, e: Entity) -> None:

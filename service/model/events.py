@@ -55,6 +55,14 @@ class Outcome(msgspec.Struct, frozen=True, gc=False):
     action: str
 
 
+class Evidence(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A provenance reference as Docket records it: what was checked, when, at which commit."""
+
+    ref: str
+    checked_at: str | None = None
+    commit: str | None = None
+
+
 class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, forbid_unknown_fields=False):
     """What a claim, decision or question records beyond an entity's text (Docket's schema 2).
 
@@ -68,11 +76,13 @@ class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, fo
     decided_by: str | None = None
     supersede_reason: str | None = None
     applies_to: tuple[str, ...] = ()
-    evidence: tuple[str, ...] = ()
-    revisit: str | None = None
+    evidence: tuple[str | Evidence, ...] = ()  # `--evidence` writes strings, an import objects
+    revisit: str | None = None  # a date when written here; an import keeps Docket's free text
     cost_if_wrong: str | None = None
     pinned: bool = False
     alias: str | None = None  # the id an imported record had (Docket's c1, q2, d3)
+    source: str | None = None  # the ledger it came from (an alias is unique within its source)
+    corrections: tuple[str, ...] = ()  # the ledger's correction lines applied to it on import
     options: tuple[Outcome, ...] = ()  # a question's candidate answers and their actions
     reads: tuple[str, ...] = ()  # a work unit's read set (paths or globs)
     writes: tuple[str, ...] = ()  # a work unit's write set

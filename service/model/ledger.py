@@ -81,6 +81,46 @@ def parse_sets(given: Sequence[str]) -> list[list[str]]:
     return sets
 
 
+def objections(kind: str, text: str, fields: LedgerFields) -> list[tuple[str, str]]:
+    """The phrasing and choice rules a writer holds a new record to, each broken one as
+    (rule, message). A write is refused on the first; an import reads records as their
+    ledger holds them and only counts these (`exchange.import_docket`)."""
+    found: list[tuple[str, str]] = []
+    if kind in GROUNDED and is_question(text):
+        found.append(
+            (
+                "phrased as a question",
+                f"a {kind} states what holds, and {text.strip()!r} is phrased as a question: "
+                f'record it with `self question add "…"`, or state it without the question mark',
+            )
+        )
+    if fields.choice is not None and not fields.choice.strip():
+        found.append(("empty choice", "--choice is empty: name the option chosen"))
+    seen: set[str] = set()
+    for alternative in fields.alternatives:
+        flat = _flat(alternative)
+        if not flat:
+            found.append(
+                ("empty alternative", "an --alternative is empty: name the option that was not chosen")
+            )
+        elif fields.choice is not None and flat == _flat(fields.choice):
+            found.append(
+                (
+                    "alternative is the choice",
+                    f"the alternative {alternative!r} is the choice itself: list only the options not chosen",
+                )
+            )
+        elif flat in seen:
+            found.append(("alternative listed twice", f"the alternative {alternative!r} is listed twice"))
+        seen.add(flat)
+    if fields.revisit is not None:
+        try:
+            commands.valid_date(fields.revisit)
+        except Invalid as exc:
+            found.append(("revisit is not a date", f"--revisit {exc}"))
+    return found
+
+
 def check_record(
     state: State,
     record_id: str | None,
@@ -96,11 +136,6 @@ def check_record(
     """
     if kind not in KINDS:
         raise Invalid(f"{kind!r} is not a ledger kind ({', '.join(KINDS)})")
-    if kind in GROUNDED and is_question(text):
-        raise Invalid(
-            f"a {kind} states what holds, and {text.strip()!r} is phrased as a question: "
-            f'record it with `self question add "…"`, or state it without the question mark'
-        )
     states = {"claim": CLAIM_STATES, "decision": ("adopted",), "question": ("open",)}[kind]
     if fields.state is not None and fields.state not in states:
         raise Invalid(f"--state {fields.state!r}: a new {kind} is {' | '.join(states)}")
@@ -127,26 +162,12 @@ def check_record(
         raise Invalid('an --option is "ANSWER=ACTION": both sides non-empty')
     if len(set(answers)) != len(answers):
         raise Invalid("an answer is listed twice in --option")
-    if fields.choice is not None and not fields.choice.strip():
-        raise Invalid("--choice is empty: name the option chosen")
-    seen: set[str] = set()
-    for alternative in fields.alternatives:
-        flat = _flat(alternative)
-        if not flat:
-            raise Invalid("an --alternative is empty: name the option that was not chosen")
-        if fields.choice is not None and flat == _flat(fields.choice):
-            raise Invalid(
-                f"the alternative {alternative!r} is the choice itself: list only the options not chosen"
-            )
-        if flat in seen:
-            raise Invalid(f"the alternative {alternative!r} is listed twice")
-        seen.add(flat)
+    for _, message in objections(kind, text, fields)[:1]:
+        raise Invalid(message)
     if fields.supersede_reason is not None and fields.supersede_reason not in SUPERSEDE_REASONS:
         raise Invalid(
             f"--supersede-reason {fields.supersede_reason!r} is not one of restate, revise, reverse"
         )
-    if fields.revisit is not None:
-        commands.valid_date(fields.revisit)
     superseding = [link for link in links if link.type == "supersedes"]
     if fields.supersede_reason is not None and not superseding:
         raise Invalid("--supersede-reason says how a record supersedes another: pass --supersedes ID too")
@@ -364,16 +385,21 @@ def record_row(e: Entity, fact: Fact) -> dict[str, object]:
         "supersede_reason": fact.reason,
         "applies_to": list(fields.applies_to),
         "rationale": e.why,
-        "evidence": list(fields.evidence),
+        "evidence": [e if isinstance(e, str) else msgspec.to_builtins(e) for e in fields.evidence],
         "revisit": fields.revisit,
         "cost_if_wrong": fields.cost_if_wrong,
         "pinned": fields.pinned,
         "alias": fields.alias,
+        "source": fields.source,
         "options": [{"answer": o.answer, "action": o.action} for o in fields.options],
         "moot": moot(fields) if e.ledger is not None and fields.options else None,
     }
 
 
-def aliases(state: State) -> dict[str, str]:
-    """Imported records: their old id (alias) → their id here."""
-    return {e.ledger.alias: e.id for e in state.entities.values() if e.ledger is not None and e.ledger.alias}
+def aliases(state: State, source: str | None = None) -> dict[str, str]:
+    """Imported records of one source ledger (None: every source): old id (alias) → id here."""
+    return {
+        e.ledger.alias: e.id
+        for e in state.entities.values()
+        if e.ledger is not None and e.ledger.alias and (source is None or e.ledger.source == source)
+    }

@@ -58,6 +58,7 @@ class ReviewLine(msgspec.Struct, frozen=True):
     text: str
     support: str
     grounds: list[str]
+    alias: str | None = None  # an imported record's id in its old ledger
 
 
 class StatusDoc(msgspec.Struct):
@@ -159,28 +160,38 @@ def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list
         state.entities,
     )
 
+    named = {i: f"{shorts.get(i, i)} ({a})" for i in shorts if (a := _alias(state, i))}
+    named = {i: named.get(i, short) for i, short in shorts.items()}
+
     def line(record_id: str, grounds: list[str]) -> ReviewLine:
         view = views[record_id]
-        text = state.entities[record_id].text
-        return ReviewLine(record_id, shorts[record_id], view.kind, text, view.support, grounds)
+        e = state.entities[record_id]
+        return ReviewLine(
+            record_id, shorts[record_id], view.kind, e.text, view.support, grounds, _alias(state, record_id)
+        )
 
     owed = [
-        line(i, [_owed_text(o.ground, o.head, o.reason, shorts) for o in v.review_owed])
+        line(i, [_owed_text(o.ground, o.head, o.reason, named) for o in v.review_owed])
         for i, v in sorted(views.items())
         if v.review_owed
     ]
     unsupported = [
-        line(i, [f"{shorts.get(x.ground, x.ground)} {x.reason}" for x in v.lost])
+        line(i, [f"{named.get(x.ground, x.ground)} {x.reason}" for x in v.lost])
         for i, v in sorted(views.items())
         if v.support == "unsupported"
     ]
-    blocked = [line(i, [shorts[b] for b in v.blocked_by]) for i, v in sorted(views.items()) if v.blocked]
+    blocked = [line(i, [named[b] for b in v.blocked_by]) for i, v in sorted(views.items()) if v.blocked]
     return owed, unsupported, blocked
 
 
-def _owed_text(ground: str, head: str, reason: str, shorts: dict[str, str]) -> str:
-    now = f" (now {shorts.get(head, head)})" if head != ground else ""
-    return f"{shorts.get(ground, ground)} {reason}{now}"
+def _alias(state: State, record_id: str) -> str | None:
+    e = state.entities.get(record_id)
+    return e.ledger.alias if e is not None and e.ledger is not None else None
+
+
+def _owed_text(ground: str, head: str, reason: str, named: dict[str, str]) -> str:
+    now = f" (now {named.get(head, head)})" if head != ground else ""
+    return f"{named.get(ground, ground)} {reason}{now}"
 
 
 def build_status(
@@ -244,7 +255,9 @@ def render_status(doc: StatusDoc) -> str:
         if rows:
             lines.append(f"{title}: {len(rows)}")
             lines += [
-                f"  - {r.short} [{r.kind}] {one_line(r.text, 60)}: {', '.join(r.grounds)}" for r in rows
+                f"  - {r.short}{f' ({r.alias})' if r.alias else ''} [{r.kind}] {one_line(r.text, 60)}: "
+                f"{', '.join(r.grounds)}"
+                for r in rows
             ]
     if doc.review_owed:
         lines.append("  (`self review ID` acknowledges a review)")

@@ -125,7 +125,7 @@ def _placement(e: Entity) -> str:
 
 
 def _marks(e: Entity, extra: Mapping[str, Any] | None = None, shorts: Mapping[str, str] | None = None) -> str:
-    marks: list[str] = []
+    marks: list[str] = [f"alias {e.ledger.alias}"] if e.ledger is not None and e.ledger.alias else []
     if e.status != "confirmed":
         marks.append(e.status)
     if e.execution:

@@ -300,24 +300,25 @@ def test_import_docket_keeps_ids_as_aliases(store: Store) -> None:
     ledger = store.root.parent / "ledger.jsonl"
     records = [
         {"schema": 2, "id": "c1", "kind": "claim", "text": "the API returns JSON", "state": "accepted"},
-        {"schema": 2, "id": "q1", "kind": "question", "text": "which format?"},
+        {"schema": 2, "id": "q2", "kind": "question", "text": "which format?"},
         {
             "schema": 2,
-            "id": "d1",
+            "id": "d3",
             "kind": "decision",
             "text": "use the stdlib",
             "supports": [["c1"]],
-            "answers": ["q1"],
+            "answers": ["q2"],
         },
     ]
     ledger.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
-    assert store.json("import", "docket", str(ledger)) == {"records": 3, "imported": 3, "skipped": 0}
+    summary = store.json("import", "docket", str(ledger))
+    assert (summary["records"], summary["imported"], summary["skipped"]) == (3, 3, 0)
     assert store.json("import", "docket", str(ledger))["imported"] == 0
     rows = {r["alias"]: r for r in store.rows() if "alias" in r}
-    assert rows["q1"]["resolved_by"] == [rows["d1"]["id"]]
+    assert rows["q2"]["resolved_by"] == [rows["d3"]["id"]]
     store.ok("claim", "assess", "c1", "--state", "disputed")
-    assert row(store, rows["d1"]["id"])["support"] == "flagged"
-    assert store.json("state", "show", "d1")["alias"] == "d1"
+    assert row(store, rows["d3"]["id"])["support"] == "flagged"
+    assert store.json("state", "show", "d3")["alias"] == "d3"
     ledger.write_text(
         json.dumps({"id": "c9", "kind": "claim", "text": "x", "supports": [["c7"]]}) + "\n", "utf-8"
     )
