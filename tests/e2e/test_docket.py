@@ -164,7 +164,7 @@ def test_a_record_the_sanitize_gate_refuses_is_named_by_its_line(store: Store, t
     q11 = {
         **json.loads(lines[2]),
         "id": "q11",
-        "text": "Is the ledger under ~/.claude/docket/ per repository?",
+        "text": "Is the ledger under /home/alice/.claude/docket/ per repository?",
     }
     ledger = tmp_path / "ledger.jsonl"
     ledger.write_text("\n".join([*lines, json.dumps(q11)]) + "\n", "utf-8")
