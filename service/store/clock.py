@@ -54,9 +54,11 @@ def high_water(path: Path) -> str | None:
 
 
 def observe(path: Path, seen: Iterable[str]) -> str | None:
-    """Raise the high-water mark to the greatest valid id in `seen`; returns the new mark."""
+    """Raise the high-water mark to the greatest valid id in `seen`; returns the new mark.
+    An id more than ids.HORIZON_MS ahead of the wall clock is not believed: the mark stays."""
     mark = high_water(path)
-    top = max((i for i in seen if ids.is_id(i)), default=None)
+    now = wall_ms()
+    top = max((i for i in seen if ids.is_id(i) and not ids.beyond_horizon(i, now)), default=None)
     if top is not None and (mark is None or top > mark):
         atomic_write(path, top.encode("ascii") + b"\n", durable=True)
         return top

@@ -20,6 +20,7 @@ from test_sync_support import (
     event_lines,
     files,
     git,
+    new_store,
     remote_lines,
     replica,
     same,
@@ -29,6 +30,7 @@ from service.model import ids
 from service.model.events import Assertion, Event, canonical, make
 from service.store import Store
 from service.store.clock import high_water
+from service.store.errors import StoreError
 from service.sync import SyncError, clone, doctor, sync
 from service.sync.every import sync_every
 
@@ -214,3 +216,22 @@ def test_a_merge_of_two_published_histories_never_takes_an_edit(tmp_path: Path) 
     assert "remote y" in str(refused.value)
     assert (files(w.a), w.a.head()) == (before, head)
     assert [(f.remote, f.ids) for f in doctor.examine(w.a).remotes] == [("y", [event.id])]
+
+
+def test_the_clock_never_moves_to_an_id_beyond_the_horizon(tmp_path: Path) -> None:
+    """Whatever path an id comes by (an import, a log written by hand), the clock stays."""
+    store = new_store(tmp_path / "s")
+    mark = high_water(store.clock_file)
+    store.observe(["7zzzzzzzzzzzzzzzzzzzzzzzzz", at(now_ms() + 2 * DAY_MS)])
+    assert high_water(store.clock_file) == mark
+    [fresh] = append(store, 1)
+    assert fresh.id < at(now_ms() + ids.HORIZON_MS)
+    soon = at(now_ms() + 3600 * 1000)
+    store.observe([soon])
+    assert high_water(store.clock_file) == soon
+
+
+def test_a_bad_clock_offset_is_a_clear_error(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "s")
+    with clock_offset("five seconds"), pytest.raises(StoreError, match="SELF_CLOCK_OFFSET_MS"):
+        append(store, 1)

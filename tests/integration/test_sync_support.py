@@ -271,7 +271,7 @@ def remote_lines(repo_path: Path) -> list[bytes]:
 
 
 @contextlib.contextmanager
-def clock_offset(ms: int) -> Iterator[None]:
+def clock_offset(ms: int | str) -> Iterator[None]:
     """Run the block with the store's wall clock `ms` milliseconds off (SELF_CLOCK_OFFSET_MS)."""
     before = os.environ.get(OFFSET_ENV)
     os.environ[OFFSET_ENV] = str(ms)
