@@ -12,7 +12,6 @@ from tests.samples import SUPERSELF_SAMPLE as SAMPLE
 
 ROW = re.compile(r"^(\S+)  (\S+)  (full|index|search)(?: p(\d+))?  (.*?)(  \(proposed\))?$")
 
-
 def expected(name: str) -> str:
     return (SAMPLE / "expected" / name).read_text("utf-8")
 
