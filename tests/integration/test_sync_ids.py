@@ -235,3 +235,19 @@ def test_a_bad_clock_offset_is_a_clear_error(tmp_path: Path) -> None:
     store = new_store(tmp_path / "s")
     with clock_offset("five seconds"), pytest.raises(StoreError, match="SELF_CLOCK_OFFSET_MS"):
         append(store, 1)
+
+
+def test_a_merge_of_two_published_histories_refuses_an_id_far_ahead(tmp_path: Path) -> None:
+    from test_sync_two_remotes import World
+
+    w = World(tmp_path)
+    late = at(now_ms() + 2 * DAY_MS)
+    write(w.b, late, "two days ahead")
+    w.sync(w.b, "y")
+    append(w.a, 1, text="later")
+    w.sync(w.a, "x")  # the local history is published on X: a sync with Y must merge
+    before, head, mark = files(w.a), w.a.head(), high_water(w.a.clock_file)
+    with pytest.raises(SyncError, match=late) as refused:
+        sync(w.a, "y", FAST)
+    assert "remote y" in str(refused.value)
+    assert (files(w.a), w.a.head(), high_water(w.a.clock_file)) == (before, head, mark)
