@@ -401,8 +401,10 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
         r_data = {p: remote_bytes(p) for p in r_paths[start:]}
         r_lines = [line for p in r_paths[start:] for line in logs.lines_of(r_data[p])]
         l_lines = [line for p in l_paths[start:] for line in logs.lines_of((store.root / p).read_bytes())]
-        plan.differ += identity.differing(r_lines, l_lines)
-        fixed = logs.repaired(r_lines) if _has_odd(r_lines) or _has_repeats(r_lines) else None
+        repeats = _has_repeats(r_lines)
+        if repeats or r_lines != l_lines:  # else no copy can differ from another
+            plan.differ += identity.differing(r_lines, l_lines)
+        fixed = logs.repaired(r_lines) if _has_odd(r_lines) or repeats else None
         if fixed is not None and fixed.changed:  # a plain-git merge was pushed: repair it
             plan.repaired += fixed.markers + fixed.duplicates
             r_lines = fixed.lines
