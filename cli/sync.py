@@ -217,7 +217,8 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Check the logs for what a plain-git merge leaves (conflict markers, repeated events)."""
+        """Check the logs for what a plain-git merge leaves (conflict markers, repeated events),
+        and list the remotes that hold an event in other bytes than this store."""
         import msgspec
 
         from service.sync import doctor
@@ -239,6 +240,12 @@ def register(app: typer.Typer) -> None:
             )
         if report.uncommitted:
             echo(f"uncommitted: {', '.join(report.uncommitted)}")
+        for flag in report.remotes:
+            echo(
+                f"remote {flag.remote} ({flag.url}) holds {len(flag.ids)} event(s) in other bytes than this "
+                f"store (seen {flag.seen}): {', '.join(flag.ids)}; this store keeps its copies and will not "
+                "sync with it until the remote's copies are put back as they were"
+            )
         if report.repaired:
             echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
         elif any(log.damaged for log in report.logs) or report.uncommitted:

@@ -3,6 +3,14 @@
 An id is 26 lowercase Crockford base32 characters: 10 for milliseconds since the epoch,
 16 for 80 bits of randomness. `next_id` returns an id greater than every id already seen
 whose time part is at least the wall clock, so id order respects causality.
+
+Ids are unique per writer whatever the clocks do. When the wall clock is behind the
+greatest id seen, the new id keeps that id's time part and adds a fresh random step
+(1 to 2**48) to its random part — never plain `last + 1`, which every replica that saw the
+same id would mint alike. Two writers starting from one id then diverge unless their 48-bit
+steps collide. A random part that would overflow moves to the next millisecond with fresh
+randomness. An id whose time part is more than HORIZON_MS ahead of the wall clock is not
+believed (`beyond_horizon`): sync refuses it, and the clock never moves to it.
 """
 
 from __future__ import annotations
@@ -16,6 +24,11 @@ ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _VALUE = {c: i for i, c in enumerate(ALPHABET)}
 ID_LENGTH = 26
 MAX_ID_VALUE = (1 << 130) - 1
+RANDOM_BITS = 80
+RANDOM_MASK = (1 << RANDOM_BITS) - 1
+MAX_TIME = MAX_ID_VALUE >> RANDOM_BITS
+STEP_BITS = 48  # a step behind the clock is 1 to 2**48: ~2**31 steps before the random part runs out
+HORIZON_MS = 24 * 3600 * 1000  # how far ahead of the wall clock an id from elsewhere may be
 ID_PATTERN = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 PREFIX_PATTERN = re.compile(r"^[0-9a-z_-]+$")
 
@@ -45,22 +58,36 @@ def is_id(text: str) -> bool:
 
 def time_ms(text: str) -> int:
     """Milliseconds since the epoch carried by an id."""
-    return decode(text) >> 80
+    return decode(text) >> RANDOM_BITS
 
 
 def next_id(last_seen: str | None, now_ms: int, random80: int) -> str:
-    """The next id after `last_seen` at wall time `now_ms`.
+    """The next id after `last_seen` at wall time `now_ms`, `random80` a fresh random draw.
 
     When the wall clock is ahead of everything seen, the id is fresh (time + randomness);
-    otherwise it is `last_seen + 1`, so ids stay strictly increasing under clock skew.
+    otherwise it is `last_seen` with a random step added to its random part (the next
+    millisecond when that part would overflow), so ids keep rising under clock skew and
+    two writers that saw the same last id still mint different ones.
     """
-    fresh = ((now_ms & ((1 << 48) - 1)) << 80) | (random80 & ((1 << 80) - 1))
+    random80 &= RANDOM_MASK
+    fresh = ((now_ms & ((1 << 48) - 1)) << RANDOM_BITS) | random80
     if last_seen is None:
         return encode(fresh)
-    floor = decode(last_seen) + 1
-    if floor > MAX_ID_VALUE:
+    last = decode(last_seen)
+    if fresh > last:
+        return encode(fresh)
+    stepped = (last & RANDOM_MASK) + 1 + (random80 & ((1 << STEP_BITS) - 1))
+    if stepped <= RANDOM_MASK:
+        return encode((last & ~RANDOM_MASK) | stepped)
+    following = (last >> RANDOM_BITS) + 1
+    if following > MAX_TIME:
         raise Invalid("the id space is exhausted")
-    return encode(max(fresh, floor))
+    return encode((following << RANDOM_BITS) | random80)
+
+
+def beyond_horizon(text: str, now_ms: int) -> bool:
+    """Is the id's time part more than HORIZON_MS ahead of the wall clock `now_ms`?"""
+    return time_ms(text) > now_ms + HORIZON_MS
 
 
 def short(entity_id: str, taken: Iterable[str], minimum: int = 8) -> str:

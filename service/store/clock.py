@@ -1,18 +1,47 @@
 """The store's hybrid logical clock: a high-water mark of every id issued or seen.
 
 Kept in `.local/clock` (one id and a newline). Callers hold the store lock.
+
+The wall clock is read here and only here (`wall_ms`). `SELF_CLOCK_OFFSET_MS` (a signed
+integer, default 0) is added to it: a documented way to run a process with a skewed clock,
+to reproduce what a team with a wrong clock on one machine sees.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from service.model import ids
+from service.store.errors import StoreError
 from service.store.layout import atomic_write
+
+OFFSET_ENV = "SELF_CLOCK_OFFSET_MS"
+
+
+class BadClockOffset(StoreError):
+    """SELF_CLOCK_OFFSET_MS is set to something that is not a whole number of milliseconds."""
+
+
+def wall_ms() -> int:
+    """Milliseconds since the epoch: the system clock plus SELF_CLOCK_OFFSET_MS."""
+    return time.time_ns() // 1_000_000 + _offset_ms()
+
+
+def _offset_ms() -> int:
+    raw = os.environ.get(OFFSET_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadClockOffset(
+            f"{OFFSET_ENV}={raw!r} is not a whole number of milliseconds; unset it or set e.g. 5000"
+        ) from None
 
 
 def high_water(path: Path) -> str | None:
@@ -25,9 +54,11 @@ def high_water(path: Path) -> str | None:
 
 
 def observe(path: Path, seen: Iterable[str]) -> str | None:
-    """Raise the high-water mark to the greatest valid id in `seen`; returns the new mark."""
+    """Raise the high-water mark to the greatest valid id in `seen`; returns the new mark.
+    An id more than ids.HORIZON_MS ahead of the wall clock is not believed: the mark stays."""
     mark = high_water(path)
-    top = max((i for i in seen if ids.is_id(i)), default=None)
+    now = wall_ms()
+    top = max((i for i in seen if ids.is_id(i) and not ids.beyond_horizon(i, now)), default=None)
     if top is not None and (mark is None or top > mark):
         atomic_write(path, top.encode("ascii") + b"\n", durable=True)
         return top
@@ -40,7 +71,7 @@ def issue(path: Path, n: int, floor: str | None) -> list[str]:
     last = max((m for m in (mark, floor) if m is not None), default=None)
     out: list[str] = []
     for _ in range(n):
-        last = ids.next_id(last, time.time_ns() // 1_000_000, secrets.randbits(80))
+        last = ids.next_id(last, wall_ms(), secrets.randbits(80))
         out.append(last)
     if out:
         atomic_write(path, out[-1].encode("ascii") + b"\n", durable=True)
@@ -49,6 +80,6 @@ def issue(path: Path, n: int, floor: str | None) -> list[str]:
 
 def now() -> str:
     """The wall clock as ISO-8601 UTC with milliseconds and Z: 2026-11-30T09:57:45.069Z."""
-    ms = time.time_ns() // 1_000_000
+    ms = wall_ms()
     moment = dt.datetime.fromtimestamp(ms // 1000, tz=dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"

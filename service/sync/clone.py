@@ -10,7 +10,7 @@ from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
-from service.sync import logs, prefix, remotes
+from service.sync import identity, logs, prefix, remotes
 from service.sync.engine import Options, Summary, _remember
 from service.sync.errors import NotSelfhub, SyncError
 from service.sync.transport import Connection
@@ -68,6 +68,7 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
                 span = prefix.span_of(data, found)
                 if span is not None and path in files:
                     spans[files[path].decode("ascii")] = span
+        identity.check_horizon(filter(None, [top]), remotes.DEFAULT, conn.shown)
         if top:
             store.observe([top])
         with store.locked():

@@ -2,7 +2,8 @@
 
 Checks every log whole: conflict markers, repeated events (the same id twice; with other
 bytes, a conflict), lines that are not events, segments not laid out 1,000 events each, and
-working files that differ from main. `repair` removes markers and second copies (the first
+working files that differ from main; and the remotes whose last sync stopped on an event
+they hold in other bytes (`identity`). `repair` removes markers and second copies (the first
 copy in file order stays, so no event is lost), lays the segments out again and commits
 the result; lines that are not events stay where they are (reads quarantine them).
 """
@@ -13,7 +14,7 @@ import msgspec
 from dulwich.objects import ObjectID
 
 from service.store import Store, gitcommit, layout
-from service.sync import logs
+from service.sync import identity, logs
 
 
 class LogReport(msgspec.Struct):
@@ -35,6 +36,7 @@ class Report(msgspec.Struct):
     uncommitted: list[str]  # working files that differ from main
     repaired: bool = False
     head: str | None = None
+    remotes: list[identity.Flag] = msgspec.field(default_factory=list)  # events they hold in other bytes
 
 
 def _read(store: Store, log: str) -> tuple[list[str], list[bytes]]:
@@ -75,7 +77,7 @@ def examine(store: Store) -> Report:
         paths += [f"{layout.log_dir(r.log)}/{n}" for r in rows for n in layout.segments(store.root, r.log)]
         on_disk = gitcommit.working_blob_ids(store.repo, sorted(set(paths)))
         uncommitted = sorted(p for p in set(paths) if on_disk.get(p) != tree.get(p))
-    return Report(rows, uncommitted, head=head)
+    return Report(rows, uncommitted, head=head, remotes=identity.flags(store.local_dir))
 
 
 def repair(store: Store) -> Report:

@@ -26,7 +26,7 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
 from service.store.errors import RefMoved
-from service.sync import graph, logs, remotes
+from service.sync import graph, identity, logs, remotes
 from service.sync.errors import KeptMoving, NotSelfhub, SyncError
 from service.sync.merge import merge
 from service.sync.prefix import Prefix, learn, shared_segments
@@ -94,6 +94,7 @@ def last_synced(store: Store, name: str) -> str | None:
 def _remember(store: Store, name: str, head: ObjectID) -> None:
     tidy_packs(store.repo)
     layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
+    identity.clear(store.local_dir, name)
     with contextlib.suppress(Exception):
         store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
     if gitcommit.head(store.repo) == head:
@@ -214,11 +215,17 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
         local_head = gitcommit.head(repo)
         way = graph.way(repo, local_head, remote_head, published_elsewhere(store, name))
         if local_head is not None and way is not graph.Way.REBASE:  # nothing published is rewritten
-            kept = merge(repo, local_head, remote_head) if way is graph.Way.MERGE else local_head
+            try:
+                kept = merge(repo, local_head, remote_head) if way is graph.Way.MERGE else local_head
+            except identity.EventsDiffer as differ:
+                raise identity.refused(store.local_dir, name, conn.shown, differ.ids) from None
             published = (local_head, remote_head, kept)
         else:
             published = None
             plan = _plan(store, repo, remote_files, base)
+            identity.check_horizon(filter(None, [plan.newest]), name, conn.shown)
+            if plan.differ:
+                raise identity.refused(store.local_dir, name, conn.shown, plan.differ)
             commit = _rebase(store, name, plan, local_head, remote_head, summary)
     if published is not None:
         return _keep_published(store, conn, name, opts, summary, published, lost)
@@ -284,6 +291,7 @@ def _keep_published(
     new_files = gitcommit.tree_files(repo, new)
     pulled = _gained(repo, local_files, new_files)
     pushed = _gained(repo, remote_files, new_files)
+    identity.check_horizon(pulled, name, conn.shown)
     if pulled:
         store.observe([max(pulled)])
     if not _push(conn, repo, opts, remote, new):
@@ -360,6 +368,8 @@ class Plan(msgspec.Struct):
     top_id: str | None
     config: str
     repaired: int = 0
+    newest: str | None = None  # the greatest remote id the local logs lack
+    differ: list[str] = msgspec.field(default_factory=list)  # ids held in other bytes on each side
 
     @property
     def changes(self) -> bool:
@@ -391,7 +401,10 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
         r_data = {p: remote_bytes(p) for p in r_paths[start:]}
         r_lines = [line for p in r_paths[start:] for line in logs.lines_of(r_data[p])]
         l_lines = [line for p in l_paths[start:] for line in logs.lines_of((store.root / p).read_bytes())]
-        fixed = logs.repaired(r_lines) if _has_odd(r_lines) or _has_repeats(r_lines) else None
+        repeats = _has_repeats(r_lines)
+        if repeats or r_lines != l_lines:  # else no copy can differ from another
+            plan.differ += identity.differing(r_lines, l_lines)
+        fixed = logs.repaired(r_lines) if _has_odd(r_lines) or repeats else None
         if fixed is not None and fixed.changed:  # a plain-git merge was pushed: repair it
             plan.repaired += fixed.markers + fixed.duplicates
             r_lines = fixed.lines
@@ -400,7 +413,9 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
             top = max(top or "", max(r_ids)) or None
         if _has_odd(r_lines):
             plan.quarantined += sum(1 for line in r_lines if logs.line_id(line) is None)
-        plan.pulled += len(r_ids - logs.id_set(l_lines))
+        arrived = r_ids - logs.id_set(l_lines)
+        plan.pulled += len(arrived)
+        plan.newest = max(filter(None, (plan.newest, *arrived)), default=None)
         picked = logs.local_only(l_lines, r_ids)
         if picked.unreadable:
             known = set(r_lines)

@@ -2,10 +2,11 @@
 
 Needed only when two published histories diverged (two remotes, or a branch merged by
 plain git): each log becomes the lines both share at the start, then the union of both
-tails, one copy per id, in id order (lines that are not events follow, sorted, once). The
-merge commit is a function of the pair alone: parents sorted, a fixed identity, the later
-parent's time, a fixed message. So two replicas merging the same pair make the same commit,
-byte for byte, and no merge storm follows.
+tails, one copy per id, in id order (lines that are not events follow, sorted, once). Two
+copies of an id in other bytes are never chosen between: the merge raises
+`identity.EventsDiffer`. The merge commit is a function of the pair alone: parents sorted,
+a fixed identity, the later parent's time, a fixed message. So two replicas merging the
+same pair make the same commit, byte for byte, and no merge storm follows.
 """
 
 from __future__ import annotations
@@ -14,23 +15,30 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
 from service.store import gitcommit, layout
-from service.sync import logs
+from service.sync import identity, logs
 
 IDENTITY = b"selfhub <selfhub@localhost>"
 MESSAGE = b"merge: the union of two histories, in id order\n"
 
 
 def merged_lines(ours: list[bytes], theirs: list[bytes]) -> list[bytes]:
-    """Common prefix + the id-ordered union of the two tails (symmetric in its arguments)."""
+    """Common prefix + the id-ordered union of the two tails (symmetric in its arguments).
+
+    Raises identity.EventsDiffer when a tail holds an id in other bytes than another copy."""
     shared = 0
     for a, b in zip(ours, theirs, strict=False):
         if a != b:
             break
         shared += 1
     prefix = ours[:shared]
-    in_prefix = logs.id_set(prefix)
+    in_prefix: dict[str, bytes] = {}
+    for line in prefix:
+        found = logs.line_id(line)
+        if found is not None:
+            in_prefix.setdefault(found, line)
     events: dict[str, bytes] = {}
     other: set[bytes] = set()
+    differ: set[str] = set()
     for line in ours[shared:] + theirs[shared:]:
         if logs.is_marker(line):
             continue
@@ -38,10 +46,12 @@ def merged_lines(ours: list[bytes], theirs: list[bytes]) -> list[bytes]:
         if found is None:
             if line not in prefix:
                 other.add(line)
-        elif found not in in_prefix:
-            # two copies with other bytes: the smaller wins, whichever side is "ours"
-            events[found] = min(events[found], line) if found in events else line
-    return prefix + [events[k] for k in sorted(events)] + sorted(other)
+        elif events.setdefault(found, in_prefix.get(found, line)) != line:
+            differ.add(found)
+    if differ:
+        raise identity.EventsDiffer(sorted(differ))
+    fresh = sorted(k for k in events if k not in in_prefix)
+    return prefix + [events[k] for k in fresh] + sorted(other)
 
 
 def merge(repo: Repo, a: ObjectID, b: ObjectID) -> ObjectID:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dulwich.client import LocalGitClient
 from dulwich.objects import Commit
 from test_sync_support import append, new_store, track
 
 from service.store import Store, gitcommit
 from service.sync import logs
+from service.sync.identity import EventsDiffer
 from service.sync.merge import IDENTITY, MESSAGE, merge, merged_lines
 
 
@@ -55,13 +57,29 @@ def test_merged_lines_is_symmetric_and_drops_repeats() -> None:
     shared = [b'{"id":"01aaaaaaaaaaaaaaaaaaaaaaaa","n":0}\n']
     x = b'{"id":"01bbbbbbbbbbbbbbbbbbbbbbbb","n":1}\n'
     y = b'{"id":"01cccccccccccccccccccccccc","n":2}\n'
-    y2 = b'{"id":"01cccccccccccccccccccccccc","n":3}\n'  # the same id with other bytes
     junk = b"not an event\n"
     left = [*shared, y, x, junk, b"<<<<<<< HEAD\n"]
-    right = [*shared, y2, x]
+    right = [*shared, x, y, x]
     merged = merged_lines(left, right)
     assert merged == merged_lines(right, left)
-    assert merged == [*shared, x, min(y, y2), junk]
+    assert merged == [*shared, x, y, junk]
+
+
+@pytest.mark.parametrize("where", ["tails", "prefix"])
+def test_merged_lines_never_chooses_between_copies_in_other_bytes(where: str) -> None:
+    """An edit of an event (or one id used twice) stops the merge, whichever side is ours."""
+    shared = [b'{"id":"01aaaaaaaaaaaaaaaaaaaaaaaa","n":0}\n']
+    x = b'{"id":"01bbbbbbbbbbbbbbbbbbbbbbbb","n":1}\n'
+    y = b'{"id":"01cccccccccccccccccccccccc","n":2}\n'
+    y2 = b'{"id":"01cccccccccccccccccccccccc","n":3}\n'  # the same id with other bytes
+    if where == "tails":
+        left, right = [*shared, y, x], [*shared, y2]
+    else:  # the edited copy comes after the shared lines that hold the original
+        left, right = [*shared, y, x], [*shared, y, y2]
+    for ours, theirs in ((left, right), (right, left)):
+        with pytest.raises(EventsDiffer, match="01cccccccccccccccccccccccc") as refused:
+            merged_lines(ours, theirs)
+        assert refused.value.ids == ["01cccccccccccccccccccccccc"]
 
 
 def _copy(src: Path, dst: Path) -> Path:

@@ -1,37 +1,56 @@
 """The simulation: 3–5 replicas and one bare remote under random schedules.
 
-Steps are appends (to two logs), syncs, syncs whose push loses a race (another replica
-appends and pushes between the commit and the push), crashes at every step of a sync
-(after the fetch, after the local commit, after the push, in the middle of the checkout),
-and plain-git merges pushed to the remote (conflict markers and a repeated event).
-Afterwards every replica syncs twice with no new writes, and then: every replica holds
-byte-identical files and identical folded state (the caches agree with a refold), every
-event ever appended is present exactly once on the remote and everywhere, and so is every
-event acknowledged by a successful sync.
+Every replica's clock is off by its own offset (SELF_CLOCK_OFFSET_MS, up to 10 hours either
+way, often a few seconds), and a step can move it. Steps are appends (to two logs), syncs,
+syncs whose push loses a race (another replica appends and pushes between the commit and
+the push), crashes at every step of a sync (after the fetch, after the local commit, after
+the push, in the middle of the checkout), clock jumps, and plain-git merges pushed to the
+remote (conflict markers and a repeated event). Afterwards every replica syncs twice with
+no new writes, and then: every replica holds byte-identical files and identical folded
+state (the caches agree with a refold), every event ever appended — its bytes, not just
+its id, so two writers minting one id would show — is present exactly once on the remote
+and everywhere, and so is every event acknowledged by a successful sync.
 
 SELF_SYNC_SCHEDULES sets how many schedules run (default 60; CI runs 500).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync_support import append, event_ids, files, folded, new_store, remote_ids
+from test_sync_support import (
+    append,
+    clock_offset,
+    event_ids,
+    event_lines,
+    files,
+    folded,
+    new_store,
+    remote_ids,
+    remote_lines,
+)
 
+from service.model.events import canonical
 from service.store import Store, gitcommit
 from service.store import store as store_module
-from service.sync import Options, clone, remotes, sync
+from service.sync import Options, clone, logs, remotes, sync
 from tests.eventcheck import checked_tempdir
 
 SCHEDULES = int(os.environ.get("SELF_SYNC_SCHEDULES", "60"))
 LOGS = ("app", "web")
 MAIN = b"refs/heads/main"
 QUICK = Options(tries=20, timeout=10, pause=0.0005, max_pause=0.002)
+HOUR_MS = 3600 * 1000
+# Clock offsets: a few seconds (ids from the same moment meet), or hours. The spread stays
+# under the 24 h an id from elsewhere may be ahead, so every event must still travel.
+OFFSETS = st.one_of(st.integers(-5000, 5000), st.integers(-10 * HOUR_MS, 10 * HOUR_MS))
 
 
 class Crash(Exception):
@@ -46,19 +65,24 @@ def steps(replicas: int) -> st.SearchStrategy[tuple[object, ...]]:
         st.tuples(st.just("race"), r, r),
         st.tuples(st.just("crash"), r, st.sampled_from(["fetched", "committed", "pushed", "checkout"])),
         st.tuples(st.just("garble"), r),
+        st.tuples(st.just("skew"), r, OFFSETS),
     )
 
 
 @st.composite
 def schedules(draw: st.DrawFn) -> tuple[int, list[tuple[object, ...]]]:
     replicas = draw(st.integers(3, 5))
-    return replicas, draw(st.lists(steps(replicas), min_size=1, max_size=25))
+    offsets = draw(st.lists(OFFSETS, min_size=replicas, max_size=replicas))
+    return replicas, [("skew", n, ms) for n, ms in enumerate(offsets)] + draw(
+        st.lists(steps(replicas), min_size=1, max_size=25)
+    )
 
 
 class World:
     def __init__(self, root: Path, replicas: int) -> None:
         self.root = root
         self.remote = root / "remote.git"
+        self.offsets = [0] * replicas
         Repo.init_bare(str(self.remote), mkdir=True).close()
         first = new_store(root / "r0")
         remotes.add(first.repo, str(self.remote))
@@ -66,20 +90,34 @@ class World:
         self.stores = [first]
         for n in range(1, replicas):
             self.stores.append(clone(str(self.remote), root / f"r{n}", QUICK)[0])
-        self.appended: list[str] = []
-        self.acknowledged: set[str] = set()
+        self.appended: list[bytes] = []
+        self.acknowledged: set[bytes] = set()
 
     def close(self) -> None:
         for store in self.stores:
             store.close()
 
+    @contextlib.contextmanager
+    def clock(self, n: int) -> Iterator[None]:
+        """What replica n does runs on its own clock."""
+        with clock_offset(self.offsets[n]):
+            yield
+
+    def skew(self, n: int, ms: int) -> None:
+        self.offsets[n] = ms
+
     def append(self, n: int, log: str, count: int) -> None:
-        self.appended += [e.id for e in append(self.stores[n], count, log=log, text=f"r{n}")]
+        with self.clock(n):
+            self.appended += [canonical(e) for e in append(self.stores[n], count, log=log, text=f"r{n}")]
 
     def sync(self, n: int, options: Options = QUICK) -> None:
         store = self.stores[n]
-        sync(store, options=options)
-        self.acknowledged |= set(event_ids(store))  # the remote holds all of it now
+        with self.clock(n):
+            sync(store, options=options)
+        self.acknowledge(store)  # the remote holds all of it now
+
+    def acknowledge(self, store: Store) -> None:
+        self.acknowledged |= {line for line in event_lines(store) if logs.line_id(line) is not None}
 
     def race(self, n: int, other: int) -> None:
         def hook(point: str) -> None:
@@ -113,11 +151,12 @@ class World:
 
             store_module.Store._materialize = half  # type: ignore[method-assign]
         try:
-            sync(store, options=Options(tries=QUICK.tries, timeout=10, hook=hook))
+            with self.clock(n):
+                sync(store, options=Options(tries=QUICK.tries, timeout=10, hook=hook))
         except Crash:
             pass
         else:
-            self.acknowledged |= set(event_ids(store))  # no crash point was reached: a plain sync
+            self.acknowledge(store)  # no crash point was reached: a plain sync
         finally:
             store_module.Store._materialize = real  # type: ignore[method-assign]
         store.close()
@@ -173,8 +212,9 @@ def check(world: World) -> None:
         assert folded(store) == expected_state, f"{store.root.name} folds to another state"
         assert Counter(event_ids(store)) == on_remote
         assert store.head() == first.head()
-    assert set(world.appended) <= set(on_remote), "an appended event was lost"
-    assert world.acknowledged <= set(on_remote), "an acknowledged event was lost"
+    lines = Counter(line for line in remote_lines(world.remote) if logs.line_id(line) is not None)
+    assert all(lines[line] == 1 for line in world.appended), "an appended event was lost or replaced"
+    assert all(lines[line] == 1 for line in world.acknowledged), "an acknowledged event was lost"
 
 
 @settings(
@@ -187,6 +227,22 @@ def check(world: World) -> None:
 def test_random_schedules_converge_and_lose_nothing(case: tuple[int, list[tuple[object, ...]]]) -> None:
     replicas, schedule = case
     run(replicas, schedule)
+
+
+def test_replicas_behind_a_fast_clock_keep_every_event() -> None:
+    """One clock 5 s ahead writes and syncs; the others fetch it and each write 2; all sync."""
+    run(
+        3,
+        [
+            ("skew", 0, 5000),
+            ("append", 0, "app", 1),
+            ("sync", 0),
+            ("sync", 1),
+            ("sync", 2),
+            ("append", 1, "app", 2),
+            ("append", 2, "app", 2),
+        ],
+    )
 
 
 def test_a_schedule_with_every_kind_of_step() -> None:

@@ -21,6 +21,7 @@ import msgspec
 
 from service.model.events import Assertion, Event, Origin, ProjectAdded, make
 from service.store import Store
+from service.store.clock import OFFSET_ENV
 from service.sync import Options, clone, remotes, sync
 from tests.servers import GIT
 from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
@@ -244,6 +245,43 @@ def remote_ids(repo_path: Path) -> list[str]:
                 if line.strip():
                     found.append(msgspec.json.decode(line)["id"])
     return found
+
+
+def event_lines(store: Store) -> list[bytes]:
+    """Every line of every log segment in the working files, with repeats."""
+    paths = [
+        p
+        for pattern in ("workspace/log/*.jsonl", "projects/*/log/*.jsonl")
+        for p in sorted(store.root.glob(pattern))
+    ]
+    return [line for path in paths for line in path.read_bytes().splitlines(keepends=True)]
+
+
+def remote_lines(repo_path: Path) -> list[bytes]:
+    """Every log line on the remote's main, read with git (not with selfhub)."""
+    listing = git("ls-tree", "-r", "--name-only", "main", cwd=repo_path)
+    found = []
+    for path in listing.split():
+        if path.endswith(".jsonl"):
+            data = subprocess.run(
+                [str(GIT), "show", f"main:{path}"], cwd=repo_path, capture_output=True, check=True
+            ).stdout
+            found += data.splitlines(keepends=True)
+    return found
+
+
+@contextlib.contextmanager
+def clock_offset(ms: int | str) -> Iterator[None]:
+    """Run the block with the store's wall clock `ms` milliseconds off (SELF_CLOCK_OFFSET_MS)."""
+    before = os.environ.get(OFFSET_ENV)
+    os.environ[OFFSET_ENV] = str(ms)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(OFFSET_ENV, None)
+        else:
+            os.environ[OFFSET_ENV] = before
 
 
 def status_clean(store: Store) -> bool:
