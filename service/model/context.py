@@ -34,7 +34,7 @@ from service.model.render import (
 from service.model.slice import ColdCounts
 from service.model.state import Entity, Pending, Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
-from service.model.views import is_work, ledger_words, ordered, process_word
+from service.model.views import awaits_decision, is_work, ledger_words, ordered, process_word
 
 FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
     "full",
@@ -200,6 +200,8 @@ class _Builder:
             self.counts["open_work" if is_work(e) else "search"] += 1
         for pending in e.pending if e.status == "confirmed" else ():
             self.placement(e, pending)
+        if awaits_decision(e):
+            self.add(WAITING, f"- [{label_of(e)}] {one_line(e.text, 80)} is blocked on a decision", e)
 
     def process(self, e: Entity) -> str:
         run = self.state.runs.get(e.id)

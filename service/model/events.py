@@ -167,11 +167,15 @@ class Reviewed(Payload, frozen=True, gc=False):
 
 
 class ReportAdded(Payload, frozen=True, gc=False):
+    """A report on a work unit. Superself wrote its commits in `refs.commits` and its other
+    evidence in `notes`; `evidenceTyped` says its refs hold commits only."""
+
     text: str
     work: str | None = None
     commit: str | None = None
     artifact: str | None = None
     notes: tuple[str, ...] = ()
+    evidence_typed: bool = msgspec.field(default=False, name="evidenceTyped")
 
 
 class RunStarted(Payload, frozen=True, gc=False):
@@ -193,22 +197,39 @@ class ProjectChanged(Payload, frozen=True, gc=False):
     why: str | None = None
 
 
-class Legacy(Payload, frozen=True, gc=False):
-    """Pre-entity Superself kinds (goal.set, decision.*, …): read forever, written by no verb."""
+class LegacyCriterion(msgspec.Struct, frozen=True, gc=False):
+    """One exit criterion of a legacy milestone: its id (c1, c2, …; never reused) and text."""
 
-    id: str | None = None
-    entity: str | None = None
+    id: str
+    text: str
+
+
+class Legacy(Payload, frozen=True, gc=False):
+    """Superself's pre-entity kinds (goal.set, decision.*, convention.*, objective.*,
+    milestone.*, work.*): read forever by `service.model.legacy`, written by no verb.
+
+    Only the keys the fold reads are declared; the rest of a payload stays in the log.
+    `target` is UNSET when absent: `objective.revised` and `milestone.revised` write null to
+    withdraw a date.
+    """
+
     text: str | None = None
-    title: str | None = None
-    outcome: str | None = None
     why: str | None = None
-    reason: str | None = None
-    target: str | None = None
-    criteria: tuple[str, ...] = ()
-    criterion: str | None = None
+    outcome: str | None = None
+    target: str | msgspec.UnsetType | None = msgspec.UNSET
+    proposed: bool = False
+    as_: str | None = msgspec.field(default=None, name="as")
     objective: str | None = None
     milestone: str | None = None
+    work: str | None = None
+    proposal: str | None = None
+    supersedes: str | None = None
+    exit: tuple[LegacyCriterion, ...] = ()
+    add_exit: tuple[LegacyCriterion, ...] = msgspec.field(default=(), name="addExit")
+    drop_exit: tuple[str, ...] = msgspec.field(default=(), name="dropExit")
+    criterion: str | None = None
     on: str | None = None
+    successor: str | None = None
 
 
 PAYLOADS: dict[str, type[Payload]] = {

@@ -7,11 +7,12 @@ nothing. One handler per event type; each reads the typed payload and edits the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 import msgspec
 
-from service.model import completion
+from service.model import completion, legacy
 from service.model.events import (
     Assertion,
     Assessed,
@@ -19,9 +20,7 @@ from service.model.events import (
     Covered,
     EntityWhy,
     Event,
-    Exposure,
     Legacy,
-    Link,
     Linked,
     Payload,
     Placed,
@@ -443,8 +442,25 @@ def _report(state: State, event: Event, payload: Payload) -> None:
     refs = event.refs or {}
     work = payload.work or refs.get("work")
     key = work if isinstance(work, str) else ""
-    report = Report(event.id, event.ts, payload.text, payload.commit, payload.artifact)
+    commits, notes = _evidence(refs.get("commits"), payload)
+    commit = payload.commit or (commits[0] if commits else None)
+    notes = [*commits[1:], *notes] if payload.commit is None else [*commits, *notes]
+    report = Report(event.id, event.ts, payload.text, commit, payload.artifact, tuple(notes))
     state.reports.setdefault(key, []).append(report)
+
+
+_REVISION = re.compile(r"^(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,40}$")
+
+
+def _evidence(offered: object, payload: ReportAdded) -> tuple[list[str], list[str]]:
+    """A Superself report's commits and notes: `refs.commits` holds commits, and before its
+    evidence was typed also anything else the caller passed, told apart by shape (hex, 7 to
+    40 long, a letter among the digits; a bare number is more often a build or a ticket)."""
+    values = [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []
+    if payload.evidence_typed:
+        return values, list(payload.notes)
+    commits = [v for v in values if _REVISION.match(v)]
+    return commits, [*(v for v in values if not _REVISION.match(v)), *payload.notes]
 
 
 def _run_started(state: State, event: Event, payload: Payload) -> None:
@@ -477,80 +493,10 @@ def _project_changed(state: State, event: Event, payload: Payload) -> None:
 
 # --- legacy Superself kinds -----------------------------------------------------------
 
-LEGACY_PLACEMENT: dict[str, tuple[Exposure, int | None]] = {
-    "goal": ("full", 0),
-    "objective": ("full", 10),
-    "milestone": ("index", 20),
-    "convention": ("full", 30),
-    "decision": ("index", 40),
-    "work": ("search", None),
-}
-_LEGACY_RETRACT = ("retracted", "dropped", "declined", "removed")
-_LEGACY_EXECUTION: dict[str, Handler] = {
-    "started": _started,
-    "unblocked": _unblocked,
-    "done": _done,
-    "reached": _done,
-    "completed": _done,
-    "retired": _retired,
-}
-
 
 def _legacy(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, Legacy)
-    label, _, verb = event.type.partition(".")
-    entity_id = payload.id or payload.entity or event.id
-    why = payload.why or payload.reason
-    if verb in _LEGACY_RETRACT:
-        _retracted(state, event, EntityWhy(entity_id, why))
-    elif verb in _LEGACY_EXECUTION:
-        _LEGACY_EXECUTION[verb](state, event, EntityWhy(entity_id, why))
-    elif verb == "blocked":
-        _blocked(state, event, Blocked(entity_id, payload.on, why))
-    elif verb == "covered" and payload.criterion is not None:
-        _covered(state, event, Covered(entity_id, payload.criterion, why))
-    elif verb in ("set", "created", "added", "proposed", "confirmed"):
-        _legacy_assert(state, event, payload, label, entity_id, verb)
-    else:
-        state.unknown += 1
-
-
-def _legacy_assert(
-    state: State, event: Event, payload: Legacy, label: str, entity_id: str, verb: str
-) -> None:
-    text = payload.text or payload.title or payload.outcome
-    existing = state.entities.get(entity_id)
-    if existing is not None or text is None:
-        if verb == "confirmed" and existing is not None:
-            existing.updated = event.id
-            _confirm(state, event, existing)
-        else:
-            _signal(state, event, "unknown-entity", f"{event.type} without text", entity_id)
-        return
-    links: list[Link] = []
-    parent = payload.milestone or payload.objective
-    if parent:
-        links.append(Link("member-of", parent))
-    if event.type == "goal.set":
-        links += [
-            Link("supersedes", e.id)
-            for e in state.entities.values()
-            if "goal" in e.labels and e.live and e.project == event.project
-        ]
-    exposure, priority = LEGACY_PLACEMENT.get(label, ("search", None))
-    assertion = Assertion(
-        entity=entity_id,
-        text=text,
-        labels=(label,),
-        links=tuple(links),
-        criteria=payload.criteria,
-        exposure=exposure,
-        priority=priority,
-        why=payload.why or payload.reason,
-        target=payload.target,
-    )
-    kind = "entity.proposed" if verb == "proposed" else "entity.confirmed"
-    _assert(state, msgspec.structs.replace(event, type=kind), assertion)
+    legacy.read(state, event, payload, HANDLERS)
 
 
 HANDLERS: dict[str, Handler] = {

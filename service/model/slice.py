@@ -75,10 +75,7 @@ def named(event: Event) -> set[str] | None:
         return set()  # the fold reports it and touches no record
     found: set[str] = set()
     if isinstance(payload, Legacy):
-        if event.type == "goal.set":
-            return None
-        found.update(x for x in (payload.id, payload.entity, payload.objective, payload.milestone) if x)
-        return found | {event.id}
+        return None  # Superself's old kinds name records in refs and read other records' state
     entity = getattr(payload, "entity", None)
     if isinstance(entity, str):
         found.add(entity)

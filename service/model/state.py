@@ -96,11 +96,15 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
 
 
 class Report(msgspec.Struct, frozen=True, gc=False):
+    """A report on a work unit; `notes` is evidence that is not a commit (a checksum, a
+    reviewer), and a Superself report's further commits."""
+
     id: str
     ts: str
     text: str
     commit: str | None = None
     artifact: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 class Run(msgspec.Struct, gc=False):
@@ -135,6 +139,8 @@ class State(msgspec.Struct, gc=False):
     projects: dict[str, Project] = msgspec.field(default_factory=dict)
     signals: list[Signal] = msgspec.field(default_factory=list)
     pairs: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    # legacy Superself milestones: criterion id (c1, …) → text, per milestone
+    exits: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
     awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)
     unknown: int = 0

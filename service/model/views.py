@@ -65,8 +65,13 @@ def _priority(e: Entity) -> tuple[bool, int]:
 
 
 def is_waiting(e: Entity) -> bool:
-    """The record itself, or a placement of it, waits on a person."""
-    return e.live and (e.status == "proposed" or bool(e.pending))
+    """The record itself, or a placement of it, waits on a person; so does a unit blocked on
+    a decision (someone has to make it), as Superself listed it."""
+    return e.live and (e.status == "proposed" or bool(e.pending) or awaits_decision(e))
+
+
+def awaits_decision(e: Entity) -> bool:
+    return e.status == "confirmed" and e.execution == "blocked" and e.blocked_on == "decision"
 
 
 def ledger_extras(state: State, only: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
