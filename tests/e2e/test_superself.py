@@ -101,3 +101,57 @@ def test_import_matches_the_superself_outputs(fresh: Store, tmp_path: Path) -> N
             if str(row["text"]) in theirs[title]:
                 assert str(row["text"]) in mine[title], (title, ident, context)
     assert "add a cache" in mine["waiting on you"] and "2099-03-31" in mine["deadlines"]
+
+
+PRE_CUTOVER = SAMPLE.parents[1] / "superself-legacy" / "pre-cutover"
+
+
+def test_import_of_a_pre_cutover_store_reads_as_superself_read_it(fresh: Store, tmp_path: Path) -> None:
+    """Superself's own fixture of a store written before its entity cutover: the legacy kinds
+    fold to the records, statuses, targets and waiting items Superself printed for it."""
+    copy = tmp_path / "superself"
+    shutil.copytree(PRE_CUTOVER / "store", copy)
+    assert fresh.json("import", "superself", str(copy))["projects"] == {"demo": 46}
+    fresh.project = "demo"
+    printed = {
+        name: (PRE_CUTOVER / "expected" / f"{name}.txt").read_text("utf-8")
+        for name in ("state-list", "work-list", "status", "context")
+    }
+    state_ids = {line.split("  ")[0] for line in printed["state-list"].splitlines()}
+    work_ids = {line.split("  ")[0] for line in printed["work-list"].splitlines() if line.startswith("w-")}
+    got = fresh.by_id()
+    assert set(got) == state_ids | work_ids | {"01kz41h20mtyytk9dt7ay013bd"}, sorted(got)
+    assert got["o-tvmtf"]["target"] == "2099-06-30" and got["o-93cg3"]["status"] == "proposed"
+
+    every = fresh.by_id("--all")
+    assert every["01kz41gd13hbqebt8h12mhqk4d"]["status"] == "retracted"  # decision.declined
+    assert every["o-pwwrs"]["status"] == "retracted"  # objective.closed as dropped
+    assert every["w-8x0th"]["execution"] == "done"
+
+    status = fresh.json("status")
+    work = re.search(r"work: (\d+) active, (\d+) blocked, \d+ next, (\d+) done", printed["status"])
+    progress = r"objectives: (\d+) open, (\d+) of (\d+) milestones reached, (\d+) of (\d+)"
+    objectives = re.search(progress, printed["status"])
+    assert work and objectives
+    assert [status["work"][k] for k in ("active", "blocked", "done")] == [int(n) for n in work.groups()]
+    keys = ("objectives_open", "milestones_reached", "milestones_total", "criteria_covered", "criteria_total")
+    assert [status[k] for k in keys] == [int(n) for n in objectives.groups()]
+    assert status["health"] == []
+
+    context = fresh.ok("context", "--plain")
+    mine, theirs = sections(context), sections(printed["context"])
+    waiting = {  # what Superself's row names → the text of the record ours names
+        "later maybe": "later maybe",
+        "w-0q8c9": "needs a ruling",
+        "a proposed direction": "a proposed direction",
+        "proposed raw": "proposed raw",
+        "e-cyxv4": "raw standing note",
+    }
+    assert len(theirs["waiting on you"].strip().split("\n- ")) == len(waiting)
+    for token, text in waiting.items():
+        assert token in theirs["waiting on you"], token
+        assert text in mine["waiting on you"], (text, context)
+    assert status["waiting"] == len(waiting)
+    for text in ("first direction", "ship weekly", "temp rule", "maybe queue", "tabs everywhere", "dead end"):
+        assert text not in context, (text, context)
+    assert "2099-06-30" in mine["deadlines"] and "2099-01-01" in mine["deadlines"]
