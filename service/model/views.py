@@ -262,7 +262,14 @@ def work_list_text(doc: dict[str, Any]) -> str:
 
 
 def _report_row(r: Report) -> dict[str, Any]:
-    return {"id": r.id, "ts": r.ts, "text": r.text, "commit": r.commit, "artifact": r.artifact}
+    return {
+        "id": r.id,
+        "ts": r.ts,
+        "text": r.text,
+        "commit": r.commit,
+        "artifact": r.artifact,
+        "notes": list(r.notes),
+    }
 
 
 def _run_row(work_id: str, run: Run | None, liveness: str | None) -> dict[str, Any] | None:
@@ -334,6 +341,7 @@ def work_show_text(doc: dict[str, Any]) -> str:
     for report in doc["reports"]:
         proof = [f"commit {report['commit']}"] if report["commit"] else []
         proof += [f"artifact {report['artifact']}"] if report["artifact"] else []
+        proof += report["notes"]
         suffix = f" ({', '.join(proof)})" if proof else ""
         lines.append(f"  - {report['ts'][:19]} {report['text']}{suffix}")
     verdict = doc["evidence"]

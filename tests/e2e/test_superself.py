@@ -127,6 +127,8 @@ def test_import_of_a_pre_cutover_store_reads_as_superself_read_it(fresh: Store, 
     assert every["01kz41gd13hbqebt8h12mhqk4d"]["status"] == "retracted"  # decision.declined
     assert every["o-pwwrs"]["status"] == "retracted"  # objective.closed as dropped
     assert every["w-8x0th"]["execution"] == "done"
+    assert "Evidence notes: checksum abc123" in (PRE_CUTOVER / "expected" / "work-show-done.txt").read_text()
+    assert "delivered as planned (checksum abc123)" in fresh.ok("work", "show", "w-8x0th")
 
     status = fresh.json("status")
     work = re.search(r"work: (\d+) active, (\d+) blocked, \d+ next, (\d+) done", printed["status"])
