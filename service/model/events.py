@@ -223,6 +223,7 @@ class Legacy(Payload, frozen=True, gc=False):
     milestone: str | None = None
     work: str | None = None
     proposal: str | None = None
+    requirement: str | None = None
     supersedes: str | None = None
     exit: tuple[LegacyCriterion, ...] = ()
     add_exit: tuple[LegacyCriterion, ...] = msgspec.field(default=(), name="addExit")

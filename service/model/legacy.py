@@ -287,9 +287,12 @@ def _work(r: _Read) -> None:
         _answer_proposal(r, verb)
         return
     unit = r.entity(p.work)
-    if unit is None or (unit.execution == "retired" and verb not in ("retired", "linked", "unlinked")):
-        return  # retirement is terminal for the working state; done is not (a start reopens it)
-    _WORK_STEPS[verb](r, unit)
+    if unit is None:
+        return
+    if verb in _REQUIREMENT_STEPS:
+        _REQUIREMENT_STEPS[verb](r, unit)  # what the unit owes is read whatever its state
+    elif unit.execution != "retired" or verb in ("retired", "linked", "unlinked"):
+        _WORK_STEPS[verb](r, unit)  # retirement is terminal for the working state; done is not
 
 
 def _answer_proposal(r: _Read, verb: str) -> None:
@@ -334,6 +337,53 @@ def _link(r: _Read, unit: Entity) -> None:
             r.call(kind, Linked(unit.id, Link("member-of", target)))
 
 
+def _require(r: _Read, unit: Entity) -> None:
+    """work.required: a criterion; a requirement id declared twice gets a suffix, as in Superself."""
+    exits = r.state.exits.setdefault(unit.id, {})
+    declared = r.payload.requirement or f"r{len(exits) + 1}"
+    rid, attempt = declared, 1
+    while rid in exits:
+        attempt += 1
+        rid = f"{declared}-{attempt}"
+    exits[rid] = r.payload.text or ""
+    unit.criteria.append(exits[rid])
+
+
+def _cover_requirement(r: _Read, unit: Entity) -> None:
+    text = r.state.exits.get(unit.id, {}).get(r.payload.requirement or "")
+    if text is not None and text in unit.criteria and text not in unit.covered:
+        unit.covered.append(text)
+
+
+def _restate_requirement(r: _Read, unit: Entity) -> None:
+    """A revised requirement is a new text; the coverage judged against the old one is stale."""
+    exits = r.state.exits.get(unit.id, {})
+    rid = r.payload.requirement or ""
+    old = exits.get(rid)
+    if old is None or old not in unit.criteria or not r.payload.text:
+        return
+    exits[rid] = r.payload.text
+    unit.criteria[unit.criteria.index(old)] = r.payload.text
+    if old in unit.covered:
+        unit.covered.remove(old)
+
+
+def _retire_requirement(r: _Read, unit: Entity) -> None:
+    text = r.state.exits.get(unit.id, {}).get(r.payload.requirement or "")
+    if text is not None and text in unit.criteria:
+        unit.criteria.remove(text)
+        if text in unit.covered:
+            unit.covered.remove(text)
+
+
+_REQUIREMENT_STEPS: dict[str, Callable[[_Read, Entity], None]] = {
+    "required": _require,
+    "covered": _cover_requirement,
+    "rechecked": _cover_requirement,
+    "requirement-revised": _restate_requirement,
+    "requirement-retired": _retire_requirement,
+}
+
 _WORK_STEPS: dict[str, Callable[[_Read, Entity], None]] = {
     "started": _start,
     "unblocked": _start,  # Superself's legacy unblock makes the unit active, blocked or not
@@ -358,6 +408,6 @@ READERS: dict[str, Callable[[_Read], None]] = {
     },
     **{
         f"work.{verb}": _work
-        for verb in ("created", "proposed", "accepted", "declined", *_WORK_STEPS)
+        for verb in ("created", "proposed", "accepted", "declined", *_WORK_STEPS, *_REQUIREMENT_STEPS)
     },
 }

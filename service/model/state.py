@@ -139,7 +139,8 @@ class State(msgspec.Struct, gc=False):
     projects: dict[str, Project] = msgspec.field(default_factory=dict)
     signals: list[Signal] = msgspec.field(default_factory=list)
     pairs: dict[str, list[str]] = msgspec.field(default_factory=dict)
-    # legacy Superself milestones: criterion id (c1, …) → text, per milestone
+    # legacy Superself criteria by id, per record: a milestone's exit criteria (c1, …) and a
+    # work unit's requirements (r1, …) → their current text
     exits: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
     awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)

@@ -296,4 +296,12 @@ def test_lifecycle_live_set_and_waiting_items(life: State, named: dict[str, str]
     }
     waiting = {e.id for e in life.entities.values() if is_waiting(e)}
     assert waiting == {named["adopt graphql"], named["warm the cache"], "w-w41t1"}
-    assert life.signals == [] and life.unknown == 1  # work.cancelled: kept, folded by neither
+    # work.cancelled and work.approval-required: kept in the log, read by neither fold
+    assert life.signals == [] and life.unknown == 2
+
+
+def test_work_requirements_are_criteria(life: State) -> None:
+    """work.required declares a criterion, work.covered covers it, a revision restates it
+    (its coverage goes stale: Superself asks for a recheck), a retirement removes it."""
+    blog = life.entities["w-bl0g1"]
+    assert (blog.criteria, blog.covered) == (["draft reviewed", "images under 100kb"], ["draft reviewed"])
