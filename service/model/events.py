@@ -109,9 +109,12 @@ class Assertion(Payload, frozen=True, gc=False):
 
 
 class Superseded(Payload, frozen=True, gc=False):
+    """`by` names the successor; Superself spelled it `successor`."""
+
     entity: str
     by: str | None = None
     why: str | None = None
+    successor: str | None = None
 
 
 class EntityWhy(Payload, frozen=True, gc=False):

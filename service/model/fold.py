@@ -254,7 +254,14 @@ def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why:
 
 def _superseded(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, Superseded)
-    _supersede(state, event, payload.entity, payload.by, payload.why)
+    by = payload.by
+    if by is None and payload.successor is not None:
+        # Superself's spelling: it settles only on a successor this log holds, confirmed
+        successor = state.entities.get(payload.successor)
+        if successor is None or successor.status not in ("confirmed", "superseded"):
+            return
+        by = successor.id
+    _supersede(state, event, payload.entity, by, payload.why)
 
 
 def _retracted(state: State, event: Event, payload: Payload) -> None:

@@ -247,10 +247,11 @@ def _milestone(r: _Read) -> None:
 
 def _milestone_created(r: _Read) -> None:
     p = r.payload
-    if not p.milestone:
-        return
+    objective = r.state.entities.get(p.objective or "")
+    if not p.milestone or objective is None or "objective" not in objective.labels:
+        return  # Superself filed a milestone under its objective: with none, it is lost
     r.state.exits[p.milestone] = {c.id: c.text for c in p.exit}
-    links = [Link("member-of", p.objective)] if p.objective else []
+    links = [Link("member-of", objective.id)]
     links += [Link("supersedes", p.supersedes)] if p.supersedes else []
     criteria = tuple(c.text for c in p.exit)
     _create(r, p.milestone, "milestone", p.outcome or "", links=tuple(links), criteria=criteria)

@@ -81,8 +81,8 @@ def named(event: Event) -> set[str] | None:
         found.add(entity)
     if isinstance(payload, Assertion):
         found.update(link.target for link in payload.links)
-    elif isinstance(payload, Superseded) and payload.by:
-        found.add(payload.by)
+    elif isinstance(payload, Superseded):
+        found.update(x for x in (payload.by, payload.successor) if x)
     elif isinstance(payload, Linked):
         found.add(payload.link.target)
     elif isinstance(payload, Placed) and payload.pair:

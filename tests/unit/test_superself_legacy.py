@@ -21,6 +21,7 @@ from service.model.events import decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
 from service.model.views import is_waiting
+from tests.builders import Log
 
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy"
 PRE = LEGACY / "pre-cutover"
@@ -298,6 +299,26 @@ def test_lifecycle_live_set_and_waiting_items(life: State, named: dict[str, str]
     assert waiting == {named["adopt graphql"], named["warm the cache"], "w-w41t1"}
     # work.cancelled and work.approval-required: kept in the log, read by neither fold
     assert life.signals == [] and life.unknown == 2
+
+
+def test_a_milestone_of_an_objective_never_seen_folds_to_nothing(life: State) -> None:
+    assert "m-0rph1" not in life.entities  # Superself: "an orphan milestone folds to nothing"
+
+
+def test_a_supersession_spelled_with_successor_needs_a_confirmed_successor() -> None:
+    """Superself's `entity.superseded` names the successor `successor`, and settles only when
+    that record exists and was confirmed (its entities test of standalone claims)."""
+    log = Log()
+    kept = log.entity("standing rule a")
+    proposal = log.entity("unconfirmed proposal b", proposed=True)
+    log.add("entity.superseded", b'{"entity":"%s","successor":"%s"}' % (kept.encode(), proposal.encode()))
+    lonely = log.entity("standing rule c")
+    log.add("entity.superseded", b'{"entity":"%s","successor":"e-nope99"}' % lonely.encode())
+    older, newer = log.entity("older statement"), log.entity("newer statement")
+    log.add("entity.superseded", b'{"entity":"%s","successor":"%s"}' % (older.encode(), newer.encode()))
+    e = log.state().entities
+    assert (e[kept].status, e[lonely].status) == ("confirmed", "confirmed")
+    assert (e[older].status, e[older].superseded_by) == ("superseded", newer)
 
 
 def test_work_requirements_are_criteria(life: State) -> None:
