@@ -201,7 +201,8 @@ class _Builder:
         for pending in e.pending if e.status == "confirmed" else ():
             self.placement(e, pending)
         if awaits_decision(e):
-            self.add(WAITING, f"- [{label_of(e)}] {one_line(e.text, 80)} is blocked on a decision", e)
+            why = f": {one_line(e.blocked_why, 80)}" if e.blocked_why else ""
+            self.add(WAITING, f"- [{label_of(e)}] {one_line(e.text, 80)} waits on a decision{why}", e)
 
     def process(self, e: Entity) -> str:
         run = self.state.runs.get(e.id)

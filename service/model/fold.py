@@ -361,6 +361,7 @@ def _blocked(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution not in ("done", "retired"):
         entity.execution = "blocked"
         entity.blocked_on = payload.on or payload.why or "unspecified"
+        entity.blocked_why = payload.why
 
 
 def _unblocked(state: State, event: Event, payload: Payload) -> None:

@@ -317,6 +317,7 @@ def _start(r: _Read, unit: Entity) -> None:
 def _block(r: _Read, unit: Entity) -> None:
     unit.execution = "blocked"
     unit.blocked_on = r.payload.on or r.payload.why or "unspecified"
+    unit.blocked_why = r.payload.why
 
 
 def _done(r: _Read, unit: Entity) -> None:

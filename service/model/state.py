@@ -59,6 +59,7 @@ class Entity(msgspec.Struct, gc=False):
     execution: str | None = None
     started: bool = False
     blocked_on: str | None = None
+    blocked_why: str | None = None  # the reason the last block gave (read while blocked)
     superseded_by: str | None = None
     closed_why: str | None = None
     pending: list[Pending] = msgspec.field(default_factory=list)

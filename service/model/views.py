@@ -64,10 +64,15 @@ def _priority(e: Entity) -> tuple[bool, int]:
     return (e.priority is None, e.priority or 0)
 
 
+def is_pending(e: Entity) -> bool:
+    """The record itself, or a placement of it, waits on a person's confirmation."""
+    return e.live and (e.status == "proposed" or bool(e.pending))
+
+
 def is_waiting(e: Entity) -> bool:
-    """The record itself, or a placement of it, waits on a person; so does a unit blocked on
-    a decision (someone has to make it), as Superself listed it."""
-    return e.live and (e.status == "proposed" or bool(e.pending) or awaits_decision(e))
+    """Pending, or a unit blocked on a decision (someone has to make it), as Superself
+    listed it under "Waiting on you"."""
+    return is_pending(e) or (e.live and awaits_decision(e))
 
 
 def awaits_decision(e: Entity) -> bool:
@@ -105,7 +110,7 @@ def entity_row(e: Entity, short: str, extra: Mapping[str, Any] | None = None) ->
         "superseded_by": e.superseded_by,
         "supersedes": e.supersedes,
         "links": [_link(link.type, link.target, link.set) for link in e.links],
-        "pending": is_waiting(e),
+        "pending": is_pending(e),
         "created": e.created,
         "updated": e.updated,
     }

@@ -154,6 +154,9 @@ def test_import_of_a_pre_cutover_store_reads_as_superself_read_it(fresh: Store, 
         assert token in theirs["waiting on you"], token
         assert text in mine["waiting on you"], (text, context)
     assert status["waiting"] == len(waiting)
+    assert "w-0q8c9 is waiting on a decision: pricing undecided" in theirs["waiting on you"]
+    assert "needs a ruling waits on a decision: pricing undecided" in mine["waiting on you"]
+    assert fresh.by_id()["w-0q8c9"]["pending"] is False  # waiting, but nothing to confirm
     for text in ("first direction", "ship weekly", "temp rule", "maybe queue", "tabs everywhere", "dead end"):
         assert text not in context, (text, context)
     assert "2099-06-30" in mine["deadlines"] and "2099-01-01" in mine["deadlines"]

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from service.model.events import decode_line
+from service.model.events import Blocked, decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
-from service.model.views import is_waiting
+from service.model.status import waiting_count
+from service.model.views import is_pending, is_waiting
 from tests.builders import Log
 
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy"
@@ -326,3 +327,17 @@ def test_work_requirements_are_criteria(life: State) -> None:
     (its coverage goes stale: Superself asks for a recheck), a retirement removes it."""
     blog = life.entities["w-bl0g1"]
     assert (blog.criteria, blog.covered) == (["draft reviewed", "images under 100kb"], ["draft reviewed"])
+
+
+def test_a_unit_blocked_on_a_decision_waits_on_a_person() -> None:
+    """Superself listed every unit blocked on a decision under "Waiting on you", whatever the
+    grammar that blocked it; it is waiting, not pending (there is nothing to confirm)."""
+    log = Log()
+    unit = log.entity("needs a ruling", "work")
+    other = log.entity("parked on vendor", "work")
+    log.add("entity.blocked", Blocked(unit, on="decision", why="pricing undecided"))
+    log.add("entity.blocked", Blocked(other, on="dependency", why="upstream api missing"))
+    state = log.state()
+    e = state.entities
+    assert (is_waiting(e[unit]), is_pending(e[unit]), is_waiting(e[other])) == (True, False, False)
+    assert (e[unit].blocked_why, waiting_count(state)) == ("pricing undecided", 1)
