@@ -196,8 +196,16 @@ class ProjectAdded(Payload, frozen=True, gc=False):
 
 
 class ProjectChanged(Payload, frozen=True, gc=False):
-    slug: str
+    """project.archived / project.restored. selfhub writes them in the workspace log naming
+    `slug`; Superself wrote them in the project's own log naming `project`."""
+
+    slug: str | None = None
     why: str | None = None
+    project: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return self.slug or self.project
 
 
 class LegacyCriterion(msgspec.Struct, frozen=True, gc=False):

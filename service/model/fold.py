@@ -491,7 +491,9 @@ def _project_added(state: State, event: Event, payload: Payload) -> None:
 
 def _project_changed(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, ProjectChanged)
-    project = state.projects.get(payload.slug)
+    project = state.projects.get(payload.name or "")
+    if project is None and payload.name == event.project:
+        return  # Superself's archive in the project's own log: the importer carries it over
     if project is None:
         _signal(state, event, "unknown-project", f"{event.type} names no known project")
         return

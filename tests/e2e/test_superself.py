@@ -160,3 +160,36 @@ def test_import_of_a_pre_cutover_store_reads_as_superself_read_it(fresh: Store, 
     for text in ("first direction", "ship weekly", "temp rule", "maybe queue", "tabs everywhere", "dead end"):
         assert text not in context, (text, context)
     assert "2099-06-30" in mine["deadlines"] and "2099-01-01" in mine["deadlines"]
+
+
+def test_an_archive_superself_wrote_in_the_project_log_comes_over(fresh: Store, tmp_path: Path) -> None:
+    """Superself archived a project with `project.archived {project, why}` in that project's
+    own log (and `project.restored {project}` brought it back; the last one by time stands).
+    Every line is imported, none skipped, and the workspace knows which project is archived."""
+    copy = tmp_path / "superself"
+    shutil.copytree(PRE_CUTOVER / "store", copy)
+    (copy / "registry.jsonl").write_text(
+        '{"slug":"demo","added":"2026-08-03T14:47:31.241Z"}\n{"slug":"back","added":"2026-08-03T14:47:31.241Z"}\n'
+    )
+    lines = {
+        "demo": [("01kz41h8000000000000000000", "project.archived", '{"project":"demo","why":"paused"}')],
+        "back": [
+            ("01kz41h8000000000000000001", "project.archived", '{"project":"back","why":"paused"}'),
+            ("01kz41h8000000000000000002", "project.restored", '{"project":"back"}'),
+        ],
+    }
+    for slug, events in lines.items():
+        log = copy / "projects" / slug / "log.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a") as out:
+            for ident, kind, payload in events:
+                out.write(
+                    f'{{"id":"{ident}","ts":"2026-08-03T14:48:05.000Z","type":"{kind}",'
+                    f'"origin":{{"actor":"human","confirmed":true}},"project":"{slug}","payload":{payload}}}\n'
+                )
+    imported = fresh.json("import", "superself", str(copy))
+    assert imported["projects"] == {"demo": 47, "back": 2} and imported["skipped_lines"] == {}, imported
+    projects = {row["slug"]: row for row in fresh.json("project", "list")}
+    assert (projects["demo"]["archived"], projects["back"]["archived"]) == (True, False), projects
+    fresh.project = "demo"
+    assert fresh.json("status")["health"] == []
