@@ -377,6 +377,8 @@ def _done(state: State, event: Event, payload: Payload) -> None:
     entity = _target(state, event, payload.entity)
     if entity is None:
         return
+    if payload.report:  # Superself's done-time report, written inside the done
+        state.reports.setdefault(entity.id, []).append(Report(event.id, event.ts, payload.report))
     reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts)
     if reason is not None:
         _signal(state, event, "done-refused", reason, entity.id)

@@ -341,3 +341,14 @@ def test_a_unit_blocked_on_a_decision_waits_on_a_person() -> None:
     e = state.entities
     assert (is_waiting(e[unit]), is_pending(e[unit]), is_waiting(e[other])) == (True, False, False)
     assert (e[unit].blocked_why, waiting_count(state)) == ("pricing undecided", 1)
+
+
+def test_a_done_carrying_its_report_is_done_with_that_report() -> None:
+    """Superself's `state done --report` wrote the report inside entity.done (`report`): the
+    done-time report selfhub writes as a report.added of the same moment."""
+    log = Log()
+    unit = log.entity("exercise the spine", "work")
+    log.add("entity.done", b'{"entity":"%s","report":"landed and verified"}' % unit.encode())
+    state = log.state()
+    assert state.entities[unit].execution == "done"
+    assert [r.text for r in state.reports[unit]] == ["landed and verified"]
