@@ -203,7 +203,7 @@ def _objective(r: _Read) -> None:
         _revise(entity, p)
         entity.why = p.why
     elif verb == "closed" and p.as_ == "reached":
-        _finish(entity, p.why)
+        _finish(entity, p.why or "reached")
     elif verb == "closed":
         _withdraw(r, entity.id, p.why)
 
@@ -242,7 +242,7 @@ def _milestone(r: _Read) -> None:
         if text is not None and text in entity.criteria:
             r.call("entity.covered", Covered(entity.id, text, p.why))
     elif verb == "reached":
-        _finish(entity, None)
+        _finish(entity, "reached")
 
 
 def _milestone_created(r: _Read) -> None:

@@ -244,7 +244,7 @@ def test_milestones_cover_revise_reach_drop_and_supersede(life: State) -> None:
         ["schema reviewed", "changelog written"],
         "2099-03-31",
     )
-    assert (api.execution, api.live) == ("done", False)  # milestone.reached
+    assert (api.execution, api.closed_why, api.live) == ("done", "reached", False)  # milestone.reached
     assert (e["m-perf1"].status, e["m-perf1"].superseded_by, e["m-perf1"].covered) == (
         "superseded",
         "m-perf2",
