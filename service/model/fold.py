@@ -7,7 +7,6 @@ nothing. One handler per event type; each reads the typed payload and edits the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 import msgspec
@@ -452,25 +451,11 @@ def _report(state: State, event: Event, payload: Payload) -> None:
     refs = event.refs or {}
     work = payload.work or refs.get("work")
     key = work if isinstance(work, str) else ""
-    commits, notes = _evidence(refs.get("commits"), payload)
+    commits, notes = legacy.evidence(refs.get("commits"), payload.notes, payload.evidence_typed)
     commit = payload.commit or (commits[0] if commits else None)
     notes = [*commits[1:], *notes] if payload.commit is None else [*commits, *notes]
     report = Report(event.id, event.ts, payload.text, commit, payload.artifact, tuple(notes))
     state.reports.setdefault(key, []).append(report)
-
-
-_REVISION = re.compile(r"^(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,40}$")
-
-
-def _evidence(offered: object, payload: ReportAdded) -> tuple[list[str], list[str]]:
-    """A Superself report's commits and notes: `refs.commits` holds commits, and before its
-    evidence was typed also anything else the caller passed, told apart by shape (hex, 7 to
-    40 long, a letter among the digits; a bare number is more often a build or a ticket)."""
-    values = [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []
-    if payload.evidence_typed:
-        return values, list(payload.notes)
-    commits = [v for v in values if _REVISION.match(v)]
-    return commits, [*(v for v in values if not _REVISION.match(v)), *payload.notes]
 
 
 def _run_started(state: State, event: Event, payload: Payload) -> None:

@@ -14,6 +14,7 @@ entity here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -83,6 +84,21 @@ def read(state: State, event: Event, payload: Legacy, handlers: Handlers) -> Non
         state.unknown += 1
         return
     reader(_Read(state, event, payload, handlers))
+
+
+_REVISION = re.compile(r"^(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,40}$")
+
+
+def evidence(offered: object, notes: tuple[str, ...], typed: bool) -> tuple[list[str], list[str]]:
+    """A Superself report's commits and notes. `refs.commits` holds commits, and before its
+    evidence was typed (`evidenceTyped`) anything else the caller passed too, told apart by
+    shape: hex, 7 to 40 long, a letter among the digits (a bare number is more often a build
+    or a ticket than a commit)."""
+    values = [v for v in offered if isinstance(v, str)] if isinstance(offered, list) else []
+    if typed:
+        return values, list(notes)
+    commits = [v for v in values if _REVISION.match(v)]
+    return commits, [*(v for v in values if not _REVISION.match(v)), *notes]
 
 
 def _live(entity: Entity | None) -> bool:

@@ -15,6 +15,7 @@ import json
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from service.model.events import Blocked, decode_line
@@ -352,3 +353,21 @@ def test_a_done_carrying_its_report_is_done_with_that_report() -> None:
     state = log.state()
     assert state.entities[unit].execution == "done"
     assert [r.text for r in state.reports[unit]] == ["landed and verified"]
+
+
+def test_a_superself_report_s_evidence_is_split_by_shape_unless_typed() -> None:
+    """Before `evidenceTyped`, Superself put whatever evidence it was given in refs.commits
+    and told commits apart by shape; a digit-only value is a build number, not a commit."""
+    log = Log()
+    unit = log.entity("ship it", "work")
+    untyped = b'{"text":"built","notes":["ci green"]}'
+    typed = b'{"text":"built again","evidenceTyped":true}'
+    log.add("report.added", untyped)
+    log.add("report.added", typed)
+    for event, commits in zip(log.events[-2:], (["1234567", "c0ffee1"], ["1234567"]), strict=True):
+        log.events[log.events.index(event)] = msgspec.structs.replace(
+            event, refs={"work": unit, "commits": commits}
+        )
+    first, second = log.state().reports[unit]
+    assert (first.commit, first.notes) == ("c0ffee1", ("1234567", "ci green"))
+    assert (second.commit, second.notes) == ("1234567", ())
