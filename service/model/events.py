@@ -120,12 +120,13 @@ class Superseded(Payload, frozen=True, gc=False):
 class EntityWhy(Payload, frozen=True, gc=False):
     """retracted, done, retired, restored, started, unblocked: an entity and maybe a reason;
     started and done may carry the linked checkout's head commit (outcome tracking); a done
-    written by Superself may carry its done-time report."""
+    written by Superself may carry its done-time report, a retirement its successor."""
 
     entity: str
     why: str | None = None
     commit: str | None = None
     report: str | None = None
+    successor: str | None = None
 
 
 class Blocked(Payload, frozen=True, gc=False):

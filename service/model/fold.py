@@ -393,6 +393,7 @@ def _retired(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution != "done":
         entity.execution = "retired"
         entity.closed_why = payload.why
+        entity.superseded_by = payload.successor or entity.superseded_by
 
 
 def _restored(state: State, event: Event, payload: Payload) -> None:
@@ -402,6 +403,8 @@ def _restored(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution in ("done", "retired"):
         entity.execution = "in-progress" if entity.started else None
         entity.closed_why = None
+        if entity.status != "superseded":
+            entity.superseded_by = None  # a retirement's successor no longer stands
 
 
 # --- ledger records -----------------------------------------------------------------------

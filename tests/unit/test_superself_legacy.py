@@ -371,3 +371,14 @@ def test_a_superself_report_s_evidence_is_split_by_shape_unless_typed() -> None:
     first, second = log.state().reports[unit]
     assert (first.commit, first.notes) == ("c0ffee1", ("1234567", "ci green"))
     assert (second.commit, second.notes) == ("1234567", ())
+
+
+def test_a_retirement_naming_its_successor_reads_the_same_in_either_grammar() -> None:
+    """Superself's `work retire --successor` wrote entity.retired with `successor` after the
+    cutover, as work.retired did before it."""
+    log = Log()
+    old, new = log.entity("a direction given up", "work"), log.entity("carry the tier", "work")
+    retire = b'{"entity":"%s","why":"moved","successor":"%s"}' % (old.encode(), new.encode())
+    log.add("entity.retired", retire)
+    retired = log.state().entities[old]
+    assert (retired.execution, retired.closed_why, retired.superseded_by) == ("retired", "moved", new)
