@@ -58,7 +58,12 @@ KINDS = (
     "legacy-convention-dropped",
     "legacy-work",
     "legacy-work-done",
+    "legacy-work-step",
+    "legacy-objective",
+    "legacy-objective-step",
     "legacy-milestone",
+    "legacy-milestone-step",
+    "legacy-proposal",
     "project",
 )
 
@@ -183,31 +188,65 @@ class History:
             self.add("zz.future-kind", {"anything": [1, "two", None]})
         elif kind == "malformed":
             self.add("entity.placed", {"entity": 7, "priority": "high"})
-        elif kind == "legacy-goal":
-            self.entities.append(self.add("goal.set", {"text": self.draw(TEXT)}))
-        elif kind == "legacy-decision":
-            self.entities.append(self.add("decision.proposed", {"text": self.draw(TEXT)}))
-        elif kind == "legacy-decision-confirmed":
-            self.add("decision.confirmed", {"id": self.pick()})
-        elif kind == "legacy-convention":
-            self.entities.append(self.add("convention.added", {"text": self.draw(TEXT)}))
-        elif kind == "legacy-convention-dropped":
-            self.add("convention.dropped", {"id": self.pick(), "reason": "obsolete"})
-        elif kind == "legacy-work":
-            event_id, ts = self.tick()
-            self.add("work.created", {"id": event_id, "title": self.draw(TEXT)}, at=(event_id, ts))
-            self.entities.append(event_id)
-        elif kind == "legacy-work-done":
-            self.add("work.done", {"id": self.pick()})
-        elif kind == "legacy-milestone":
-            payload = {"text": self.draw(TEXT), "criteria": list(CRITERIA[:2])}
-            if self.entities:
-                payload["objective"] = self.pick()
-            self.entities.append(self.add("milestone.created", payload))
+        elif kind.startswith("legacy-"):
+            self.legacy(kind.removeprefix("legacy-"))
         elif kind == "project":
             slug = self.draw(st.sampled_from(("app", "web", "ops")))
             verb = self.draw(st.sampled_from(("added", "archived", "restored")))
             self.add(f"project.{verb}", {"slug": slug, "why": "x"})
+
+
+    def legacy(self, kind: str) -> None:
+        """Superself's pre-entity kinds, in the shapes its verbs wrote them."""
+        text = self.draw(TEXT)
+        if kind == "goal":
+            self.entities.append(self.add("goal.set", {"text": text}))
+        elif kind in ("decision", "convention"):
+            refs = {"supersedes": [self.pick()]} if self.draw(st.booleans()) else None
+            verb = self.draw(st.sampled_from(("proposed", "confirmed"))) if kind == "decision" else "added"
+            self.entities.append(self.add(f"{kind}.{verb}", {"text": text}, refs=refs))
+        elif kind == "decision-confirmed":
+            answers = (("confirmed", "confirms"), ("retracted", "retracts"), ("declined", "declines"))
+            verb, key = self.draw(st.sampled_from(answers))
+            self.add(f"decision.{verb}", {"why": "x"} if verb != "confirmed" else {}, refs={key: self.pick()})
+        elif kind == "convention-dropped":
+            self.add("convention.dropped", {"why": "obsolete"}, refs={"supersedes": [self.pick()]})
+        elif kind in ("work", "objective", "proposal"):
+            event_id, ts = self.tick()
+            payload: dict[str, object] = {"outcome": text}
+            if kind == "work":
+                payload["work"] = event_id
+            elif kind == "objective":
+                proposed = self.draw(st.booleans())
+                payload |= {"objective": event_id, "target": "2099-01-01", "proposed": proposed}
+            else:
+                payload["objective"] = self.pick()
+            verb = "proposed" if kind == "proposal" else "created"
+            legacy_kind = "work" if kind == "proposal" else kind
+            self.add(f"{legacy_kind}.{verb}", payload, refs={"supersedes": [self.pick()]}, at=(event_id, ts))
+            self.entities.append(event_id)
+        elif kind == "milestone":
+            event_id, ts = self.tick()
+            exit_ = [{"id": f"c{n}", "text": c} for n, c in enumerate(CRITERIA[:2], 1)]
+            payload = {"objective": self.pick(), "milestone": event_id, "outcome": text, "exit": exit_}
+            if self.draw(st.booleans()):
+                payload["supersedes"] = self.pick()
+            self.add("milestone.created", payload, at=(event_id, ts))
+            self.entities.append(event_id)
+        elif kind in ("work-done", "work-step"):
+            steps = ("started", "blocked", "unblocked", "retired", "linked")
+            verbs = ("done",) if kind == "work-done" else steps
+            verb = self.draw(st.sampled_from(verbs))
+            target = {"milestone": self.pick()} if verb == "linked" else {"on": "decision", "why": "x"}
+            self.add(f"work.{verb}", {"work": self.pick(), **target, "successor": self.pick()})
+        elif kind == "objective-step":
+            verb = self.draw(st.sampled_from(("confirmed", "declined", "revised", "closed")))
+            as_ = self.draw(st.sampled_from(("reached", "dropped")))
+            self.add(f"objective.{verb}", {"objective": self.pick(), "why": "x", "as": as_, "target": None})
+        elif kind == "milestone-step":
+            verb = self.draw(st.sampled_from(("covered", "rechecked", "reached", "dropped", "revised")))
+            payload = {"milestone": self.pick(), "criterion": "c1", "why": "x", "dropExit": ["c2"]}
+            self.add(f"milestone.{verb}", payload)
 
 
 @st.composite

@@ -1,7 +1,9 @@
 """`self import superself PATH`: a Superself store (registry.jsonl, projects/<slug>/log.jsonl).
 
 Every event is kept with its own id, legacy kinds included; each passes the sanitize gate
-through the store's import path. Registry rows become `project.added` events.
+through the store's import path. Registry rows become `project.added` events, and a project
+Superself left archived (its own log's last `project.archived` / `project.restored` by time)
+is archived in the workspace log too.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import TypedDict
 
 from service.model import commands
 from service.model.errors import Invalid
-from service.model.events import Event, Origin, ProjectAdded, decode_line, make
+from service.model.events import Event, Origin, ProjectAdded, ProjectChanged, decode_line, make, payload_of
 from service.store import Store
 
 
@@ -65,7 +67,29 @@ def import_superself(store: Store, path: Path, origin: Origin) -> ImportSummary:
         summary[slug] = store.import_events(slug, events)
         if bad:
             skipped[slug] = bad
+        why = archived_why(events)
+        if why is not None:
+            _archive(store, slug, why, origin)
     return {"projects": summary, "skipped_lines": skipped}
+
+
+def archived_why(events: list[Event]) -> str | None:
+    """The reason a Superself project log says it is archived for, or None when it is not
+    (the last archive transition by time, then id, stands, as Superself read it)."""
+    moves = sorted(
+        (e for e in events if e.type in ("project.archived", "project.restored")), key=lambda e: (e.ts, e.id)
+    )
+    if not moves or moves[-1].type != "project.archived":
+        return None
+    payload = payload_of(moves[-1])
+    return (payload.why if isinstance(payload, ProjectChanged) else None) or "archived in Superself"
+
+
+def _archive(store: Store, slug: str, why: str, origin: Origin) -> None:
+    with store.transaction("") as tx:
+        clock = commands.Clock(lambda: tx.next_ids(1)[0], tx.now(), origin, "")
+        if not tx.state.projects[slug].archived:
+            tx.append(commands.project_archive(tx.state, clock, slug, why))
 
 
 def _register(store: Store, slug: str, description: str | None, origin: Origin) -> None:

@@ -34,7 +34,7 @@ from service.model.render import (
 from service.model.slice import ColdCounts
 from service.model.state import Entity, Pending, Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
-from service.model.views import is_work, ledger_words, ordered, process_word
+from service.model.views import awaits_decision, is_work, ledger_words, ordered, process_word
 
 FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
     "full",
@@ -201,6 +201,9 @@ class _Builder:
             self.counts["open_work" if is_work(e) else "search"] += 1
         for pending in e.pending if e.status == "confirmed" else ():
             self.placement(e, pending)
+        if awaits_decision(e):
+            why = f": {one_line(e.blocked_why, 80)}" if e.blocked_why else ""
+            self.add(WAITING, f"- [{label_of(e)}] {one_line(e.text, 80)} waits on a decision{why}", e)
 
     def process(self, e: Entity) -> str:
         run = self.state.runs.get(e.id)

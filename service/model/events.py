@@ -119,18 +119,24 @@ class Assertion(Payload, frozen=True, gc=False):
 
 
 class Superseded(Payload, frozen=True, gc=False):
+    """`by` names the successor; Superself spelled it `successor`."""
+
     entity: str
     by: str | None = None
     why: str | None = None
+    successor: str | None = None
 
 
 class EntityWhy(Payload, frozen=True, gc=False):
     """retracted, done, retired, restored, started, unblocked: an entity and maybe a reason;
-    started and done may carry the linked checkout's head commit (outcome tracking)."""
+    started and done may carry the linked checkout's head commit (outcome tracking); a done
+    written by Superself may carry its done-time report, a retirement its successor."""
 
     entity: str
     why: str | None = None
     commit: str | None = None
+    report: str | None = None
+    successor: str | None = None
 
 
 class Blocked(Payload, frozen=True, gc=False):
@@ -177,11 +183,15 @@ class Reviewed(Payload, frozen=True, gc=False):
 
 
 class ReportAdded(Payload, frozen=True, gc=False):
+    """A report on a work unit. Superself wrote its commits in `refs.commits` and its other
+    evidence in `notes`; `evidenceTyped` says its refs hold commits only."""
+
     text: str
     work: str | None = None
     commit: str | None = None
     artifact: str | None = None
     notes: tuple[str, ...] = ()
+    evidence_typed: bool = msgspec.field(default=False, name="evidenceTyped")
 
 
 class RunStarted(Payload, frozen=True, gc=False):
@@ -199,26 +209,52 @@ class ProjectAdded(Payload, frozen=True, gc=False):
 
 
 class ProjectChanged(Payload, frozen=True, gc=False):
-    slug: str
+    """project.archived / project.restored. selfhub writes them in the workspace log naming
+    `slug`; Superself wrote them in the project's own log naming `project`."""
+
+    slug: str | None = None
     why: str | None = None
+    project: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return self.slug or self.project
+
+
+class LegacyCriterion(msgspec.Struct, frozen=True, gc=False):
+    """One exit criterion of a legacy milestone: its id (c1, c2, …; never reused) and text."""
+
+    id: str
+    text: str
 
 
 class Legacy(Payload, frozen=True, gc=False):
-    """Pre-entity Superself kinds (goal.set, decision.*, …): read forever, written by no verb."""
+    """Superself's pre-entity kinds (goal.set, decision.*, convention.*, objective.*,
+    milestone.*, work.*): read forever by `service.model.legacy`, written by no verb.
 
-    id: str | None = None
-    entity: str | None = None
+    Only the keys the fold reads are declared; the rest of a payload stays in the log.
+    `target` is UNSET when absent: `objective.revised` and `milestone.revised` write null to
+    withdraw a date.
+    """
+
     text: str | None = None
-    title: str | None = None
-    outcome: str | None = None
     why: str | None = None
-    reason: str | None = None
-    target: str | None = None
-    criteria: tuple[str, ...] = ()
-    criterion: str | None = None
+    outcome: str | None = None
+    target: str | msgspec.UnsetType | None = msgspec.UNSET
+    proposed: bool = False
+    as_: str | None = msgspec.field(default=None, name="as")
     objective: str | None = None
     milestone: str | None = None
+    work: str | None = None
+    proposal: str | None = None
+    requirement: str | None = None
+    supersedes: str | None = None
+    exit: tuple[LegacyCriterion, ...] = ()
+    add_exit: tuple[LegacyCriterion, ...] = msgspec.field(default=(), name="addExit")
+    drop_exit: tuple[str, ...] = msgspec.field(default=(), name="dropExit")
+    criterion: str | None = None
     on: str | None = None
+    successor: str | None = None
 
 
 PAYLOADS: dict[str, type[Payload]] = {

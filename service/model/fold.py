@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-from service.model import completion
+from service.model import completion, legacy
 from service.model.events import (
     Assertion,
     Assessed,
@@ -19,9 +19,7 @@ from service.model.events import (
     Covered,
     EntityWhy,
     Event,
-    Exposure,
     Legacy,
-    Link,
     Linked,
     Payload,
     Placed,
@@ -255,7 +253,14 @@ def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why:
 
 def _superseded(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, Superseded)
-    _supersede(state, event, payload.entity, payload.by, payload.why)
+    by = payload.by
+    if by is None and payload.successor is not None:
+        # Superself's spelling: it settles only on a successor this log holds, confirmed
+        successor = state.entities.get(payload.successor)
+        if successor is None or successor.status not in ("confirmed", "superseded"):
+            return
+        by = successor.id
+    _supersede(state, event, payload.entity, by, payload.why)
 
 
 def _retracted(state: State, event: Event, payload: Payload) -> None:
@@ -355,6 +360,7 @@ def _blocked(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution not in ("done", "retired"):
         entity.execution = "blocked"
         entity.blocked_on = payload.on or payload.why or "unspecified"
+        entity.blocked_why = payload.why
 
 
 def _unblocked(state: State, event: Event, payload: Payload) -> None:
@@ -370,6 +376,8 @@ def _done(state: State, event: Event, payload: Payload) -> None:
     entity = _target(state, event, payload.entity)
     if entity is None:
         return
+    if payload.report:  # Superself's done-time report, written inside the done
+        state.reports.setdefault(entity.id, []).append(Report(event.id, event.ts, payload.report))
     reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts)
     if reason is not None:
         _signal(state, event, "done-refused", reason, entity.id)
@@ -385,6 +393,7 @@ def _retired(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution != "done":
         entity.execution = "retired"
         entity.closed_why = payload.why
+        entity.superseded_by = payload.successor or entity.superseded_by
 
 
 def _restored(state: State, event: Event, payload: Payload) -> None:
@@ -394,6 +403,8 @@ def _restored(state: State, event: Event, payload: Payload) -> None:
     if entity is not None and entity.execution in ("done", "retired"):
         entity.execution = "in-progress" if entity.started else None
         entity.closed_why = None
+        if entity.status != "superseded":
+            entity.superseded_by = None  # a retirement's successor no longer stands
 
 
 # --- ledger records -----------------------------------------------------------------------
@@ -443,7 +454,10 @@ def _report(state: State, event: Event, payload: Payload) -> None:
     refs = event.refs or {}
     work = payload.work or refs.get("work")
     key = work if isinstance(work, str) else ""
-    report = Report(event.id, event.ts, payload.text, payload.commit, payload.artifact)
+    commits, notes = legacy.evidence(refs.get("commits"), payload.notes, payload.evidence_typed)
+    commit = payload.commit or (commits[0] if commits else None)
+    notes = [*commits[1:], *notes] if payload.commit is None else [*commits, *notes]
+    report = Report(event.id, event.ts, payload.text, commit, payload.artifact, tuple(notes))
     state.reports.setdefault(key, []).append(report)
 
 
@@ -481,7 +495,9 @@ def _project_added(state: State, event: Event, payload: Payload) -> None:
 
 def _project_changed(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, ProjectChanged)
-    project = state.projects.get(payload.slug)
+    project = state.projects.get(payload.name or "")
+    if project is None and payload.name == event.project:
+        return  # Superself's archive in the project's own log: the importer carries it over
     if project is None:
         _signal(state, event, "unknown-project", f"{event.type} names no known project")
         return
@@ -491,80 +507,10 @@ def _project_changed(state: State, event: Event, payload: Payload) -> None:
 
 # --- legacy Superself kinds -----------------------------------------------------------
 
-LEGACY_PLACEMENT: dict[str, tuple[Exposure, int | None]] = {
-    "goal": ("full", 0),
-    "objective": ("full", 10),
-    "milestone": ("index", 20),
-    "convention": ("full", 30),
-    "decision": ("index", 40),
-    "work": ("search", None),
-}
-_LEGACY_RETRACT = ("retracted", "dropped", "declined", "removed")
-_LEGACY_EXECUTION: dict[str, Handler] = {
-    "started": _started,
-    "unblocked": _unblocked,
-    "done": _done,
-    "reached": _done,
-    "completed": _done,
-    "retired": _retired,
-}
-
 
 def _legacy(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, Legacy)
-    label, _, verb = event.type.partition(".")
-    entity_id = payload.id or payload.entity or event.id
-    why = payload.why or payload.reason
-    if verb in _LEGACY_RETRACT:
-        _retracted(state, event, EntityWhy(entity_id, why))
-    elif verb in _LEGACY_EXECUTION:
-        _LEGACY_EXECUTION[verb](state, event, EntityWhy(entity_id, why))
-    elif verb == "blocked":
-        _blocked(state, event, Blocked(entity_id, payload.on, why))
-    elif verb == "covered" and payload.criterion is not None:
-        _covered(state, event, Covered(entity_id, payload.criterion, why))
-    elif verb in ("set", "created", "added", "proposed", "confirmed"):
-        _legacy_assert(state, event, payload, label, entity_id, verb)
-    else:
-        state.unknown += 1
-
-
-def _legacy_assert(
-    state: State, event: Event, payload: Legacy, label: str, entity_id: str, verb: str
-) -> None:
-    text = payload.text or payload.title or payload.outcome
-    existing = state.entities.get(entity_id)
-    if existing is not None or text is None:
-        if verb == "confirmed" and existing is not None:
-            existing.updated = event.id
-            _confirm(state, event, existing)
-        else:
-            _signal(state, event, "unknown-entity", f"{event.type} without text", entity_id)
-        return
-    links: list[Link] = []
-    parent = payload.milestone or payload.objective
-    if parent:
-        links.append(Link("member-of", parent))
-    if event.type == "goal.set":
-        links += [
-            Link("supersedes", e.id)
-            for e in state.entities.values()
-            if "goal" in e.labels and e.live and e.project == event.project
-        ]
-    exposure, priority = LEGACY_PLACEMENT.get(label, ("search", None))
-    assertion = Assertion(
-        entity=entity_id,
-        text=text,
-        labels=(label,),
-        links=tuple(links),
-        criteria=payload.criteria,
-        exposure=exposure,
-        priority=priority,
-        why=payload.why or payload.reason,
-        target=payload.target,
-    )
-    kind = "entity.proposed" if verb == "proposed" else "entity.confirmed"
-    _assert(state, msgspec.structs.replace(event, type=kind), assertion)
+    legacy.read(state, event, payload, HANDLERS)
 
 
 HANDLERS: dict[str, Handler] = {

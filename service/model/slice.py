@@ -75,17 +75,14 @@ def named(event: Event) -> set[str] | None:
         return set()  # the fold reports it and touches no record
     found: set[str] = set()
     if isinstance(payload, Legacy):
-        if event.type == "goal.set":
-            return None
-        found.update(x for x in (payload.id, payload.entity, payload.objective, payload.milestone) if x)
-        return found | {event.id}
+        return None  # Superself's old kinds name records in refs and read other records' state
     entity = getattr(payload, "entity", None)
     if isinstance(entity, str):
         found.add(entity)
     if isinstance(payload, Assertion):
         found.update(link.target for link in payload.links)
-    elif isinstance(payload, Superseded) and payload.by:
-        found.add(payload.by)
+    elif isinstance(payload, Superseded):
+        found.update(x for x in (payload.by, payload.successor) if x)
     elif isinstance(payload, Linked):
         found.add(payload.link.target)
     elif isinstance(payload, Placed) and payload.pair:

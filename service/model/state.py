@@ -59,6 +59,7 @@ class Entity(msgspec.Struct, gc=False):
     execution: str | None = None
     started: bool = False
     blocked_on: str | None = None
+    blocked_why: str | None = None  # the reason the last block gave (read while blocked)
     superseded_by: str | None = None
     closed_why: str | None = None
     pending: list[Pending] = msgspec.field(default_factory=list)
@@ -96,11 +97,15 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
 
 
 class Report(msgspec.Struct, frozen=True, gc=False):
+    """A report on a work unit; `notes` is evidence that is not a commit (a checksum, a
+    reviewer), and a Superself report's further commits."""
+
     id: str
     ts: str
     text: str
     commit: str | None = None
     artifact: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 class Run(msgspec.Struct, gc=False):
@@ -135,6 +140,9 @@ class State(msgspec.Struct, gc=False):
     projects: dict[str, Project] = msgspec.field(default_factory=dict)
     signals: list[Signal] = msgspec.field(default_factory=list)
     pairs: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    # legacy Superself criteria by id, per record: a milestone's exit criteria (c1, …) and a
+    # work unit's requirements (r1, …) → their current text
+    exits: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
     awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)
     unknown: int = 0

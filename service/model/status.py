@@ -13,7 +13,7 @@ import msgspec
 from service.model import derived
 from service.model.render import one_line, plural, shorts_for
 from service.model.state import Entity, State
-from service.model.views import is_waiting, is_work, ordered, process_word
+from service.model.views import awaits_decision, is_waiting, is_work, ordered, process_word
 
 ACTIVE_LIVENESS = ("running", "stale")
 
@@ -109,8 +109,13 @@ def deadlines(entities: Iterable[Entity], today: str) -> list[Deadline]:
 
 
 def waiting_count(state: State) -> int:
-    """Items waiting on a person: proposed records plus each placement awaiting confirmation."""
-    return sum((e.status == "proposed") + len(e.pending) for e in state.entities.values() if is_waiting(e))
+    """Items waiting on a person: proposed records, each placement awaiting confirmation, and
+    units blocked on a decision."""
+    return sum(
+        (e.status == "proposed") + len(e.pending) + awaits_decision(e)
+        for e in state.entities.values()
+        if is_waiting(e)
+    )
 
 
 def _progress(state: State) -> tuple[int, int, int, int, int]:

@@ -64,9 +64,19 @@ def _priority(e: Entity) -> tuple[bool, int]:
     return (e.priority is None, e.priority or 0)
 
 
-def is_waiting(e: Entity) -> bool:
-    """The record itself, or a placement of it, waits on a person."""
+def is_pending(e: Entity) -> bool:
+    """The record itself, or a placement of it, waits on a person's confirmation."""
     return e.live and (e.status == "proposed" or bool(e.pending))
+
+
+def is_waiting(e: Entity) -> bool:
+    """Pending, or a unit blocked on a decision (someone has to make it), as Superself
+    listed it under "Waiting on you"."""
+    return is_pending(e) or (e.live and awaits_decision(e))
+
+
+def awaits_decision(e: Entity) -> bool:
+    return e.status == "confirmed" and e.execution == "blocked" and e.blocked_on == "decision"
 
 
 def ledger_extras(state: State, only: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -100,7 +110,7 @@ def entity_row(e: Entity, short: str, extra: Mapping[str, Any] | None = None) ->
         "superseded_by": e.superseded_by,
         "supersedes": e.supersedes,
         "links": [_link(link.type, link.target, link.set) for link in e.links],
-        "pending": is_waiting(e),
+        "pending": is_pending(e),
         "created": e.created,
         "updated": e.updated,
     }
@@ -257,7 +267,14 @@ def work_list_text(doc: dict[str, Any]) -> str:
 
 
 def _report_row(r: Report) -> dict[str, Any]:
-    return {"id": r.id, "ts": r.ts, "text": r.text, "commit": r.commit, "artifact": r.artifact}
+    return {
+        "id": r.id,
+        "ts": r.ts,
+        "text": r.text,
+        "commit": r.commit,
+        "artifact": r.artifact,
+        "notes": list(r.notes),
+    }
 
 
 def _run_row(work_id: str, run: Run | None, liveness: str | None) -> dict[str, Any] | None:
@@ -329,6 +346,7 @@ def work_show_text(doc: dict[str, Any]) -> str:
     for report in doc["reports"]:
         proof = [f"commit {report['commit']}"] if report["commit"] else []
         proof += [f"artifact {report['artifact']}"] if report["artifact"] else []
+        proof += report["notes"]
         suffix = f" ({', '.join(proof)})" if proof else ""
         lines.append(f"  - {report['ts'][:19]} {report['text']}{suffix}")
     verdict = doc["evidence"]

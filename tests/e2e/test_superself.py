@@ -101,3 +101,95 @@ def test_import_matches_the_superself_outputs(fresh: Store, tmp_path: Path) -> N
             if str(row["text"]) in theirs[title]:
                 assert str(row["text"]) in mine[title], (title, ident, context)
     assert "add a cache" in mine["waiting on you"] and "2099-03-31" in mine["deadlines"]
+
+
+PRE_CUTOVER = SAMPLE.parents[1] / "superself-legacy" / "pre-cutover"
+
+
+def test_import_of_a_pre_cutover_store_reads_as_superself_read_it(fresh: Store, tmp_path: Path) -> None:
+    """Superself's own fixture of a store written before its entity cutover: the legacy kinds
+    fold to the records, statuses, targets and waiting items Superself printed for it."""
+    copy = tmp_path / "superself"
+    shutil.copytree(PRE_CUTOVER / "store", copy)
+    assert fresh.json("import", "superself", str(copy))["projects"] == {"demo": 46}
+    fresh.project = "demo"
+    printed = {
+        name: (PRE_CUTOVER / "expected" / f"{name}.txt").read_text("utf-8")
+        for name in ("state-list", "work-list", "status", "context")
+    }
+    state_ids = {line.split("  ")[0] for line in printed["state-list"].splitlines()}
+    work_ids = {line.split("  ")[0] for line in printed["work-list"].splitlines() if line.startswith("w-")}
+    got = fresh.by_id()
+    assert set(got) == state_ids | work_ids | {"01kz41h20mtyytk9dt7ay013bd"}, sorted(got)
+    assert got["o-tvmtf"]["target"] == "2099-06-30" and got["o-93cg3"]["status"] == "proposed"
+
+    every = fresh.by_id("--all")
+    assert every["01kz41gd13hbqebt8h12mhqk4d"]["status"] == "retracted"  # decision.declined
+    assert every["o-pwwrs"]["status"] == "retracted"  # objective.closed as dropped
+    assert every["w-8x0th"]["execution"] == "done"
+    assert "Evidence notes: checksum abc123" in (PRE_CUTOVER / "expected" / "work-show-done.txt").read_text()
+    assert "delivered as planned (checksum abc123)" in fresh.ok("work", "show", "w-8x0th")
+
+    status = fresh.json("status")
+    work = re.search(r"work: (\d+) active, (\d+) blocked, \d+ next, (\d+) done", printed["status"])
+    progress = r"objectives: (\d+) open, (\d+) of (\d+) milestones reached, (\d+) of (\d+)"
+    objectives = re.search(progress, printed["status"])
+    assert work and objectives
+    assert [status["work"][k] for k in ("active", "blocked", "done")] == [int(n) for n in work.groups()]
+    keys = ("objectives_open", "milestones_reached", "milestones_total", "criteria_covered", "criteria_total")
+    assert [status[k] for k in keys] == [int(n) for n in objectives.groups()]
+    assert status["health"] == []
+
+    context = fresh.ok("context", "--plain")
+    mine, theirs = sections(context), sections(printed["context"])
+    waiting = {  # what Superself's row names → the text of the record ours names
+        "later maybe": "later maybe",
+        "w-0q8c9": "needs a ruling",
+        "a proposed direction": "a proposed direction",
+        "proposed raw": "proposed raw",
+        "e-cyxv4": "raw standing note",
+    }
+    assert len(theirs["waiting on you"].strip().split("\n- ")) == len(waiting)
+    for token, text in waiting.items():
+        assert token in theirs["waiting on you"], token
+        assert text in mine["waiting on you"], (text, context)
+    assert status["waiting"] == len(waiting)
+    assert "w-0q8c9 is waiting on a decision: pricing undecided" in theirs["waiting on you"]
+    assert "needs a ruling waits on a decision: pricing undecided" in mine["waiting on you"]
+    assert fresh.by_id()["w-0q8c9"]["pending"] is False  # waiting, but nothing to confirm
+    for text in ("first direction", "ship weekly", "temp rule", "maybe queue", "tabs everywhere", "dead end"):
+        assert text not in context, (text, context)
+    assert "2099-06-30" in mine["deadlines"] and "2099-01-01" in mine["deadlines"]
+
+
+def test_an_archive_superself_wrote_in_the_project_log_comes_over(fresh: Store, tmp_path: Path) -> None:
+    """Superself archived a project with `project.archived {project, why}` in that project's
+    own log (and `project.restored {project}` brought it back; the last one by time stands).
+    Every line is imported, none skipped, and the workspace knows which project is archived."""
+    copy = tmp_path / "superself"
+    shutil.copytree(PRE_CUTOVER / "store", copy)
+    (copy / "registry.jsonl").write_text(
+        '{"slug":"demo","added":"2026-08-03T14:47:31.241Z"}\n{"slug":"back","added":"2026-08-03T14:47:31.241Z"}\n'
+    )
+    lines = {
+        "demo": [("01kz41h8000000000000000000", "project.archived", '{"project":"demo","why":"paused"}')],
+        "back": [
+            ("01kz41h8000000000000000001", "project.archived", '{"project":"back","why":"paused"}'),
+            ("01kz41h8000000000000000002", "project.restored", '{"project":"back"}'),
+        ],
+    }
+    for slug, events in lines.items():
+        log = copy / "projects" / slug / "log.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a") as out:
+            for ident, kind, payload in events:
+                out.write(
+                    f'{{"id":"{ident}","ts":"2026-08-03T14:48:05.000Z","type":"{kind}",'
+                    f'"origin":{{"actor":"human","confirmed":true}},"project":"{slug}","payload":{payload}}}\n'
+                )
+    imported = fresh.json("import", "superself", str(copy))
+    assert imported["projects"] == {"demo": 47, "back": 2} and imported["skipped_lines"] == {}, imported
+    projects = {row["slug"]: row for row in fresh.json("project", "list")}
+    assert (projects["demo"]["archived"], projects["back"]["archived"]) == (True, False), projects
+    fresh.project = "demo"
+    assert fresh.json("status")["health"] == []

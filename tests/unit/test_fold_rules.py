@@ -323,26 +323,29 @@ def test_legacy_goal_set_supersedes_the_previous_goal() -> None:
 
 
 def test_legacy_decision_convention_and_work() -> None:
+    """Superself's own shapes: records named by event id or by the id in the payload, and
+    withdrawals naming them in refs (every kind: tests/unit/test_superself_legacy.py)."""
     log = Log()
-    log.add("decision.proposed", {"id": "d-1", "text": "store JSONL"}, confirmed=False)
-    log.add("decision.confirmed", {"id": "d-1"})
-    log.add("convention.added", {"id": "c-1", "text": "tabs"})
-    log.add("convention.dropped", {"id": "c-1", "reason": "spaces now"})
-    log.add("objective.created", {"id": "o-1", "text": "ship sync", "target": "2099-03-31"})
-    log.add(
-        "milestone.created", {"id": "m-1", "text": "converge", "criteria": ["tests pass"], "objective": "o-1"}
-    )
-    log.add("work.created", {"id": "w-1", "title": "write the merge", "milestone": "m-1"})
-    log.add("work.started", {"id": "w-1"})
-    log.add("work.done", {"id": "w-1"})
+    decision = log.add("decision.proposed", {"text": "store JSONL"}, confirmed=False)
+    log.add("decision.confirmed", {}, refs={"confirms": decision})
+    tabs = log.add("convention.added", {"text": "tabs"})
+    log.add("convention.dropped", {"why": "spaces now"}, refs={"supersedes": [tabs]})
+    log.add("objective.created", {"objective": "o-1", "outcome": "ship sync", "target": "2099-03-31"})
+    milestone = {"objective": "o-1", "milestone": "m-1", "outcome": "converge"}
+    log.add("milestone.created", {**milestone, "exit": [{"id": "c1", "text": "tests pass"}]})
+    log.add("work.created", {"work": "w-1", "outcome": "write the merge"})
+    log.add("work.linked", {"work": "w-1", "milestone": "m-1"})
+    log.add("work.started", {"work": "w-1"})
+    log.add("work.done", {"work": "w-1"})
     state = log.state()
     e = state.entities
-    assert (e["d-1"].status, e["d-1"].exposure, e["d-1"].priority) == ("confirmed", "index", 40)
-    assert (e["c-1"].status, e["c-1"].closed_why) == ("retracted", "spaces now")
+    assert (e[decision].status, e[decision].exposure, e[decision].priority) == ("confirmed", "index", 40)
+    assert (e[tabs].status, e[tabs].closed_why) == ("retracted", "spaces now")
     assert (e["o-1"].target, e["o-1"].priority) == ("2099-03-31", 10)
     assert (e["m-1"].criteria, e["m-1"].links[0].target) == (["tests pass"], "o-1")
-    assert e["w-1"].execution == "in-progress"  # a bare legacy done is refused too
-    assert signals(state, "done-refused") == ["w-1"]
+    assert e["w-1"].links[0].target == "m-1"
+    assert e["w-1"].execution == "done"  # legacy history was judged when written: no gate reruns
+    assert state.signals == []
 
 
 # --- the real Superself sample ---------------------------------------------------------

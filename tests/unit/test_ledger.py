@@ -670,7 +670,7 @@ def test_legacy_decisions_are_adopted_ledger_records() -> None:
     from tests.builders import Log
 
     log = Log()
-    d = log.add("decision.created", b'{"text":"use git"}')
+    d = log.add("decision.confirmed", b'{"text":"use git"}')
     state = log.state()
     assert state.ledger[d].kind == "decision" and state.ledger[d].state == "adopted"
     assert derived.derive(state)[d].support == "clean"
