@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 from dulwich.client import GitClient, HTTPUnauthorized, LocalGitClient
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+from dulwich.file import FileLocked
 from dulwich.objects import ZERO_SHA, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -151,7 +152,10 @@ class Connection:
             result = self.client.fetch(
                 self.path, repo, determine_wants=wants, progress=progress or self._reporter()
             )
-        head = result.refs.get(MAIN) if result.refs is not None else seen.get("head")
+        # The head the wants were computed from, whose objects were fetched: dulwich's
+        # in-process fetch (a path or file:// remote) reads the remote's refs a second time
+        # after the pack, so another push landing in between would name a commit never fetched.
+        head = seen["head"] if "head" in seen else result.refs.get(MAIN) if result.refs is not None else None
         return None if head in (None, ZERO_SHA) else head
 
     def push(
@@ -185,6 +189,9 @@ class Connection:
                 )
         except Moved:
             return "the remote's main moved since the fetch"
+        except FileLocked:
+            # A path or file:// remote: another push holds its ref's lock this very moment.
+            return "another push was updating the remote's main"
         status = result.ref_status
         if status is not None and MAIN in status:
             reason = status[MAIN]
@@ -207,8 +214,8 @@ class Connection:
         error: SyncError | None = None
         try:
             yield
-        except Moved:
-            raise
+        except (Moved, FileLocked):
+            raise  # both mean another push came first: the caller retries
         except Exception as exc:
             _close_connections(exc)
             error = self._explain(exc, doing)

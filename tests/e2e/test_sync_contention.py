@@ -12,7 +12,7 @@ from pathlib import Path
 from selfrun import SELF, Store, base_env, describe, run_self
 
 CLONES = 3
-ROUNDS = 15  # 45 syncs, three at a time
+ROUNDS = 10  # 30 syncs, three at a time
 
 
 def syncs_at_once(clones: list[Store]) -> list[str]:
@@ -45,7 +45,8 @@ def remote_ids(remote: Path) -> list[str]:
     found = []
     for path in git("ls-tree", "-r", "--name-only", "main").split():
         if path.endswith(".jsonl"):
-            found += [json.loads(line)["id"] for line in git("show", f"main:{path}").splitlines() if line.strip()]
+            lines = git("show", f"main:{path}").splitlines()
+            found += [json.loads(line)["id"] for line in lines if line.strip()]
     return found
 
 
@@ -62,7 +63,8 @@ def test_concurrent_syncs_to_a_path_remote_all_succeed(store: Store, tmp_path: P
     failures: list[str] = []
     for round_ in range(ROUNDS):
         for clone in clones:
-            acknowledged += [e["id"] for e in clone.json("state", "add", f"{clone.root.name} {round_}")["events"]]
+            added = clone.json("state", "add", f"{clone.root.name} {round_}")
+            acknowledged += [e["id"] for e in added["events"]]
         failures += syncs_at_once(clones)
     assert not failures, "\n".join(failures)
     for clone in clones:
