@@ -208,11 +208,13 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
         repair: bool = typer.Option(
-            False, "--repair", help="Remove merge leftovers, lay segments out again, commit."
+            False,
+            "--repair",
+            help="Set torn lines aside, remove merge leftovers, lay segments out again, commit.",
         ),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Check the logs for what a plain-git merge leaves (conflict markers, repeated events)."""
+        """Check the logs for what a crash or a plain-git merge leaves: torn lines, markers, repeats."""
         import msgspec
 
         from service.sync import doctor
@@ -228,10 +230,12 @@ def register(app: typer.Typer) -> None:
             name = "workspace" if log.log == "" else log.log
             state = "needs repair" if log.damaged else "ok"
             echo(
-                f"{name}: {log.events} events, {log.markers} conflict markers, {log.duplicates} repeated "
-                f"({log.conflicting} with other bytes), {log.unreadable} unreadable lines, "
-                f"segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
+                f"{name}: {log.events} events, {log.torn} torn lines, {log.markers} conflict markers, "
+                f"{log.duplicates} repeated ({log.conflicting} with other bytes), {log.unreadable} "
+                f"unreadable lines, segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
             )
+        for path in report.set_aside:
+            echo(f"torn lines moved to {path}")
         if report.uncommitted:
             echo(f"uncommitted: {', '.join(report.uncommitted)}")
         if report.repaired:

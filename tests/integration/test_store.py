@@ -276,7 +276,7 @@ def test_malformed_lines_are_quarantined_with_file_and_line(tmp_path: Path) -> N
     assert state == fold_all(events)
 
 
-def test_an_unterminated_last_line_is_reported_and_then_repaired(tmp_path: Path) -> None:
+def test_an_unterminated_last_line_is_reported(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     append_n(store, 2)
     segment = tmp_path / "projects/app/log/000000.jsonl"
@@ -286,11 +286,49 @@ def test_an_unterminated_last_line_is_reported_and_then_repaired(tmp_path: Path)
     assert len(log.events) == 2
     assert [(q.line, "unterminated" in q.reason) for q in log.quarantined] == [(3, True)]
     assert store.state("app")[1] == log.quarantined
-    append_n(store, 1)
-    after = store.read("app")
-    assert len(after.events) == 3
-    assert [(q.line, "unterminated" in q.reason) for q in after.quarantined] == [(3, False)]
-    assert segment.read_bytes().count(b"\n") == 4
+
+
+TORN = "01m8ny7b0c4k2x9z5q3w8e6r1t"
+TORN_TAILS = {
+    "cut in the id": b'{"id":"01m8ny7',
+    "cut after the id": b'{"id":"' + TORN.encode() + b'","origin":{"actor":"ag',
+    "a last line that does not decode": b'{"id":"' + TORN.encode() + b'","payl\n',
+    "not an event at all": b"{not json\n",
+}
+
+
+@pytest.mark.parametrize("tail", TORN_TAILS.values(), ids=TORN_TAILS.keys())
+def test_a_torn_tail_is_set_aside_before_the_next_append_commits(tmp_path: Path, tail: bytes) -> None:
+    """A crash during a write leaves a torn tail; the next append moves it to .local/ and
+    commits whole lines only, so no later sync can publish it."""
+    store = Store.init(tmp_path)
+    before = append_n(store, 2)
+    segment = tmp_path / "projects/app/log/000000.jsonl"
+    whole = segment.read_bytes()
+    with open(segment, "ab") as handle:
+        handle.write(tail)
+    kept = tmp_path / ".local" / "quarantine" / "app.jsonl"
+    with pytest.warns(UserWarning, match=str(kept)):
+        after = append_n(store, 1)
+    assert kept.read_bytes() == tail if tail.endswith(b"\n") else tail + b"\n"
+    log = store.read("app")
+    assert (log.events, log.quarantined) == (before + after, [])
+    assert segment.read_bytes() == whole + canonical(after[0])
+    committed = tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"]
+    assert committed == segment.read_bytes()
+    store.close()
+
+
+def test_a_log_without_a_torn_tail_appends_without_a_warning(tmp_path: Path) -> None:
+    import warnings
+
+    store = Store.init(tmp_path)
+    append_n(store, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        append_n(store, 1)
+    assert not (tmp_path / ".local" / "quarantine").exists()
+    store.close()
 
 
 # --- git ------------------------------------------------------------------------------------
