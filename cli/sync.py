@@ -238,9 +238,11 @@ def register(app: typer.Typer) -> None:
             echo(f"torn lines moved to {path}")
         if report.uncommitted:
             echo(f"uncommitted: {', '.join(report.uncommitted)}")
+        for lock in report.locks:
+            echo(f"lock file: {lock} (a crashed git write leaves one; --repair removes it if no git runs)")
         if report.repaired:
             echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
-        elif any(log.damaged for log in report.logs) or report.uncommitted:
+        elif any(log.damaged for log in report.logs) or report.uncommitted or report.locks:
             echo("run `self doctor --repair` to fix (no event is dropped)")
 
     @app.command("clone")

@@ -1,17 +1,20 @@
-"""`self doctor`: what a crash or a plain-git merge (or a hand edit) did to a store's logs, and
-the repair.
+"""`self doctor`: what a crash or a plain-git merge (or a hand edit) did to a store, and the
+repair.
 
 Checks every log whole: torn lines (the bytes a crash left after a log's last newline or a
 last line that does not decode, and any line that starts like an event but is not JSON — a
 torn write an older version committed), conflict markers, repeated events (the same id
 twice; with other bytes, a conflict), lines that are not events, segments not laid out
-1,000 events each, and working files that differ from main. `repair` moves torn lines to
-`.local/quarantine/`, removes markers and second copies (the first copy in file order stays,
-so no event is lost), lays the segments out again and commits the result; other lines that
-are not events stay where they are (reads quarantine them).
+1,000 events each, working files that differ from main, and git lock files in `.git` (a
+crash's, or those of a git command under way). `repair` removes the lock files at least
+`gitcommit.STALE_LOCK` seconds old, moves torn lines to `.local/quarantine/`, removes
+markers and second copies (the first copy in file order stays, so no event is lost), lays
+the segments out again and commits the result; other lines that are not events stay where
+they are (reads quarantine them).
 """
-
 from __future__ import annotations
+
+from pathlib import Path
 
 import msgspec
 from dulwich.objects import ObjectID
@@ -43,6 +46,7 @@ class Report(msgspec.Struct):
     repaired: bool = False
     head: str | None = None
     set_aside: list[str] = msgspec.field(default_factory=list)  # where a repair moved torn lines
+    locks: list[str] = msgspec.field(default_factory=list)  # git lock files in .git (a crash's?)
 
 
 class _Read(msgspec.Struct):
@@ -114,12 +118,16 @@ def examine(store: Store) -> Report:
         paths += [f"{layout.log_dir(r.log)}/{n}" for r in rows for n in layout.segments(store.root, r.log)]
         on_disk = gitcommit.working_blob_ids(store.repo, sorted(set(paths)))
         uncommitted = sorted(p for p in set(paths) if on_disk.get(p) != tree.get(p))
-    return Report(rows, uncommitted, head=head)
+    git_dir = Path(store.repo.controldir())
+    locks = [f".git/{p.relative_to(git_dir).as_posix()}" for p in gitcommit.lock_files(git_dir)]
+    return Report(rows, uncommitted, head=head, locks=locks)
 
 
 def repair(store: Store) -> Report:
-    """Repair every damaged log (and commit files left uncommitted) as one commit on main."""
+    """Remove stale git lock files, then repair every damaged log (and commit files left
+    uncommitted) as one commit on main."""
     with store.locked():
+        gitcommit.clear_stale_locks(Path(store.repo.controldir()))
         report = examine(store)
         if not any(r.damaged for r in report.logs) and not report.uncommitted:
             return report

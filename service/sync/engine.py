@@ -95,7 +95,7 @@ def _remember(store: Store, name: str, head: ObjectID) -> None:
     tidy_packs(store.repo)
     layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
     with contextlib.suppress(Exception):
-        store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
+        gitcommit.set_ref(store.repo, Ref(f"refs/remotes/{name}/main".encode()), head)
     if gitcommit.head(store.repo) == head:
         store.synced()
 

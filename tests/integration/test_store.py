@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -215,17 +220,35 @@ def test_the_gate_runs_the_sanitize_gate(tmp_path: Path) -> None:
     assert snapshot_files(tmp_path) == before
 
 
+@contextlib.contextmanager
+def held_fresh(lock: Path) -> Iterator[None]:
+    """A ref lock another git process keeps holding (its mtime stays fresh), until the block ends."""
+    lock.write_bytes(b"")
+    done = threading.Event()
+
+    def touch() -> None:
+        while not done.wait(0.1):
+            os.utime(lock)
+
+    toucher = threading.Thread(target=touch)
+    toucher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        toucher.join()
+        lock.unlink()
+
+
 def test_a_failed_commit_leaves_the_log_as_it_was(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     append_n(store, 999)
     before, head = snapshot_files(tmp_path), store.head()
     lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
-    lock.write_bytes(b"")
-    with pytest.raises(StoreError, match=r"main\.lock"):
+    with held_fresh(lock), pytest.raises(StoreError, match=r"main\.lock"):
         append_n(store, 3)
     assert snapshot_files(tmp_path) == before
     assert not (tmp_path / "projects/app/log/000001.jsonl").exists()
-    lock.unlink()
     append_n(store, 3)
     assert store.head() != head and len(store.read("app").events) == 1002
 
@@ -409,3 +432,41 @@ def test_a_transaction_cannot_be_used_after_it_ends(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="ended"):
         tx.append(proposals([event_id]))
     assert store.read("app").events == []
+
+
+# --- git lock files ---------------------------------------------------------------------------
+
+
+def plant(path: Path, age: float) -> None:
+    """A lock file as a crashed git write leaves it, `age` seconds old."""
+    path.write_bytes(b"")
+    when = time.time() - age
+    os.utime(path, (when, when))
+
+
+def test_a_stale_ref_lock_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    store = Store.init(tmp_path)
+    append_n(store, 1)
+    lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
+    plant(lock, 3600)
+    started = time.monotonic()
+    written = append_n(store, 1)
+    assert time.monotonic() - started < 1.5  # an old lock is not waited for
+    assert not lock.exists()
+    assert [e.id for e in store.read("app").events][-1] == written[0].id
+    assert tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"].endswith(canonical(written[0]))
+    store.close()
+
+
+def test_a_ref_lock_released_meanwhile_is_waited_for(tmp_path: Path) -> None:
+    store = Store.init(tmp_path)
+    lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
+    plant(lock, 0)
+    timer = threading.Timer(0.3, lock.unlink)
+    timer.start()
+    try:
+        append_n(store, 1)
+    finally:
+        timer.join()
+    assert len(tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"].splitlines()) == 1
+    store.close()

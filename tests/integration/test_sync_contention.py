@@ -3,7 +3,9 @@ locked by another push. Both are contention, retried like a rejected push."""
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,20 @@ def test_a_ref_that_stays_locked_ends_in_kept_moving(tmp_path: Path) -> None:
     (path / "refs" / "heads" / "main.lock").write_bytes(b"")
     with pytest.raises(KeptMoving):
         sync(b, options=Options(tries=3, timeout=5, pause=0.01, max_pause=0.02))
+
+
+def test_a_stale_lock_on_the_remote_tracking_ref_is_cleared(tmp_path: Path) -> None:
+    """refs/remotes/origin/main says which commits another remote holds; a lock a crash left
+    on it must not keep it from moving."""
+    from dulwich.refs import Ref
+
+    _, _, b = pair(tmp_path)
+    lock = b.root / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_bytes(b"")
+    an_hour_ago = time.time() - 3600
+    os.utime(lock, (an_hour_ago, an_hour_ago))
+    append(b, 1)
+    summary = sync(b, options=FAST)
+    assert b.repo.refs[Ref(b"refs/remotes/origin/main")].decode() == summary.head
+    assert not lock.exists()
