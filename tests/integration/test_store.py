@@ -331,8 +331,10 @@ def test_a_torn_tail_is_set_aside_before_the_next_append_commits(tmp_path: Path,
     with open(segment, "ab") as handle:
         handle.write(tail)
     kept = tmp_path / ".local" / "quarantine" / "app.jsonl"
+    assert store.state("app")[0] == fold_all(before)  # a fold cache made with the torn tail
     with pytest.warns(UserWarning, match=str(kept)):
         after = append_n(store, 1)
+    assert store.state("app") == (fold_all(before + after), [])
     assert kept.read_bytes() == tail if tail.endswith(b"\n") else tail + b"\n"
     log = store.read("app")
     assert (log.events, log.quarantined) == (before + after, [])
