@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import cast
@@ -24,6 +25,7 @@ from dulwich.objects import ZERO_SHA, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from service.store.gitcommit import STALE_LOCK
 from service.sync import credentials
 from service.sync.clients import client_for
 from service.sync.errors import AuthFailed, SyncError, Unreachable
@@ -189,8 +191,10 @@ class Connection:
                 )
         except Moved:
             return "the remote's main moved since the fetch"
-        except FileLocked:
-            # A path or file:// remote: another push holds its ref's lock this very moment.
+        except FileLocked as exc:
+            # A path or file:// remote: another push holds its ref's lock this very moment,
+            # unless the lock is older than any push holds one (a push there was killed).
+            self._check_stale(Path(os.fsdecode(exc.args[1])))
             return "another push was updating the remote's main"
         status = result.ref_status
         if status is not None and MAIN in status:
@@ -198,6 +202,20 @@ class Connection:
             return None if reason is None else f"the remote declined: {reason}"
         # No report for our ref (a server without report-status): look, never assume.
         return None if self.head() == new else "the remote did not confirm the update"
+
+    def _check_stale(self, lock: Path) -> None:
+        """A remote's ref lock older than STALE_LOCK was left by a killed push. It is not ours
+        to remove (no lock of ours covers the remote): say which file, instead of retrying."""
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age >= STALE_LOCK:
+            raise SyncError(
+                f"could not push to {self.shown}: its main has been locked for {age:.0f} s by "
+                f"{lock}, which a killed push left; remove that file if no push to it is running, "
+                "then sync again. The local store is untouched"
+            )
 
     def head(self) -> ObjectID | None:
         with self.guard("read"):

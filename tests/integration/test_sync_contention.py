@@ -12,7 +12,7 @@ import pytest
 from test_sync_support import FAST, append, event_ids, pair, remote_ids
 
 from service.sync import Options, sync
-from service.sync.errors import KeptMoving
+from service.sync.errors import KeptMoving, SyncError
 
 
 def test_a_push_during_the_fetch_of_a_path_remote_is_retried(tmp_path: Path) -> None:
@@ -75,3 +75,17 @@ def test_a_stale_lock_on_the_remote_tracking_ref_is_cleared(tmp_path: Path) -> N
     summary = sync(b, options=FAST)
     assert b.repo.refs[Ref(b"refs/remotes/origin/main")].decode() == summary.head
     assert not lock.exists()
+
+
+def test_a_remote_ref_lock_a_killed_push_left_is_named(tmp_path: Path) -> None:
+    """A lock older than any push holds one: no retries in vain, one message naming the file."""
+    path, _, b = pair(tmp_path)
+    append(b, 1)
+    lock = path / "refs" / "heads" / "main.lock"
+    lock.write_bytes(b"")
+    an_hour_ago = time.time() - 3600
+    os.utime(lock, (an_hour_ago, an_hour_ago))
+    with pytest.raises(SyncError, match="remove that file") as raised:
+        sync(b, options=Options(tries=3, timeout=5, pause=0.01, max_pause=0.02))
+    assert str(lock) in str(raised.value) and not isinstance(raised.value, KeptMoving)
+    assert lock.exists()  # not ours to remove
