@@ -12,6 +12,7 @@ markers and second copies (the first copy in file order stays, so no event is lo
 the segments out again and commits the result; other lines that are not events stay where
 they are (reads quarantine them).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,7 +47,7 @@ class Report(msgspec.Struct):
     repaired: bool = False
     head: str | None = None
     set_aside: list[str] = msgspec.field(default_factory=list)  # where a repair moved torn lines
-    locks: list[str] = msgspec.field(default_factory=list)  # git lock files in .git (a crash's?)
+    locks: list[str] = msgspec.field(default_factory=list)  # git lock files in .git
 
 
 class _Read(msgspec.Struct):
@@ -151,6 +152,9 @@ def repair(store: Store) -> Report:
         parent = None if head is None else ObjectID(head.encode())
         damaged = sum(r.markers + r.duplicates for r in report.logs)
         message = f"doctor: repair ({damaged} merge leftovers removed, segments laid out)"
+        torn = sum(r.torn for r in report.logs)
+        if torn:
+            message = message.replace(", segments", f", {torn} torn lines set aside, segments")
         commit = gitcommit.build_commit(store.repo, files, message, parent, removed=removed)
         store.checkout(commit.decode(), head, message)  # the same commit: the files follow it
         after = examine(store)
