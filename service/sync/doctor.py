@@ -151,10 +151,9 @@ def repair(store: Store) -> Report:
         head = store.head()
         parent = None if head is None else ObjectID(head.encode())
         damaged = sum(r.markers + r.duplicates for r in report.logs)
-        message = f"doctor: repair ({damaged} merge leftovers removed, segments laid out)"
         torn = sum(r.torn for r in report.logs)
-        if torn:
-            message = message.replace(", segments", f", {torn} torn lines set aside, segments")
+        done = [f"{damaged} merge leftovers removed"] + ([f"{torn} torn lines set aside"] if torn else [])
+        message = f"doctor: repair ({', '.join(done)}, segments laid out)"
         commit = gitcommit.build_commit(store.repo, files, message, parent, removed=removed)
         store.checkout(commit.decode(), head, message)  # the same commit: the files follow it
         after = examine(store)
