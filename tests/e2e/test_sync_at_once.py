@@ -72,3 +72,4 @@ def test_concurrent_syncs_to_a_path_remote_all_succeed(store: Store, tmp_path: P
     on_remote = Counter(remote_ids(remote))
     assert {i: on_remote[i] for i in acknowledged} == dict.fromkeys(acknowledged, 1)
     assert max(on_remote.values()) == 1
+    assert clones[0].files() == clones[1].files() == clones[2].files()
