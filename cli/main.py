@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import typer
@@ -112,9 +113,15 @@ def only_for(args: list[str]) -> typer.Typer:
     return one
 
 
+def _warn(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+    """A warning the store gives (something was set aside) is one line on stderr, no source."""
+    typer.echo(f"self: warning: {message}", err=True)
+
+
 def run(argv: list[str] | None = None) -> None:
     from cli.common import fail
 
+    warnings.showwarning = _warn
     args = split_globals(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(only_for(args))
     try:

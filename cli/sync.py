@@ -213,11 +213,13 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
         repair: bool = typer.Option(
-            False, "--repair", help="Remove merge leftovers, lay segments out again, commit."
+            False,
+            "--repair",
+            help="Set torn lines aside, remove merge leftovers, lay segments out again, commit.",
         ),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Check the logs for what a plain-git merge leaves (conflict markers, repeated events),
+        """Check the logs for what a crash or a plain-git merge leaves (torn lines, markers, repeats),
         and list the remotes that hold an event in other bytes than this store."""
         import msgspec
 
@@ -234,10 +236,12 @@ def register(app: typer.Typer) -> None:
             name = "workspace" if log.log == "" else log.log
             state = "needs repair" if log.damaged else "ok"
             echo(
-                f"{name}: {log.events} events, {log.markers} conflict markers, {log.duplicates} repeated "
-                f"({log.conflicting} with other bytes), {log.unreadable} unreadable lines, "
-                f"segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
+                f"{name}: {log.events} events, {log.torn} torn lines, {log.markers} conflict markers, "
+                f"{log.duplicates} repeated ({log.conflicting} with other bytes), {log.unreadable} "
+                f"unreadable lines, segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
             )
+        for path in report.set_aside:
+            echo(f"torn lines moved to {path}")
         if report.uncommitted:
             echo(f"uncommitted: {', '.join(report.uncommitted)}")
         for flag in report.remotes:
@@ -246,9 +250,11 @@ def register(app: typer.Typer) -> None:
                 f"store (seen {flag.seen}): {', '.join(flag.ids)}; this store keeps its copies and will not "
                 "sync with it until the remote's copies are put back as they were"
             )
+        for lock in report.locks:
+            echo(f"lock file: {lock} (a crashed git write leaves one; --repair removes it if no git runs)")
         if report.repaired:
             echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
-        elif any(log.damaged for log in report.logs) or report.uncommitted:
+        elif any(log.damaged for log in report.logs) or report.uncommitted or report.locks:
             echo("run `self doctor --repair` to fix (no event is dropped)")
 
     @app.command("clone")

@@ -2,9 +2,11 @@
 
 Every event is checked (known type, payload that decodes, the log's project, an id after
 the log's last one), passed through the sanitize gate and encoded canonically before a byte
-is written. Then the lines go to the segment files (1,000 lines per segment, only the last
-one grows), are fsynced, and the changed segments are committed as one commit. A failure
-at any step leaves the log files as they were.
+is written. A torn tail of the log (a write a crash cut short) is first moved to
+`.local/quarantine/` (`aside.py`), so a commit only ever holds whole, valid lines. Then the
+lines go to the segment files (1,000 lines per segment, only the last one grows), are
+fsynced, and the changed segments are committed as one commit. A failure at any step leaves
+the log files as they were (a torn tail stays set aside).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dulwich.repo import Repo
 from service.model import ids
 from service.model.errors import Invalid
 from service.model.events import WRITABLE, Event, canonical, payload_of
-from service.store import gitcommit, layout
+from service.store import aside, gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
 from service.store.segments import read_log
 
@@ -103,6 +105,7 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
 
 def _write(root: Path, repo: Repo, log: str, lines: list[bytes], message: str) -> str:
     folder = root / layout.log_dir(log)
+    aside.set_aside_torn_tail(root, log)  # only whole, valid lines are ever committed
     plan = _plan(root, log, lines)
     written: list[tuple[Path, int | None]] = []
     try:
@@ -126,15 +129,14 @@ def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | N
     names = layout.segments(root, log)
     index = segment_index(names[-1]) if names else 0
     old: bytes | None = (root / layout.log_dir(log) / names[-1]).read_bytes() if names else None
-    lead = b"\n" if old and not old.endswith(b"\n") else b""
-    count = (old or b"").count(b"\n") + len(lead)
+    count = (old or b"").count(b"\n")  # every line whole: a torn tail was set aside
     if count >= SEGMENT_EVENTS:
-        index, old, lead, count = index + 1, None, b"", 0
+        index, old, count = index + 1, None, 0
     plan: dict[str, tuple[bytes | None, bytes]] = {}
     while lines:
         take, lines = lines[: SEGMENT_EVENTS - count], lines[SEGMENT_EVENTS - count :]
-        plan[segment_name(index)] = (old, lead + b"".join(take))
-        index, old, lead, count = index + 1, None, b"", 0
+        plan[segment_name(index)] = (old, b"".join(take))
+        index, old, count = index + 1, None, 0
     return plan
 
 

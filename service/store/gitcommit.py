@@ -2,6 +2,12 @@
 
 Only the changed files get blobs; only the trees on their paths are rebuilt, every other
 subtree is reused from the parent commit. refs/heads/main moves by compare-and-swap.
+
+Git's lock files: while a write holds one (`refs/heads/main.lock`, `index.lock`, ...), the
+git dir holds `selfhub-lock` naming it. A write killed meanwhile leaves both; the next one
+takes the store lock, so it knows the lock file is its dead predecessor's and removes it
+(`recover`). A ref lock found without that note is removed once it is `STALE_LOCK` seconds
+old: git holds one for milliseconds.
 """
 
 from __future__ import annotations
@@ -10,10 +16,12 @@ import contextlib
 import enum
 import os
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from dulwich.file import FileLocked
-from dulwich.index import IndexEntry, index_entry_from_stat
+from dulwich.index import Index, IndexEntry, index_entry_from_stat
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -28,6 +36,16 @@ DIR_MODE = 0o040000
 EMPTY_TREE = Tree().id
 
 Changes = dict[bytes, "Changes | ObjectID | None"]
+
+
+MARKER = "selfhub-lock"  # in the git dir: the git lock file a selfhub write holds right now
+STALE_LOCK = 2.0  # seconds after which a ref lock nobody removed is a crashed writer's
+_POLL = 0.02
+T = TypeVar("T")
+
+
+class StaleLock(UserWarning):
+    """A git lock file a killed selfhub write left was removed."""
 
 
 class _Head(enum.Enum):
@@ -180,19 +198,102 @@ def move_branch(repo: Repo, parent: ObjectID | None, new: ObjectID, message: str
 
 def _move_branch(repo: Repo, parent: ObjectID | None, new: ObjectID, message: str) -> None:
     reflog = b"commit: " + message.encode("utf-8")
+
+    def move() -> bool:
+        with holding(repo, BRANCH.decode() + ".lock"):
+            if parent is None:
+                return repo.refs.add_if_new(BRANCH, new, committer=identity(), message=reflog)
+            return repo.refs.set_if_equals(BRANCH, parent, new, committer=identity(), message=reflog)
+
     try:
-        if parent is None:
-            moved = repo.refs.add_if_new(BRANCH, new, committer=identity(), message=reflog)
-        else:
-            moved = repo.refs.set_if_equals(BRANCH, parent, new, committer=identity(), message=reflog)
+        moved = past_stale_lock(move)
     except FileLocked as exc:
         raise StoreError(
             "refs/heads/main is locked by another git process (.git/refs/heads/main.lock); "
-            "nothing was appended; retry when it is done, or remove a stale lock file"
+            "nothing was appended; retry when it is done"
         ) from exc
     if not moved:
         found = head(repo)
         raise RefMoved(_text(parent), _text(found))
+
+
+def set_ref(repo: Repo, ref: Ref, sha: ObjectID) -> None:
+    """Point `ref` at `sha` (no compare-and-swap: a ref only selfhub moves, under the store lock)."""
+
+    def write() -> None:
+        repo.refs[ref] = sha
+
+    with holding(repo, ref.decode() + ".lock"):
+        past_stale_lock(write)
+
+
+@contextlib.contextmanager
+def holding(repo: Repo, lock: str) -> Iterator[None]:
+    """Note in the git dir that this write takes git's lock file `lock` (relative to the git
+    dir) until the block ends. Callers hold the store lock, so one note at a time."""
+    marker = Path(repo.controldir()) / MARKER
+    marker.write_text(lock, "utf-8")  # no fsync: a killed process loses no written page
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+def recover(git_dir: Path) -> list[str]:
+    """Remove the git lock file a killed selfhub write left (its note says which); the caller
+    has just taken the store lock, so that write is over. Returns what was removed."""
+    marker = git_dir / MARKER
+    try:
+        lock = marker.read_text("utf-8").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return []
+    removed = []
+    parts = lock.split("/")
+    if lock.endswith(".lock") and ".." not in parts and "" not in parts:
+        with contextlib.suppress(FileNotFoundError):
+            (git_dir / lock).unlink()
+            removed.append(lock)
+    marker.unlink(missing_ok=True)
+    return removed
+
+
+def past_stale_lock(write: Callable[[], T]) -> T:
+    """`write()`; if a ref's lock file is in the way, wait until it goes or is STALE_LOCK
+    seconds old, remove it if it stayed, and `write()` once more (FileLocked if locked again)."""
+    try:
+        return write()
+    except FileLocked as exc:
+        lock = Path(os.fsdecode(exc.args[1]))
+    deadline = time.monotonic() + STALE_LOCK + 1
+    while time.monotonic() < deadline:
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            break
+        if age >= STALE_LOCK:
+            lock.unlink(missing_ok=True)
+            break
+        time.sleep(_POLL)
+    return write()
+
+
+def lock_files(git_dir: Path) -> list[Path]:
+    """The git lock files in a store's git dir that block selfhub's writes or plain git's."""
+    found = [git_dir / name for name in ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")]
+    found = [p for p in found if p.exists()]
+    return found + sorted((git_dir / "refs").rglob("*.lock"))
+
+
+def clear_stale_locks(git_dir: Path) -> list[Path]:
+    """Remove every lock file of `lock_files` at least STALE_LOCK seconds old (`self doctor
+    --repair`: a person asked, with no git command running in the store). Returns them."""
+    removed = []
+    for lock in lock_files(git_dir):
+        with contextlib.suppress(FileNotFoundError):
+            if time.time() - lock.stat().st_mtime >= STALE_LOCK:
+                lock.unlink()
+                removed.append(lock)
+    return removed
 
 
 def _text(sha: ObjectID | None) -> str | None:
@@ -268,14 +369,19 @@ def update_index(repo: Repo, paths: list[str], removed: list[str] | None = None)
     root = Path(repo.path)
     try:
         index = repo.open_index()
-        for path in paths:
-            data = (root / path).read_bytes()
-            stat = os.stat(root / path)
-            blob_id = Blob.from_string(data).id
-            index[path.encode("utf-8")] = index_entry_from_stat(stat, blob_id, FILE_MODE)
-        for path in removed or ():
-            if path.encode("utf-8") in index:
-                del index[path.encode("utf-8")]
-        index.write()
+        with holding(repo, "index.lock"):
+            _update(index, root, paths, removed or [])
     except (OSError, FileLocked):
         pass
+
+
+def _update(index: Index, root: Path, paths: list[str], removed: list[str]) -> None:
+    for path in paths:
+        data = (root / path).read_bytes()
+        stat = os.stat(root / path)
+        blob_id = Blob.from_string(data).id
+        index[path.encode("utf-8")] = index_entry_from_stat(stat, blob_id, FILE_MODE)
+    for path in removed:
+        if path.encode("utf-8") in index:
+            del index[path.encode("utf-8")]
+    index.write()

@@ -1,4 +1,8 @@
-"""The store's exclusive lock: fcntl.flock on `.local/lock`, re-entrant within one Store."""
+"""The store's exclusive lock: fcntl.flock on `.local/lock`, re-entrant within one Store.
+
+Every selfhub write to the store's git files happens under it, so whoever takes it knows no
+other selfhub writer is at work: `on_acquire` runs then (the store clears git lock files a
+killed write left, `gitcommit.recover`)."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,9 +24,12 @@ _POLL_MAX = 0.05
 class StoreLock:
     """One holder at a time across processes (flock) and threads (an RLock)."""
 
-    def __init__(self, path: Path, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, path: Path, timeout: float = DEFAULT_TIMEOUT, on_acquire: Callable[[], None] | None = None
+    ) -> None:
         self.path = path
         self.timeout = timeout
+        self._on_acquire = on_acquire
         self._mutex = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
@@ -37,6 +44,8 @@ class StoreLock:
                 self._fd = _acquire(self.path, wait)
             self._depth += 1
             try:
+                if self._depth == 1 and self._on_acquire is not None:
+                    self._on_acquire()
                 yield
             finally:
                 self._depth -= 1

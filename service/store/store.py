@@ -8,6 +8,7 @@ through the append gate and committed.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,7 +38,7 @@ class Store:
         self.root = Path(root).resolve()
         self.local_dir = self.root / layout.LOCAL_DIR
         self.local = Local(self.local_dir)
-        self._lock = StoreLock(self.local_dir / "lock", lock_timeout)
+        self._lock = StoreLock(self.local_dir / "lock", lock_timeout, on_acquire=self._recover)
         self._repo: Repo | None = None
 
     # --- opening ----------------------------------------------------------------------
@@ -89,6 +90,12 @@ class Store:
             exclude.parent.mkdir(parents=True, exist_ok=True)
             joint = "" if text.endswith("\n") or not text else "\n"
             exclude.write_text(f"{text}{joint}{EXCLUDE_LINE}\n")
+
+    def _recover(self) -> None:
+        """Just under the store lock: remove the git lock file a killed write left."""
+        for lock in gitcommit.recover(Path(self.repo.controldir())):
+            message = f"removed .git/{lock}, left by a selfhub write that was killed"
+            warnings.warn(message, gitcommit.StaleLock, stacklevel=2)
 
     @property
     def repo(self) -> Repo:

@@ -1,20 +1,30 @@
-"""`self doctor`: what a plain-git merge (or a hand edit) did to a store's logs, and the repair.
+"""`self doctor`: what a crash or a plain-git merge (or a hand edit) did to a store, and the
+repair.
 
-Checks every log whole: conflict markers, repeated events (the same id twice; with other
-bytes, a conflict), lines that are not events, segments not laid out 1,000 events each, and
-working files that differ from main; and the remotes whose last sync stopped on an event
-they hold in other bytes (`identity`). `repair` removes markers and second copies (the first
-copy in file order stays, so no event is lost), lays the segments out again and commits
-the result; lines that are not events stay where they are (reads quarantine them).
+Checks every log whole: torn lines (the bytes a crash left after a log's last newline or a
+last line that does not decode, and any line that starts like an event but is not JSON — a
+torn write an older version committed), conflict markers, repeated events (the same id
+twice; with other bytes, a conflict), lines that are not events, segments not laid out
+1,000 events each, working files that differ from main, and git lock files in `.git` (a
+crash's, or those of a git command under way). `repair` removes the lock files at least
+`gitcommit.STALE_LOCK` seconds old, moves torn lines to `.local/quarantine/`, removes
+markers and second copies (the first copy in file order stays, so no event is lost), lays
+the segments out again and commits the result; other lines that are not events stay where
+they are (reads quarantine them). It also lists the remotes whose last sync stopped on an
+event they hold in other bytes (`identity`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 from dulwich.objects import ObjectID
 
-from service.store import Store, gitcommit, layout
+from service.store import Store, aside, gitcommit, layout, segments
 from service.sync import identity, logs
+
+_json = msgspec.json.Decoder()
 
 
 class LogReport(msgspec.Struct):
@@ -25,10 +35,11 @@ class LogReport(msgspec.Struct):
     conflicting: int  # repeats whose bytes differ from the first copy
     unreadable: int
     laid_out: bool  # segments are 1,000 lines each but the last
+    torn: int = 0  # lines a crash cut short (set aside by a repair)
 
     @property
     def damaged(self) -> bool:
-        return bool(self.markers or self.duplicates or not self.laid_out)
+        return bool(self.markers or self.duplicates or self.torn or not self.laid_out)
 
 
 class Report(msgspec.Struct):
@@ -37,22 +48,53 @@ class Report(msgspec.Struct):
     repaired: bool = False
     head: str | None = None
     remotes: list[identity.Flag] = msgspec.field(default_factory=list)  # events they hold in other bytes
+    set_aside: list[str] = msgspec.field(default_factory=list)  # where a repair moved torn lines
+    locks: list[str] = msgspec.field(default_factory=list)  # git lock files in .git
 
 
-def _read(store: Store, log: str) -> tuple[list[str], list[bytes]]:
+class _Read(msgspec.Struct):
+    paths: list[str]
+    lines: list[bytes]  # every line, each ending in a newline, but the torn ones
+    torn: list[bytes]
+
+
+def _read(store: Store, log: str) -> _Read:
     folder = layout.log_dir(log)
-    names = layout.segments(store.root, log)
-    paths = [f"{folder}/{name}" for name in names]
-    return paths, [line for p in paths for line in logs.lines_of((store.root / p).read_bytes())]
+    paths = [f"{folder}/{name}" for name in layout.segments(store.root, log)]
+    read = _Read(paths, [], [])
+    for n, path in enumerate(paths):
+        data = (store.root / path).read_bytes()
+        tail = b""
+        if n == len(paths) - 1:
+            cut = aside.torn_at(data)  # the rule the append gate sets a torn tail aside by
+            data, tail = data[:cut], data[cut:]
+        unread = {q.line for q in segments.decode(data, path)[1]}
+        for number, line in enumerate(logs.lines_of(data), 1):
+            (read.torn if number in unread and _torn(line) else read.lines).append(line)
+        if tail:
+            read.torn.append(tail if tail.endswith(b"\n") else tail + b"\n")
+    return read
+
+
+def _torn(line: bytes) -> bool:
+    """A line that starts as every event line does and is not JSON: a write cut short."""
+    if not line.startswith(b'{"id":"'):
+        return False
+    try:
+        _json.decode(line)
+    except msgspec.DecodeError:
+        return True
+    return False
 
 
 def examine(store: Store) -> Report:
     rows = []
     for log in store.logs():
-        paths, lines = _read(store, log)
+        read = _read(store, log)
+        paths = read.paths
         first: dict[str, bytes] = {}
         markers = duplicates = conflicting = unreadable = 0
-        for line in lines:
+        for line in read.lines:
             if logs.is_marker(line):
                 markers += 1
                 continue
@@ -68,7 +110,9 @@ def examine(store: Store) -> Report:
         for p in paths[:-1]:
             data = (store.root / p).read_bytes()
             laid = laid and data.count(b"\n") == layout.SEGMENT_EVENTS and data.endswith(b"\n")
-        rows.append(LogReport(log, len(first), markers, duplicates, conflicting, unreadable, laid))
+        rows.append(
+            LogReport(log, len(first), markers, duplicates, conflicting, unreadable, laid, len(read.torn))
+        )
     head = store.head()
     uncommitted = []
     if head is not None:
@@ -77,35 +121,44 @@ def examine(store: Store) -> Report:
         paths += [f"{layout.log_dir(r.log)}/{n}" for r in rows for n in layout.segments(store.root, r.log)]
         on_disk = gitcommit.working_blob_ids(store.repo, sorted(set(paths)))
         uncommitted = sorted(p for p in set(paths) if on_disk.get(p) != tree.get(p))
-    return Report(rows, uncommitted, head=head, remotes=identity.flags(store.local_dir))
+    git_dir = Path(store.repo.controldir())
+    locks = [f".git/{p.relative_to(git_dir).as_posix()}" for p in gitcommit.lock_files(git_dir)]
+    return Report(rows, uncommitted, head=head, remotes=identity.flags(store.local_dir), locks=locks)
 
 
 def repair(store: Store) -> Report:
-    """Repair every damaged log (and commit files left uncommitted) as one commit on main."""
+    """Remove stale git lock files, then repair every damaged log (and commit files left
+    uncommitted) as one commit on main."""
     with store.locked():
+        gitcommit.clear_stale_locks(Path(store.repo.controldir()))
         report = examine(store)
         if not any(r.damaged for r in report.logs) and not report.uncommitted:
             return report
         files: dict[str, bytes] = {}
         removed: list[str] = []
+        kept: list[str] = []
         for row in report.logs:
-            paths, lines = _read(store, row.log)
-            fixed = logs.repaired(lines).lines
+            read = _read(store, row.log)
+            if read.torn:
+                kept.append(str(aside.keep(store.local_dir, row.log, read.torn)))
+            fixed = logs.repaired(read.lines).lines
             folder = layout.log_dir(row.log)
             laid = {f"{folder}/{n}": d for n, d in layout.split_segments(fixed).items()}
             for path, data in laid.items():
                 files[path] = data
-            removed += [p for p in paths if p not in laid]
+            removed += [p for p in read.paths if p not in laid]
         config = store.root / layout.CONFIG_FILE
         if config.exists():
             files[layout.CONFIG_FILE] = config.read_bytes()
         head = store.head()
         parent = None if head is None else ObjectID(head.encode())
         damaged = sum(r.markers + r.duplicates for r in report.logs)
-        message = f"doctor: repair ({damaged} merge leftovers removed, segments laid out)"
+        torn = sum(r.torn for r in report.logs)
+        done = [f"{damaged} merge leftovers removed"] + ([f"{torn} torn lines set aside"] if torn else [])
+        message = f"doctor: repair ({', '.join(done)}, segments laid out)"
         commit = gitcommit.build_commit(store.repo, files, message, parent, removed=removed)
-        if commit != parent:
-            store.checkout(commit.decode(), head, message)
+        store.checkout(commit.decode(), head, message)  # the same commit: the files follow it
         after = examine(store)
         after.repaired = True
+        after.set_aside = kept
         return after

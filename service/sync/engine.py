@@ -24,7 +24,7 @@ from dulwich.pack import full_unpacked_object
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from service.store import Store, gitcommit, layout
+from service.store import Store, aside, gitcommit, layout
 from service.store.errors import RefMoved
 from service.sync import graph, identity, logs, remotes
 from service.sync.errors import KeptMoving, NotSelfhub, SyncError
@@ -96,7 +96,7 @@ def _remember(store: Store, name: str, head: ObjectID) -> None:
     layout.atomic_write(_record_path(store, name), json.dumps({"head": head.decode()}).encode() + b"\n")
     identity.clear(store.local_dir, name)
     with contextlib.suppress(Exception):
-        store.repo.refs[Ref(f"refs/remotes/{name}/main".encode())] = head
+        gitcommit.set_ref(store.repo, Ref(f"refs/remotes/{name}/main".encode()), head)
     if gitcommit.head(store.repo) == head:
         store.synced()
 
@@ -531,15 +531,9 @@ def _by_log(files: Mapping[str, object]) -> dict[str, list[str]]:
 
 def _keep_aside(store: Store, unreadable: dict[str, list[bytes]]) -> int:
     """Unreadable local lines are not published; they are kept in .local/quarantine/."""
-    folder = store.local_dir / "quarantine"
-    folder.mkdir(parents=True, exist_ok=True)
-    total = 0
     for log, lines in unreadable.items():
-        name = "_workspace" if log == layout.WORKSPACE_LOG else log
-        with open(folder / f"{name}.jsonl", "ab") as handle:
-            handle.write(b"".join(lines))
-        total += len(lines)
-    return total
+        aside.keep(store.local_dir, log, lines)
+    return sum(len(lines) for lines in unreadable.values())
 
 
 def _lost_events(repo: Repo, base: str | None, head: ObjectID, head_files: dict[str, ObjectID]) -> set[str]:

@@ -11,6 +11,7 @@ import msgspec
 
 from service.model import ids
 from service.model.events import decode_unchecked
+from service.store.aside import is_marker
 
 _PREFIX = b'{"id":"'
 _plain = msgspec.json.Decoder()
@@ -62,12 +63,6 @@ def id_set(lines: list[bytes]) -> set[str]:
             if other is not None:
                 found.add(other)
     return found
-
-
-def is_marker(line: bytes) -> bool:
-    """A conflict marker line a plain-git merge leaves (<<<<<<<, =======, |||||||, >>>>>>>)."""
-    body = line.rstrip(b"\n")
-    return body.startswith((b"<<<<<<<", b">>>>>>>", b"|||||||")) or body == b"======="
 
 
 class Repair(msgspec.Struct):

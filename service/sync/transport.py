@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import cast
@@ -19,10 +20,12 @@ from urllib.parse import urlparse
 
 from dulwich.client import GitClient, HTTPUnauthorized, LocalGitClient
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+from dulwich.file import FileLocked
 from dulwich.objects import ZERO_SHA, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from service.store.gitcommit import STALE_LOCK
 from service.sync import credentials
 from service.sync.clients import client_for
 from service.sync.errors import AuthFailed, SyncError, Unreachable
@@ -152,7 +155,10 @@ class Connection:
             result = self.client.fetch(
                 self.path, repo, determine_wants=wants, progress=progress or self._reporter()
             )
-        head = result.refs.get(MAIN) if result.refs is not None else seen.get("head")
+        # The head the wants were computed from, whose objects were fetched: dulwich's
+        # in-process fetch (a path or file:// remote) reads the remote's refs a second time
+        # after the pack, so another push landing in between would name a commit never fetched.
+        head = seen["head"] if "head" in seen else result.refs.get(MAIN) if result.refs is not None else None
         return None if head in (None, ZERO_SHA) else head
 
     def push(
@@ -186,12 +192,31 @@ class Connection:
                 )
         except Moved:
             return "the remote's main moved since the fetch"
+        except FileLocked as exc:
+            # A path or file:// remote: another push holds its ref's lock this very moment,
+            # unless the lock is older than any push holds one (a push there was killed).
+            self._check_stale(Path(os.fsdecode(exc.args[1])))
+            return "another push was updating the remote's main"
         status = result.ref_status
         if status is not None and MAIN in status:
             reason = status[MAIN]
             return None if reason is None else f"the remote declined: {reason}"
         # No report for our ref (a server without report-status): look, never assume.
         return None if self.head() == new else "the remote did not confirm the update"
+
+    def _check_stale(self, lock: Path) -> None:
+        """A remote's ref lock older than STALE_LOCK was left by a killed push. It is not ours
+        to remove (no lock of ours covers the remote): say which file, instead of retrying."""
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age >= STALE_LOCK:
+            raise SyncError(
+                f"could not push to {self.shown}: its main has been locked for {age:.0f} s by "
+                f"{lock}, which a killed push left; remove that file if no push to it is running, "
+                "then sync again. The local store is untouched"
+            )
 
     def head(self) -> ObjectID | None:
         with self.guard("read"):
@@ -208,8 +233,8 @@ class Connection:
         error: SyncError | None = None
         try:
             yield
-        except Moved:
-            raise
+        except (Moved, FileLocked):
+            raise  # both mean another push came first: the caller retries
         except Exception as exc:
             _close_connections(exc)
             error = self._explain(exc, doing)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -215,17 +220,35 @@ def test_the_gate_runs_the_sanitize_gate(tmp_path: Path) -> None:
     assert snapshot_files(tmp_path) == before
 
 
+@contextlib.contextmanager
+def held_fresh(lock: Path) -> Iterator[None]:
+    """A ref lock another git process keeps holding (its mtime stays fresh), until the block ends."""
+    lock.write_bytes(b"")
+    done = threading.Event()
+
+    def touch() -> None:
+        while not done.wait(0.1):
+            os.utime(lock)
+
+    toucher = threading.Thread(target=touch)
+    toucher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        toucher.join()
+        lock.unlink()
+
+
 def test_a_failed_commit_leaves_the_log_as_it_was(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     append_n(store, 999)
     before, head = snapshot_files(tmp_path), store.head()
     lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
-    lock.write_bytes(b"")
-    with pytest.raises(StoreError, match=r"main\.lock"):
+    with held_fresh(lock), pytest.raises(StoreError, match=r"main\.lock"):
         append_n(store, 3)
     assert snapshot_files(tmp_path) == before
     assert not (tmp_path / "projects/app/log/000001.jsonl").exists()
-    lock.unlink()
     append_n(store, 3)
     assert store.head() != head and len(store.read("app").events) == 1002
 
@@ -276,7 +299,7 @@ def test_malformed_lines_are_quarantined_with_file_and_line(tmp_path: Path) -> N
     assert state == fold_all(events)
 
 
-def test_an_unterminated_last_line_is_reported_and_then_repaired(tmp_path: Path) -> None:
+def test_an_unterminated_last_line_is_reported(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     append_n(store, 2)
     segment = tmp_path / "projects/app/log/000000.jsonl"
@@ -286,11 +309,51 @@ def test_an_unterminated_last_line_is_reported_and_then_repaired(tmp_path: Path)
     assert len(log.events) == 2
     assert [(q.line, "unterminated" in q.reason) for q in log.quarantined] == [(3, True)]
     assert store.state("app")[1] == log.quarantined
-    append_n(store, 1)
-    after = store.read("app")
-    assert len(after.events) == 3
-    assert [(q.line, "unterminated" in q.reason) for q in after.quarantined] == [(3, False)]
-    assert segment.read_bytes().count(b"\n") == 4
+
+
+TORN = "01m8ny7b0c4k2x9z5q3w8e6r1t"
+TORN_TAILS = {
+    "cut in the id": b'{"id":"01m8ny7',
+    "cut after the id": b'{"id":"' + TORN.encode() + b'","origin":{"actor":"ag',
+    "a last line that does not decode": b'{"id":"' + TORN.encode() + b'","payl\n',
+    "not an event at all": b"{not json\n",
+}
+
+
+@pytest.mark.parametrize("tail", TORN_TAILS.values(), ids=TORN_TAILS.keys())
+def test_a_torn_tail_is_set_aside_before_the_next_append_commits(tmp_path: Path, tail: bytes) -> None:
+    """A crash during a write leaves a torn tail; the next append moves it to .local/ and
+    commits whole lines only, so no later sync can publish it."""
+    store = Store.init(tmp_path)
+    before = append_n(store, 2)
+    segment = tmp_path / "projects/app/log/000000.jsonl"
+    whole = segment.read_bytes()
+    with open(segment, "ab") as handle:
+        handle.write(tail)
+    kept = tmp_path / ".local" / "quarantine" / "app.jsonl"
+    assert store.state("app")[0] == fold_all(before)  # a fold cache made with the torn tail
+    with pytest.warns(UserWarning, match=str(kept)):
+        after = append_n(store, 1)
+    assert store.state("app") == (fold_all(before + after), [])
+    assert kept.read_bytes() == tail if tail.endswith(b"\n") else tail + b"\n"
+    log = store.read("app")
+    assert (log.events, log.quarantined) == (before + after, [])
+    assert segment.read_bytes() == whole + canonical(after[0])
+    committed = tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"]
+    assert committed == segment.read_bytes()
+    store.close()
+
+
+def test_a_log_without_a_torn_tail_appends_without_a_warning(tmp_path: Path) -> None:
+    import warnings
+
+    store = Store.init(tmp_path)
+    append_n(store, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        append_n(store, 1)
+    assert not (tmp_path / ".local" / "quarantine").exists()
+    store.close()
 
 
 # --- git ------------------------------------------------------------------------------------
@@ -371,3 +434,41 @@ def test_a_transaction_cannot_be_used_after_it_ends(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="ended"):
         tx.append(proposals([event_id]))
     assert store.read("app").events == []
+
+
+# --- git lock files ---------------------------------------------------------------------------
+
+
+def plant(path: Path, age: float) -> None:
+    """A lock file as a crashed git write leaves it, `age` seconds old."""
+    path.write_bytes(b"")
+    when = time.time() - age
+    os.utime(path, (when, when))
+
+
+def test_a_stale_ref_lock_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    store = Store.init(tmp_path)
+    append_n(store, 1)
+    lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
+    plant(lock, 3600)
+    started = time.monotonic()
+    written = append_n(store, 1)
+    assert time.monotonic() - started < 1.5  # an old lock is not waited for
+    assert not lock.exists()
+    assert [e.id for e in store.read("app").events][-1] == written[0].id
+    assert tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"].endswith(canonical(written[0]))
+    store.close()
+
+
+def test_a_ref_lock_released_meanwhile_is_waited_for(tmp_path: Path) -> None:
+    store = Store.init(tmp_path)
+    lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
+    plant(lock, 0)
+    timer = threading.Timer(0.3, lock.unlink)
+    timer.start()
+    try:
+        append_n(store, 1)
+    finally:
+        timer.join()
+    assert len(tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"].splitlines()) == 1
+    store.close()

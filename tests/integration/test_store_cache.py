@@ -162,8 +162,8 @@ def test_quarantined_lines_survive_the_cache(store: Store) -> None:
     known: list[str] = []
     grow(store, 10, known)
     segment = store.root / "projects/app/log/000000.jsonl"
-    with open(segment, "ab") as handle:
-        handle.write(b"not an event\n")
+    *lines, last = segment.read_bytes().splitlines(keepends=True)
+    segment.write_bytes(b"".join([*lines, b"not an event\n", last]))  # a last one is set aside
     first = store.state("app")
     grow(store, 10, known)
     with open(segment, "ab") as handle:
@@ -171,7 +171,7 @@ def test_quarantined_lines_survive_the_cache(store: Store) -> None:
     second = store.state("app")
     assert first == (fold_all(store.read("app").events[:10]), first[1])
     assert second == truth(store)
-    assert [q.line for q in second[1]] == [11, 22]
+    assert [q.line for q in second[1]] == [10, 22]
 
 
 def test_the_workspace_log_has_its_own_cache(store: Store) -> None:

@@ -103,3 +103,47 @@ def test_doctor_lays_out_segments_and_keeps_unreadable_lines(tmp_path: Path) -> 
     assert len(a.read("app").events) == 1500
     assert status_clean(a)
     assert doctor.examine(a).uncommitted == []
+
+
+TORN = b'{"id":"01m8ny7b0c4k2x9z5q3w8e6r1t","origin":{"act'
+
+
+def test_doctor_reports_a_torn_tail_and_repair_sets_it_aside(tmp_path: Path) -> None:
+    a = new_store(tmp_path / "a")
+    kept = append(a, 2)
+    segment = a.root / SEGMENT
+    whole = segment.read_bytes()
+    segment.write_bytes(whole + TORN)
+    row = next(r for r in doctor.examine(a).logs if r.log == "app")
+    assert (row.torn, row.events, row.damaged) == (1, 2, True)
+    fixed = doctor.repair(a)
+    row = next(r for r in fixed.logs if r.log == "app")
+    assert (row.torn, row.damaged) == (0, False)
+    aside = a.root / ".local" / "quarantine" / "app.jsonl"
+    assert fixed.set_aside == [str(aside)]
+    assert aside.read_bytes() == TORN + b"\n"
+    assert segment.read_bytes() == whole
+    assert {e.id for e in kept} <= set(event_ids(a)) and a.read("app").quarantined == []
+    assert status_clean(a) and doctor.examine(a).uncommitted == []
+
+
+def test_doctor_sets_aside_a_torn_line_an_append_committed(tmp_path: Path) -> None:
+    """A torn line that an earlier version committed in the middle of a log (the next append
+    ended it with a newline and wrote after it): reported, and repaired without losing an event."""
+    from service.store import gitcommit
+
+    a = new_store(tmp_path / "a")
+    append(a, 2)
+    later = append(a, 1)
+    segment = a.root / SEGMENT
+    *first, last = segment.read_bytes().splitlines(keepends=True)
+    data = b"".join([*first, TORN + b"\n", last])
+    segment.write_bytes(data)
+    gitcommit.commit_files(a.repo, {SEGMENT: data}, "append: as an older version did")
+    row = next(r for r in doctor.examine(a).logs if r.log == "app")
+    assert (row.torn, row.unreadable, row.events, row.damaged) == (1, 0, 3, True)
+    doctor.repair(a)
+    assert segment.read_bytes() == data.replace(TORN + b"\n", b"")
+    assert later[0].id in event_ids(a) and a.read("app").quarantined == []
+    assert (a.root / ".local" / "quarantine" / "app.jsonl").read_bytes() == TORN + b"\n"
+    assert status_clean(a)
