@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # imported where used
     from service.model.status import StatusDoc
 
 WORKSPACE_LOG = ""
+MAX_PID = 2**22  # the highest pid_max Linux allows; other systems stay below it
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 
 
@@ -153,6 +154,8 @@ class Workspace:
         """Time travel: the fold of the log's prefix up to an event id or an ISO date/time."""
         from service.model.fold import fold_all
 
+        if not at.strip():
+            raise Invalid("--at is empty: give an event id or an ISO date such as 2026-11-30")
         events = self.store.read(log).events
         if ids.is_id(at):
             return fold_all(e for e in events if e.id <= at)
@@ -261,7 +264,7 @@ class Workspace:
         from service.model.views import ledger_extras
 
         log = self.log_of(prefix)
-        state = self.state_at(log, at) if at else self.state(log)
+        state = self.state_at(log, at) if at is not None else self.state(log)
         entity = commands.find(state, prefix)
         extra = ledger_extras(state, [entity.id]).get(entity.id)
         if not history:
@@ -292,6 +295,8 @@ class Workspace:
 
     def run_started(self, prefix: str, pid: int) -> list[Event]:
         """The pid goes to this machine's ledger; the log only learns that a run started."""
+        if not 0 < pid <= MAX_PID:
+            raise Invalid(f"--pid {pid}: give the process id of the unit's process (1 to {MAX_PID})")
         events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
         self.store.local.record_pid(_work_of(events[0]), pid, self.project or "")
         return events
@@ -445,7 +450,13 @@ class Workspace:
         if not source.is_file():
             raise Invalid(f"{path}: no such file (a Docket ledger is a .jsonl file)")
         rows: list[tuple[int, dict[str, object]]] = []
-        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = source.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise Invalid(
+                f"{path} is not UTF-8 text (byte {exc.start} is not): a Docket ledger is a .jsonl file"
+            ) from None
+        for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
