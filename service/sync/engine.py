@@ -159,7 +159,7 @@ def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = No
     opts = options or Options()
     started = time.monotonic()
     url = remotes.url_of(store.repo, name)
-    conn = Connection(url, opts.timeout, store.root, opts.activity, opts.stage)
+    conn = Connection(url, opts.timeout, store.root, opts.activity, opts.stage, opts.deadline)
     summary = Summary(remote=name, url=conn.shown)
     try:
         for attempt in range(max(1, opts.tries)):
