@@ -27,21 +27,27 @@ def register(app: typer.Typer) -> None:
     @app.command("context")
     def context_(
         plain: bool = typer.Option(False, "--plain", help="The agent render, within the budget."),
-        budget: int | None = typer.Option(None, "--budget", help="Token budget of the agent render."),
+        budget: int | None = typer.Option(
+            None, "--budget", help="Token budget of the agent render and --json, 100 to 1000000."
+        ),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Bounded context for this project (outside a project: a workspace overview)."""
+        """Bounded context for this project (outside a project: a workspace overview); the
+        agent render and --json keep to the budget."""
+        from service.model import context
+
+        if budget is not None:
+            context.check_budget(budget)
         ws = workspace()
         if not ws.project:
             return overview(ws, as_json)
         doc = ws.context()
-        if as_json:
-            return emit_json(doc)
-        from service.model import context
-
         config = ws.config()
+        given = budget if budget is not None else config.context_budget
+        if as_json:
+            return emit_json(context.fit(doc, given, config.tokens_per_char))
         if _agent_output(plain):
-            echo(context.render_agent(doc, budget or config.context_budget, config.tokens_per_char))
+            echo(context.render_agent(doc, given, config.tokens_per_char))
         else:
             from cli import tty
 

@@ -20,6 +20,7 @@ import msgspec
 from service.model import tokens
 from service.model.config import WorkspaceConfig
 from service.model.derived import View, derive, owes, owing, plain, view_row
+from service.model.errors import Invalid
 from service.model.ledger import moot
 from service.model.render import (
     Near,
@@ -307,12 +308,7 @@ def _compose(doc: ContextDoc, keep: dict[str, int]) -> str:
             lines += [f"## {section.title}", ""]
         kept = keep.get(section.key, len(section.rows))
         lines += [row.text for row in section.rows[:kept]]
-        dropped = len(section.rows) - kept
-        if dropped:
-            singular, many = DROPPED[section.key]
-            what = f"{dropped} more {singular if dropped == 1 else many}"
-            lines.append(pointer(what, section.recover))
-        lines += [*section.pointers, ""]
+        lines += [*_dropped(section, kept), *section.pointers, ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -321,30 +317,88 @@ def compose_all(doc: ContextDoc) -> str:
     return _compose(doc, {s.key: len(s.rows) for s in doc.sections})
 
 
-def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> str:
-    """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`).
+MIN_BUDGET, MAX_BUDGET = 100, 1_000_000  # tokens an agent render may be given
+_ELLIPSIS = "…"
 
-    Over budget, whole rows are dropped from the bottom up: index rows first, then the
+
+def check_budget(budget: int) -> int:
+    """`budget` when it is one the agent render can keep to, else Invalid naming the range."""
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise Invalid(f"--budget {budget}: give a token budget from {MIN_BUDGET} to {MAX_BUDGET}")
+    return budget
+
+
+def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> str:
+    """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`): the
+    document `fit` keeps, and in the last resort (a header and pointers alone over the budget)
+    the text itself cut at the budget with an ellipsis. Everything counts: header, titles,
+    pointers, rows."""
+    budget = doc.budget if budget_tokens is None else budget_tokens
+    rate = doc.tokens_per_char if per_char is None else per_char
+    text = compose_all(fit(doc, budget, rate))
+    if tokens.estimate(text, rate) <= budget:
+        return text
+    room = max(0, int(budget / rate) - len(_ELLIPSIS) - 1)
+    while room and tokens.estimate(text[:room] + _ELLIPSIS + "\n", rate) > budget:
+        room -= 1
+    return text[:room].rstrip() + _ELLIPSIS + "\n"
+
+
+def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
+    """The document an agent reads within the budget (what `--json` prints as well).
+
+    A document that fits is returned as it is. Otherwise each row longer than the room the
+    header and pointers leave is cut there, with a marker naming the command that shows the
+    record whole; then whole rows are dropped from the bottom up: index rows first, then the
     derived rows (health, deadlines, waiting, in progress), then full rows; the header always
     stays, and each section that lost rows gains a pointer naming the command that lists them.
     """
     budget = doc.budget if budget_tokens is None else budget_tokens
     rate = doc.tokens_per_char if per_char is None else per_char
     keep = {s.key: len(s.rows) for s in doc.sections}
+    if tokens.estimate(_compose(doc, keep), rate) <= budget:
+        return doc
+    bare = _compose(doc, dict.fromkeys(keep, 0))
+    room = int(budget / rate) - len(bare)
+    doc = msgspec.structs.replace(
+        doc, sections=[msgspec.structs.replace(s, rows=[_cut(r, room) for r in s.rows]) for s in doc.sections]
+    )
 
     def fits(key: str, count: int) -> bool:
         trial = {**keep, key: count}
         return tokens.estimate(_compose(doc, trial), rate) <= budget
 
-    if tokens.estimate(_compose(doc, keep), rate) <= budget:
-        return _compose(doc, keep)
-    for key in (k for k in DROP_ORDER if k in keep):
+    for key in (k for k in DROP_ORDER if k in keep and not fits(k, keep[k])):
         if not fits(key, 0):
             keep[key] = 0
             continue
         keep[key] = _most(partial(fits, key), keep[key] - 1)
         break
-    return _compose(doc, keep)
+    sections = [
+        msgspec.structs.replace(
+            s, rows=s.rows[: keep[s.key]], pointers=[*_dropped(s, keep[s.key]), *s.pointers]
+        )
+        for s in doc.sections
+    ]
+    return msgspec.structs.replace(doc, sections=sections, budget=budget, tokens_per_char=rate)
+
+
+def _cut(row: Row, room: int) -> Row:
+    """`row` with its text cut to `room` characters, marked, when it is longer."""
+    if len(row.text) <= room:
+        return row
+    marker = f" {_ELLIPSIS} (cut to fit the budget"
+    marker += f"; `self state show {row.id}` shows it whole)" if row.id else ")"
+    return msgspec.structs.replace(row, text=row.text[: max(0, room - len(marker))].rstrip() + marker)
+
+
+def _dropped(section: Section, kept: int) -> list[str]:
+    """The pointer to the rows of `section` past the first `kept`, if any."""
+    dropped = len(section.rows) - kept
+    if not dropped:
+        return []
+    singular, many = DROPPED[section.key]
+    return [pointer(f"{dropped} more {singular if dropped == 1 else many}", section.recover)]
 
 
 def _most(fits: Callable[[int], bool], upper: int) -> int:
