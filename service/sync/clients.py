@@ -54,6 +54,10 @@ class Deadline:
     def left(self) -> float:
         return max(0.0, self._at - time.monotonic())
 
+    def over(self) -> bool:
+        """The moment has come (the watchdog may still be cutting)."""
+        return self.passed or self.left() <= 0
+
     def watch(self, cut: Callable[[], object]) -> None:
         """Call `cut` at the deadline (at once if it has passed)."""
         with self._lock:
@@ -68,10 +72,9 @@ class Deadline:
     def wait(self, timeout: float) -> float:
         """The wait to allow now: `timeout`, less if the deadline is nearer; TimeoutError once
         it has passed."""
-        left = self.left()
-        if self.passed or left <= 0:
+        if self.over():
             raise TimeoutError("the deadline passed")
-        return min(timeout, left)
+        return min(timeout, self.left())
 
     def _expire(self) -> None:
         with self._lock:
@@ -101,7 +104,7 @@ def client_for(
             raise ValueError("the URL names no host")
         return TimedTCPClient(parsed.hostname, parsed.port, timeout, meter, deadline), parsed.path
     if parsed.scheme in ("http", "https"):
-        if deadline is not None and "pool_manager" in options:
+        if "pool_manager" in options:
             _bound_pools(options["pool_manager"], deadline)
         client = MeteredHTTPClient.from_parsedurl(parsed, report_activity=meter, quiet=True, **options)
         return client, parsed.path
@@ -203,12 +206,17 @@ class MeteredHTTPClient(Urllib3HttpGitClient):
         return response, counted
 
 
-def _bound_pools(manager: Any, deadline: Deadline) -> None:
+def _bound_pools(manager: Any, deadline: Deadline | None) -> None:
     """Make `manager`'s HTTP connections wait once per request (urllib3 would silently retry a
     read that timed out, three more times) and put each socket they open under `deadline`."""
     from urllib3.connection import HTTPConnection, HTTPSConnection
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
     from urllib3.util.retry import Retry
+
+    once = Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
+    manager.connection_pool_kw["retries"] = once
+    if deadline is None:
+        return
 
     def watched(base: type[Any]) -> type:
         def connect(self: Any) -> None:
@@ -222,8 +230,6 @@ def _bound_pools(manager: Any, deadline: Deadline) -> None:
         "http": type("WatchedPool", (HTTPConnectionPool,), {"ConnectionCls": watched(HTTPConnection)}),
         "https": type("WatchedTLSPool", (HTTPSConnectionPool,), {"ConnectionCls": watched(HTTPSConnection)}),
     }
-    once = Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
-    manager.connection_pool_kw["retries"] = once
 
 
 def _metered_chunks(chunks: Iterable[bytes], meter: Meter) -> Iterator[bytes]:

@@ -239,7 +239,7 @@ class Connection:
         """Bound the waits by the timeout and turn transport failures into clear errors."""
         error: SyncError | None = None
         try:
-            if self.deadline is not None and self.deadline.passed:
+            if self.deadline is not None and self.deadline.over():
                 raise TimeoutError("the deadline passed")
             yield
         except (Moved, Declined):
@@ -254,7 +254,7 @@ class Connection:
 
     def _past_deadline(self, doing: str) -> SyncError | None:
         """The error of a call the deadline cut (whatever the cut connection raised)."""
-        if self.deadline is None or not self.deadline.passed:
+        if self.deadline is None or not self.deadline.over():
             return None
         return Unreachable(
             f"could not {doing} {self.shown}: it did not finish within {self.deadline.seconds:g} s, "
