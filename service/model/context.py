@@ -347,17 +347,18 @@ def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: fl
 def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
     """The document an agent reads within the budget (what `--json` prints as well).
 
-    A document that fits is returned as it is. Otherwise each row longer than the room the
-    header and pointers leave is cut there, with a marker naming the command that shows the
-    record whole; then whole rows are dropped from the bottom up: index rows first, then the
-    derived rows (health, deadlines, waiting, in progress), then full rows; the header always
-    stays, and each section that lost rows gains a pointer naming the command that lists them.
+    A document that fits is returned as it is (with the budget it was fitted to). Otherwise
+    each row longer than the room the header and pointers leave is cut there, with a marker
+    naming the command that shows the record whole; then whole rows are dropped from the
+    bottom up: index rows first, then the derived rows (health, deadlines, waiting, in
+    progress), then full rows; the header always stays, and each section that lost rows
+    gains a pointer naming the command that lists them.
     """
     budget = doc.budget if budget_tokens is None else budget_tokens
     rate = doc.tokens_per_char if per_char is None else per_char
     keep = {s.key: len(s.rows) for s in doc.sections}
     if tokens.estimate(_compose(doc, keep), rate) <= budget:
-        return doc
+        return msgspec.structs.replace(doc, budget=budget, tokens_per_char=rate)
     bare = _compose(doc, dict.fromkeys(keep, 0))
     room = int(budget / rate) - len(bare)
     doc = msgspec.structs.replace(
