@@ -3,6 +3,7 @@ exit 1, within the deadline, nothing left behind."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,10 +15,10 @@ from test_sync_deadline import OPENINGS, REASON, _refusing, trickler
 from test_sync_support import bare, git_daemon
 
 
-def _one_line(proc: object) -> str:
-    assert proc.returncode == 1, describe(proc)  # type: ignore[attr-defined,arg-type]
-    err: str = proc.stderr  # type: ignore[attr-defined]
-    assert "Traceback" not in err and err.startswith("self: ") and err.count("\n") == 1, err
+def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 1, describe(proc)
+    err = proc.stderr
+    assert "Traceback" not in err and err.startswith("self: ") and err.count("\n") == 1, describe(proc)
     return err
 
 
