@@ -39,11 +39,11 @@ def register(app: typer.Typer) -> None:
         if budget is not None:
             context.check_budget(budget)
         ws = workspace()
-        if not ws.project:
-            return overview(ws, as_json)
-        doc = ws.context()
         config = ws.config()
         given = budget if budget is not None else config.context_budget
+        if not ws.project:
+            return overview(ws, as_json, given, config.tokens_per_char)
+        doc = ws.context()
         if as_json:
             return emit_json(context.fit(doc, given, config.tokens_per_char))
         if _agent_output(plain):
@@ -119,14 +119,15 @@ def register(app: typer.Typer) -> None:
                 echo(f"  quarantined {q['file']}:{q['line']}: {q['reason']}")
 
 
-def overview(ws: Workspace, as_json: bool) -> None:
+def overview(ws: Workspace, as_json: bool, budget: int | None = None, per_char: float = 0.25) -> None:
+    """The workspace overview; within `budget` tokens when given (context's, not status's)."""
     from service.model import context
 
     doc = ws.overview()
     if as_json:
         emit_json(doc)
     else:
-        echo(context.render_overview(doc))
+        echo(context.render_overview(doc, budget, per_char))
 
 
 def show_record(record: str, history: bool, at: str | None, as_json: bool) -> None:

@@ -335,7 +335,11 @@ def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: fl
     pointers, rows."""
     budget = doc.budget if budget_tokens is None else budget_tokens
     rate = doc.tokens_per_char if per_char is None else per_char
-    text = compose_all(fit(doc, budget, rate))
+    return _within(compose_all(fit(doc, budget, rate)), budget, rate)
+
+
+def _within(text: str, budget: int, rate: float) -> str:
+    """`text`, or when it is over the budget, as much of it as fits with an ellipsis."""
     if tokens.estimate(text, rate) <= budget:
         return text
     room = max(0, int(budget / rate) - len(_ELLIPSIS) - 1)
@@ -454,18 +458,33 @@ def overview(projects: list[tuple[Project, State]], today: str) -> OverviewDoc:
     return OverviewDoc(today, lines)
 
 
-def render_overview(doc: OverviewDoc) -> str:
-    """Context outside a registered project: one line per project, archived ones marked."""
-    lines = ["# workspace", ""]
-    for p in doc.projects:
-        mark = " (archived)" if p.archived else ""
-        goal = one_line(p.goal, 100) if p.goal else "no goal set"
-        extra = f"; {p.overdue} overdue" if p.overdue else ""
-        lines.append(
-            f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
-            f"health: {plural(p.health, 'signal')}{extra}"
-        )
-    if not doc.projects:
+def render_overview(doc: OverviewDoc, budget: int | None = None, per_char: float = 0.25) -> str:
+    """Context outside a registered project: one line per project, archived ones marked;
+    within `budget` tokens when given (the projects that do not fit are counted in a pointer)."""
+    rows = [_project_line(p) for p in doc.projects]
+    if budget is None:
+        return _overview_text(rows, 0)
+    kept = _most(
+        lambda n: tokens.estimate(_overview_text(rows[:n], len(rows) - n), per_char) <= budget, len(rows)
+    )
+    return _within(_overview_text(rows[:kept], len(rows) - kept), budget, per_char)
+
+
+def _project_line(p: ProjectLine) -> str:
+    mark = " (archived)" if p.archived else ""
+    goal = one_line(p.goal, 100) if p.goal else "no goal set"
+    extra = f"; {p.overdue} overdue" if p.overdue else ""
+    return (
+        f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
+        f"health: {plural(p.health, 'signal')}{extra}"
+    )
+
+
+def _overview_text(rows: list[str], left_out: int) -> str:
+    lines = ["# workspace", "", *rows]
+    if left_out:
+        lines.append(pointer(f"{plural(left_out, 'more project')}", "self project list"))
+    if not rows and not left_out:
         lines.append(pointer("no projects registered yet", "self project add SLUG"))
     else:
         lines += ["", pointer("one project's context", "self context --project SLUG")]

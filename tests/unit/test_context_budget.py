@@ -102,3 +102,21 @@ def test_a_budget_outside_the_range_is_refused_naming_it(budget: int) -> None:
         check_budget(budget)
     assert f"{MIN_BUDGET} to {MAX_BUDGET}" in str(caught.value)
     assert check_budget(MIN_BUDGET) == MIN_BUDGET and check_budget(MAX_BUDGET) == MAX_BUDGET
+
+
+def test_the_workspace_overview_keeps_to_the_budget() -> None:
+    from service.model.context import overview, render_overview
+    from service.model.state import Project
+
+    projects = [(Project(f"p{n:03d}", "01", "d" * 300), Log(f"p{n:03d}").state()) for n in range(300)]
+    doc = overview(projects, TODAY)
+    whole = render_overview(doc)
+    assert "p299" in whole
+    for rate in RATES:
+        text = render_overview(doc, MIN_BUDGET, rate)
+        assert tokens.estimate(text, rate) <= MIN_BUDGET, (rate, text)
+        assert text.startswith("# workspace")
+    text = render_overview(doc, 1000, 0.25)
+    assert "- p000 " in text and "p299" not in text
+    assert "more projects; run `self project list`" in text
+    assert render_overview(doc, MAX_BUDGET, 0.25) == whole
