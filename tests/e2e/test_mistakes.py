@@ -50,6 +50,16 @@ BAD_VALUES: dict[str, tuple[tuple[str, ...], dict[str, str | None], tuple[str, .
     ),
     "nan timeout": (("sync", "--timeout", "nan"), {}, ("--timeout", "seconds")),
     "zero deadline": (("sync", "--deadline", "0"), {}, ("--deadline 0", "seconds")),
+    "deadline from the environment": (
+        ("sync",),
+        {"SELF_SYNC_DEADLINE": "-1"},
+        ("SELF_SYNC_DEADLINE=-1", "seconds"),
+    ),
+    "timeout that is no number": (
+        ("sync",),
+        {"SELF_SYNC_TIMEOUT": "soon"},
+        ("SELF_SYNC_TIMEOUT", "not a number"),
+    ),
     "clone with zero timeout": (
         ("clone", "git://127.0.0.1:9/x.git", "{tmp}/c", "--timeout", "0"),
         {},
