@@ -78,6 +78,7 @@ class Workspace:
 
     def write(self, log: str, command: Command) -> list[Event]:
         """Run `command` on fresh state under the store lock and append what it returns."""
+        _check_writable(self.store.root, log)
         with self.store.transaction(log) as tx:
             clock = Clock(lambda: tx.next_ids(1)[0], tx.now(), self.origin, log)
             events = command(tx.state, tx.config, clock)
@@ -474,6 +475,20 @@ class Workspace:
         from service.importers.superself import import_superself
 
         return import_superself(self.store, path, self.origin)
+
+
+def _check_writable(root: Path, log: str) -> None:
+    """Refuse a write up front when a folder it writes in is read-only for this user: nothing
+    half-written (a line appended, its commit refused). Root passes every such check."""
+    from service.store.layout import log_dir
+
+    folder = root / log_dir(log)
+    for path in (root, root / ".git", root / ".git" / "objects", root / ".local", folder, folder.parent):
+        if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            raise Invalid(
+                f"cannot write {path}: permission denied (the store is read-only for you); "
+                "write from the account that owns it, or change its permissions"
+            )
 
 
 def _work_of(event: Event) -> str:
