@@ -141,6 +141,23 @@ def test_a_trickling_server_is_cut_at_the_deadline(tmp_path: Path, scheme: str) 
         assert DEADLINE - 0.5 < took < DEADLINE + SLACK, f"a clone against a trickle took {took:.1f} s"
 
 
+def test_an_ssh_that_never_answers_is_killed_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in for ssh that starts and says nothing: no per-wait timeout of ssh's own
+    applies, so only the deadline ends it, by killing the process."""
+    silent = tmp_path / "silent-ssh"
+    silent.write_text("#!/bin/sh\nexec sleep 30\n")
+    silent.chmod(0o755)
+    monkeypatch.setenv("SELF_SSH_COMMAND", str(silent))
+    took, error = _sync_takes(tmp_path, "ssh://git@127.0.0.1/ws.git")
+    assert f"did not finish within {DEADLINE:g} s" in str(error), error
+    assert took < DEADLINE + SLACK, f"a sync through a silent ssh took {took:.1f} s"
+    took, error = _clone_takes(tmp_path, "ssh://git@127.0.0.1/ws.git")
+    assert f"did not finish within {DEADLINE:g} s" in str(error), error
+    assert took < DEADLINE + SLACK, f"a clone through a silent ssh took {took:.1f} s"
+
+
 def test_a_sync_within_its_deadline_is_untouched_by_it(tmp_path: Path) -> None:
     """The watchdog ends with the sync: a store that synced keeps working after the deadline."""
     remote = bare(tmp_path / "remote.git")
