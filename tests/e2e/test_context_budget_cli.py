@@ -23,6 +23,7 @@ def test_json_keeps_to_the_budget(module_store: Store, huge: str) -> None:
     assert proc.returncode == 0, describe(proc)
     assert len(proc.stdout) < 4_000, f"{len(proc.stdout)} bytes for a budget of 100 tokens"
     doc = json.loads(proc.stdout)
+    assert doc["budget"] == 100
     texts = [row["text"] for section in doc["sections"] for row in section["rows"]]
     assert any("cut to fit" in text and huge in text for text in texts), texts
 
@@ -42,3 +43,8 @@ def test_a_nonsense_budget_is_refused_with_the_range(module_store: Store, budget
         assert proc.stdout == "" and "Traceback" not in proc.stderr, describe(proc)
         assert proc.stderr.count("\n") == 1 and f"--budget {budget}" in proc.stderr, describe(proc)
         assert "100 to 1000000" in proc.stderr, describe(proc)
+
+
+def test_json_that_fits_names_the_budget_given(store: Store) -> None:
+    store.add("goal", "a short goal")
+    assert store.json("context", "--budget", "5000")["budget"] == 5000
