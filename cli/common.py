@@ -54,6 +54,9 @@ def exit_for(exc: BaseException) -> NoReturn:
 
     if isinstance(exc, StoreError):
         fail(str(exc), 1)
+    if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        fail(f"{where}{exc.strerror}; check that the path exists and that you may write there", 1)
     raise exc
 
 

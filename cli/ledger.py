@@ -353,6 +353,7 @@ def write_parquet(out: str) -> dict[str, object]:
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
+    _check_target(out)
     rows = workspace().decision_rows()
     files = pa.list_(pa.string())
     unit = pa.struct(
@@ -392,3 +393,16 @@ def write_parquet(out: str) -> dict[str, object]:
     )
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), out)
     return {"path": out, "rows": len(rows)}
+
+
+def _check_target(out: str) -> None:
+    """The file a Parquet export writes: a path in an existing folder, not a folder."""
+    from pathlib import Path
+
+    from service.model.errors import Invalid
+
+    target = Path(out).expanduser()
+    if target.is_dir():
+        raise Invalid(f"{out} is a folder: give the file to write, such as {target / 'decisions.parquet'}")
+    if not target.parent.is_dir():
+        raise Invalid(f"{out}: there is no folder {target.parent}; create it or write somewhere else")

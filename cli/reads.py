@@ -27,21 +27,27 @@ def register(app: typer.Typer) -> None:
     @app.command("context")
     def context_(
         plain: bool = typer.Option(False, "--plain", help="The agent render, within the budget."),
-        budget: int | None = typer.Option(None, "--budget", help="Token budget of the agent render."),
+        budget: int | None = typer.Option(
+            None, "--budget", help="Token budget of the agent render and --json, 100 to 1000000."
+        ),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Bounded context for this project (outside a project: a workspace overview)."""
-        ws = workspace()
-        if not ws.project:
-            return overview(ws, as_json)
-        doc = ws.context()
-        if as_json:
-            return emit_json(doc)
+        """Bounded context for this project (outside a project: a workspace overview); the
+        agent render and --json keep to the budget."""
         from service.model import context
 
+        if budget is not None:
+            context.check_budget(budget)
+        ws = workspace()
         config = ws.config()
+        given = budget if budget is not None else config.context_budget
+        if not ws.project:
+            return overview(ws, as_json, given, config.tokens_per_char)
+        doc = ws.context()
+        if as_json:
+            return emit_json(context.fit(doc, given, config.tokens_per_char))
         if _agent_output(plain):
-            echo(context.render_agent(doc, budget or config.context_budget, config.tokens_per_char))
+            echo(context.render_agent(doc, given, config.tokens_per_char))
         else:
             from cli import tty
 
@@ -115,14 +121,15 @@ def register(app: typer.Typer) -> None:
                 echo(f"  health signal: {detail}")
 
 
-def overview(ws: Workspace, as_json: bool) -> None:
+def overview(ws: Workspace, as_json: bool, budget: int | None = None, per_char: float = 0.25) -> None:
+    """The workspace overview; within `budget` tokens when given (context's, not status's)."""
     from service.model import context
 
     doc = ws.overview()
     if as_json:
         emit_json(doc)
     else:
-        echo(context.render_overview(doc))
+        echo(context.render_overview(doc, budget, per_char))
 
 
 def show_record(record: str, history: bool, at: str | None, as_json: bool) -> None:

@@ -63,19 +63,30 @@ def preset_request(
     )
 
 
-def write_on(record: str, command: Command, as_json: bool) -> None:
-    """Run one command against the log that holds `record` and print what it wrote."""
+def write_on(record: str, command: Command, as_json: bool, work_verb: str | None = None) -> None:
+    """Run one command against the log that holds `record` and print what it wrote;
+    `work_verb` names a `self work` verb, refused on a record that is not a work unit."""
+    if work_verb is not None:
+        command = _on_work(record, work_verb, command)
     render.written(workspace().write_entity(record, command), as_json)
 
 
-def _confirm(sub: typer.Typer) -> None:
+def _on_work(record: str, verb: str, command: Command) -> Command:
+    def checked(s: Any, c: Any, k: Any) -> list[Event]:
+        commands.work_unit(s, record, verb)
+        return command(s, c, k)
+
+    return checked
+
+
+def _confirm(sub: typer.Typer, work: bool) -> None:
     @sub.command("confirm")
     def confirm(record: str, as_json: bool = JsonOpt) -> None:
         """Confirm a proposal (and the placements waiting with it)."""
         write_on(record, lambda s, c, k: commands.confirm(s, k, record), as_json)
 
 
-def _retract(sub: typer.Typer) -> None:
+def _retract(sub: typer.Typer, work: bool) -> None:
     @sub.command("retract")
     def retract(
         record: str,
@@ -86,22 +97,22 @@ def _retract(sub: typer.Typer) -> None:
         write_on(record, lambda s, c, k: commands.retract(s, k, record, why), as_json)
 
 
-def _start(sub: typer.Typer) -> None:
+def _start(sub: typer.Typer, work: bool) -> None:
     @sub.command("start")
     def start(record: str, as_json: bool = JsonOpt) -> None:
         """Mark in progress (with the linked checkout's head commit, when there is one)."""
         head = workspace().checkout_head()
-        write_on(record, lambda s, c, k: commands.start(s, k, record, head), as_json)
+        write_on(record, lambda s, c, k: commands.start(s, k, record, head), as_json, _verb(work, "start"))
 
 
-def _unblock(sub: typer.Typer) -> None:
+def _unblock(sub: typer.Typer, work: bool) -> None:
     @sub.command("unblock")
     def unblock(record: str, as_json: bool = JsonOpt) -> None:
         """Clear a block."""
-        write_on(record, lambda s, c, k: commands.unblock(s, k, record), as_json)
+        write_on(record, lambda s, c, k: commands.unblock(s, k, record), as_json, _verb(work, "unblock"))
 
 
-def _block(sub: typer.Typer) -> None:
+def _block(sub: typer.Typer, work: bool) -> None:
     @sub.command("block")
     def block(
         record: str,
@@ -110,10 +121,10 @@ def _block(sub: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark blocked, naming what it waits on."""
-        write_on(record, lambda s, c, k: commands.block(s, k, record, on, why), as_json)
+        write_on(record, lambda s, c, k: commands.block(s, k, record, on, why), as_json, _verb(work, "block"))
 
 
-def _done(sub: typer.Typer) -> None:
+def _done(sub: typer.Typer, work: bool) -> None:
     @sub.command("done")
     def done(
         record: str,
@@ -133,24 +144,28 @@ def _done(sub: typer.Typer) -> None:
                 s, k, record, report=report, commit=commit, artifact=artifact, why=why, head=head
             )
 
-        write_on(record, command, as_json)
+        write_on(record, command, as_json, _verb(work, "done"))
 
 
-def _retire(sub: typer.Typer) -> None:
+def _retire(sub: typer.Typer, work: bool) -> None:
     @sub.command("retire")
     def retire(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Close without doing it."""
-        write_on(record, lambda s, c, k: commands.retire(s, k, record, why), as_json)
+        write_on(record, lambda s, c, k: commands.retire(s, k, record, why), as_json, _verb(work, "retire"))
 
 
-def _restore(sub: typer.Typer) -> None:
+def _restore(sub: typer.Typer, work: bool) -> None:
     @sub.command("restore")
     def restore(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Reopen done or retired work (retraction stays terminal)."""
-        write_on(record, lambda s, c, k: commands.restore(s, k, record, why), as_json)
+        write_on(record, lambda s, c, k: commands.restore(s, k, record, why), as_json, _verb(work, "restore"))
 
 
-VERBS: dict[str, Callable[[typer.Typer], None]] = {
+def _verb(work: bool, name: str) -> str | None:
+    return name if work else None
+
+
+VERBS: dict[str, Callable[[typer.Typer, bool], None]] = {
     "confirm": _confirm,
     "retract": _retract,
     "start": _start,
@@ -162,7 +177,8 @@ VERBS: dict[str, Callable[[typer.Typer], None]] = {
 }
 
 
-def add_verbs(sub: typer.Typer, names: Iterable[str]) -> None:
-    """Register the named lifecycle verbs on a command group."""
+def add_verbs(sub: typer.Typer, names: Iterable[str], work: bool = False) -> None:
+    """Register the named lifecycle verbs on a command group (`work`: the `self work` group,
+    whose verbs act on work units only)."""
     for name in names:
-        VERBS[name](sub)
+        VERBS[name](sub, work)

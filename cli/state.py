@@ -15,7 +15,7 @@ def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | 
 
     ws = workspace()
     log = ws.require_project()
-    state = ws.state_at(log, at) if at else ws.state(log)
+    state = ws.state_at(log, at) if at is not None else ws.state(log)
     rows = views.list_rows(state, all_)
     if label is not None:
         rows = [e for e in rows if label in e.labels]

@@ -32,16 +32,43 @@ def _store() -> Store:
     return Store.open(Path(root).expanduser())
 
 
-def _float_env(name: str, default: float) -> float:
+MAX_TRIES = 100
+MAX_SECONDS = 86400.0
+
+
+def _setting(flag: str, given: float | None, env: str, default: float) -> tuple[float, str]:
+    """The value of a sync setting (the flag, else the environment, else the default) and how
+    the user wrote it, for the message that refuses it."""
     from service.model.errors import Invalid
 
-    raw = os.environ.get(name)
+    if given is not None:
+        return float(given), f"{flag} {given:g}"
+    raw = os.environ.get(env)
     if not raw:
-        return default
+        return float(default), f"{flag} {default:g}"
     try:
-        return float(raw)
+        return float(raw), f"{env}={raw}"
     except ValueError:
-        raise Invalid(f"{name}={raw!r} is not a number") from None
+        raise Invalid(f"{env}={raw!r} is not a number") from None
+
+
+def _seconds(flag: str, given: float | None, env: str, default: float) -> float:
+    from service.model.errors import Invalid
+
+    value, shown = _setting(flag, given, env, default)
+    if not 0 < value <= MAX_SECONDS:  # NaN fails too
+        raise Invalid(f"{shown}: give seconds above 0 and at most {MAX_SECONDS:g}")
+    return value
+
+
+def _tries(given: int | None) -> int:
+    from service.model.errors import Invalid
+    from service.sync.engine import DEFAULT_TRIES
+
+    value, shown = _setting("--tries", given, "SELF_SYNC_TRIES", DEFAULT_TRIES)
+    if not (value.is_integer() and 1 <= value <= MAX_TRIES):
+        raise Invalid(f"{shown}: give a number of pushes from 1 to {MAX_TRIES}")
+    return int(value)
 
 
 class Progress:
@@ -115,13 +142,15 @@ def _size(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def _options(tries: int | None, timeout: float | None, progress: Progress) -> Options:
+def _options(tries: int | None, timeout: float | None, deadline: float | None, progress: Progress) -> Options:
+    """The sync options, each checked before anything is opened or sent."""
     from service.sync import Options
-    from service.sync.engine import DEFAULT_TIMEOUT, DEFAULT_TRIES
+    from service.sync.engine import DEFAULT_DEADLINE, DEFAULT_TIMEOUT
 
     return Options(
-        tries=tries if tries is not None else int(_float_env("SELF_SYNC_TRIES", DEFAULT_TRIES)),
-        timeout=timeout if timeout is not None else _float_env("SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
+        tries=_tries(tries),
+        timeout=_seconds("--timeout", timeout, "SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
+        deadline=_seconds("--deadline", deadline, "SELF_SYNC_DEADLINE", DEFAULT_DEADLINE),
         activity=progress,
         stage=progress.stage if progress.enabled else None,
     )
@@ -129,7 +158,13 @@ def _options(tries: int | None, timeout: float | None, progress: Progress) -> Op
 
 TriesOpt = typer.Option(None, "--tries", help="Pushes to try before giving up (default 8, SELF_SYNC_TRIES).")
 TimeoutOpt = typer.Option(
-    None, "--timeout", help="Seconds to wait for the remote (default 30, SELF_SYNC_TIMEOUT)."
+    None, "--timeout", help="Seconds any one wait for the remote may take (default 30, SELF_SYNC_TIMEOUT)."
+)
+DeadlineOpt = typer.Option(
+    None,
+    "--deadline",
+    help="Seconds the whole sync or clone may take, however the remote answers "
+    "(default 600, SELF_SYNC_DEADLINE).",
 )
 
 
@@ -186,15 +221,17 @@ def register(app: typer.Typer) -> None:
         name: str | None = typer.Argument(None, help="The remote (default: every remote, in name order)."),
         tries: int | None = TriesOpt,
         timeout: float | None = TimeoutOpt,
+        deadline: float | None = DeadlineOpt,
         as_json: bool = JsonOpt,
     ) -> None:
         """Fetch, add the local events the remote lacks after its own, push; retry if others pushed first."""
         from service.sync.every import Round, sync_selected
 
         progress = Progress("sync", enabled=not as_json)
+        options = _options(tries, timeout, deadline, progress)
         with _store() as store:
             try:
-                result = sync_selected(store, name, _options(tries, timeout, progress))
+                result = sync_selected(store, name, options)
             finally:
                 progress.done()
         if as_json:
@@ -262,15 +299,17 @@ def register(app: typer.Typer) -> None:
         url: str = typer.Argument(..., help="The remote holding a selfhub workspace."),
         directory: str | None = typer.Argument(None, help="Where to put the store (default: from the URL)."),
         timeout: float | None = TimeoutOpt,
+        deadline: float | None = DeadlineOpt,
         as_json: bool = JsonOpt,
     ) -> None:
         """Make a new workspace store from a remote (its remote `origin` is set)."""
         from service.sync import clone
 
         progress = Progress("clone", enabled=not as_json, start=0)
+        options = _options(None, timeout, deadline, progress)
         try:
             target = Path(directory) if directory else None
-            store, summary = clone(url, target, _options(None, timeout, progress))
+            store, summary = clone(url, target, options)
         finally:
             progress.done()
         with store:

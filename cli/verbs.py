@@ -177,7 +177,7 @@ def register(app: typer.Typer) -> None:
 def work_app() -> typer.Typer:
     sub = alias_app("work", DEFAULT_ALIASES["work"])
 
-    records.add_verbs(sub, ("start", "unblock", "block", "retire", "restore", "done"))
+    records.add_verbs(sub, ("start", "unblock", "block", "retire", "restore", "done"), work=True)
 
     @sub.command("started")
     def started(
@@ -195,7 +195,7 @@ def work_app() -> typer.Typer:
         record: str, code: int = typer.Option(..., "--code", help="The exit code."), as_json: bool = JsonOpt
     ) -> None:
         """Record that the unit's process exited with a code."""
-        records.write_on(record, lambda s, c, k: commands.run_exited(s, k, record, code), as_json)
+        records.write_on(record, lambda s, c, k: commands.run_exited(s, k, record, code), as_json, "exited")
 
     @sub.command("show")
     def show(record: str, as_json: bool = JsonOpt) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # imported where used
     from service.model.status import StatusDoc
 
 WORKSPACE_LOG = ""
+MAX_PID = 2**22  # the highest pid_max Linux allows; other systems stay below it
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 
 
@@ -77,6 +78,7 @@ class Workspace:
 
     def write(self, log: str, command: Command) -> list[Event]:
         """Run `command` on fresh state under the store lock and append what it returns."""
+        _check_writable(self.store.root, log)
         with self.store.transaction(log) as tx:
             clock = Clock(lambda: tx.next_ids(1)[0], tx.now(), self.origin, log)
             events = command(tx.state, tx.config, clock)
@@ -153,6 +155,8 @@ class Workspace:
         """Time travel: the fold of the log's prefix up to an event id or an ISO date/time."""
         from service.model.fold import fold_all
 
+        if not at.strip():
+            raise Invalid("--at is empty: give an event id or an ISO date such as 2026-11-30")
         events = self.store.read(log).events
         if ids.is_id(at):
             return fold_all(e for e in events if e.id <= at)
@@ -261,7 +265,7 @@ class Workspace:
         from service.model.views import ledger_extras
 
         log = self.log_of(prefix)
-        state = self.state_at(log, at) if at else self.state(log)
+        state = self.state_at(log, at) if at is not None else self.state(log)
         entity = commands.find(state, prefix)
         extra = ledger_extras(state, [entity.id]).get(entity.id)
         if not history:
@@ -292,6 +296,8 @@ class Workspace:
 
     def run_started(self, prefix: str, pid: int) -> list[Event]:
         """The pid goes to this machine's ledger; the log only learns that a run started."""
+        if not 0 < pid <= MAX_PID:
+            raise Invalid(f"--pid {pid}: give the process id of the unit's process (1 to {MAX_PID})")
         events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
         self.store.local.record_pid(_work_of(events[0]), pid, self.project or "")
         return events
@@ -501,8 +507,10 @@ def _json_lines(path: Path, what: str) -> tuple[list[tuple[int, object]], bool]:
         raise Invalid(f"{path}: no such file ({what})")
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeError) as exc:
-        raise Invalid(f"{path}: cannot read it ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise Invalid(f"{path} is not UTF-8 text (byte {exc.start} is not): {what}") from None
+    except OSError as exc:
+        raise Invalid(f"{path}: cannot read it ({exc.strerror})") from exc
     lines = text.splitlines()
     rows: list[tuple[int, object]] = []
     for number, line in enumerate(lines, 1):
@@ -515,6 +523,20 @@ def _json_lines(path: Path, what: str) -> tuple[list[tuple[int, object]], bool]:
                 return rows, True
             raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
     return rows, False
+
+
+def _check_writable(root: Path, log: str) -> None:
+    """Refuse a write up front when a folder it writes in is read-only for this user: nothing
+    half-written (a line appended, its commit refused). Root passes every such check."""
+    from service.store.layout import log_dir
+
+    folder = root / log_dir(log)
+    for path in (root, root / ".git", root / ".git" / "objects", root / ".local", folder, folder.parent):
+        if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            raise Invalid(
+                f"cannot write {path}: permission denied (the store is read-only for you); "
+                "write from the account that owns it, or change its permissions"
+            )
 
 
 def _work_of(event: Event) -> str:

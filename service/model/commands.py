@@ -388,7 +388,25 @@ def run_started(state: State, clock: Clock, prefix: str) -> list[Event]:
     return [_event(clock, "work.run-started", RunStarted(entity.id))]
 
 
+EXIT_CODES = range(-128, 256)  # 0-255 as a process returns it; -N: ended by signal N
+STATE_VERBS = ("start", "unblock", "done", "retire", "restore")  # what `self state` offers too
+
+
+def work_unit(state: State, prefix: str, verb: str) -> Entity:
+    """The work unit `prefix` names; a `self work` verb on any other record is refused."""
+    entity = find(state, prefix)
+    if "work" not in entity.labels:
+        kind = entity.labels[0] if entity.labels else "record without a label"
+        other = f"; `self state {verb} {prefix}` acts on any record" if verb in STATE_VERBS else ""
+        raise Invalid(f"{prefix} is a {kind}, not a work unit: `self work {verb}` acts on work units{other}")
+    return entity
+
+
 def run_exited(state: State, clock: Clock, prefix: str, code: int) -> list[Event]:
+    if code not in EXIT_CODES:
+        raise Invalid(
+            f"--code {code}: an exit code is 0 to 255 (or -1 to -128: the signal that ended the process)"
+        )
     entity = find(state, prefix)
     return [_event(clock, "work.run-exited", RunExited(entity.id, code))]
 

@@ -20,6 +20,7 @@ import msgspec
 from service.model import tokens
 from service.model.config import WorkspaceConfig
 from service.model.derived import View, derive, owes, owing, plain, view_row
+from service.model.errors import Invalid
 from service.model.ledger import moot
 from service.model.render import (
     Near,
@@ -311,12 +312,7 @@ def _compose(doc: ContextDoc, keep: dict[str, int]) -> str:
             lines += [f"## {section.title}", ""]
         kept = keep.get(section.key, len(section.rows))
         lines += [row.text for row in section.rows[:kept]]
-        dropped = len(section.rows) - kept
-        if dropped:
-            singular, many = DROPPED[section.key]
-            what = f"{dropped} more {singular if dropped == 1 else many}"
-            lines.append(pointer(what, section.recover))
-        lines += [*section.pointers, ""]
+        lines += [*_dropped(section, kept), *section.pointers, ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -325,30 +321,93 @@ def compose_all(doc: ContextDoc) -> str:
     return _compose(doc, {s.key: len(s.rows) for s in doc.sections})
 
 
-def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> str:
-    """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`).
+MIN_BUDGET, MAX_BUDGET = 100, 1_000_000  # tokens an agent render may be given
+_ELLIPSIS = "…"
 
-    Over budget, whole rows are dropped from the bottom up: index rows first, then the
-    derived rows (health, deadlines, waiting, in progress), then full rows; the header always
-    stays, and each section that lost rows gains a pointer naming the command that lists them.
+
+def check_budget(budget: int) -> int:
+    """`budget` when it is one the agent render can keep to, else Invalid naming the range."""
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise Invalid(f"--budget {budget}: give a token budget from {MIN_BUDGET} to {MAX_BUDGET}")
+    return budget
+
+
+def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> str:
+    """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`): the
+    document `fit` keeps, and in the last resort (a header and pointers alone over the budget)
+    the text itself cut at the budget with an ellipsis. Everything counts: header, titles,
+    pointers, rows."""
+    budget = doc.budget if budget_tokens is None else budget_tokens
+    rate = doc.tokens_per_char if per_char is None else per_char
+    return _within(compose_all(fit(doc, budget, rate)), budget, rate)
+
+
+def _within(text: str, budget: int, rate: float) -> str:
+    """`text`, or when it is over the budget, as much of it as fits with an ellipsis."""
+    if tokens.estimate(text, rate) <= budget:
+        return text
+    room = max(0, int(budget / rate) - len(_ELLIPSIS) - 1)
+    while room and tokens.estimate(text[:room] + _ELLIPSIS + "\n", rate) > budget:
+        room -= 1
+    return text[:room].rstrip() + _ELLIPSIS + "\n"
+
+
+def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
+    """The document an agent reads within the budget (what `--json` prints as well).
+
+    A document that fits is returned as it is (with the budget it was fitted to). Otherwise
+    each row longer than the room the header and pointers leave is cut there, with a marker
+    naming the command that shows the record whole; then whole rows are dropped from the
+    bottom up: index rows first, then the derived rows (health, deadlines, waiting, in
+    progress), then full rows; the header always stays, and each section that lost rows
+    gains a pointer naming the command that lists them.
     """
     budget = doc.budget if budget_tokens is None else budget_tokens
     rate = doc.tokens_per_char if per_char is None else per_char
     keep = {s.key: len(s.rows) for s in doc.sections}
+    if tokens.estimate(_compose(doc, keep), rate) <= budget:
+        return msgspec.structs.replace(doc, budget=budget, tokens_per_char=rate)
+    bare = _compose(doc, dict.fromkeys(keep, 0))
+    room = int(budget / rate) - len(bare)
+    doc = msgspec.structs.replace(
+        doc, sections=[msgspec.structs.replace(s, rows=[_cut(r, room) for r in s.rows]) for s in doc.sections]
+    )
 
     def fits(key: str, count: int) -> bool:
         trial = {**keep, key: count}
         return tokens.estimate(_compose(doc, trial), rate) <= budget
 
-    if tokens.estimate(_compose(doc, keep), rate) <= budget:
-        return _compose(doc, keep)
-    for key in (k for k in DROP_ORDER if k in keep):
+    for key in (k for k in DROP_ORDER if k in keep and not fits(k, keep[k])):
         if not fits(key, 0):
             keep[key] = 0
             continue
         keep[key] = _most(partial(fits, key), keep[key] - 1)
         break
-    return _compose(doc, keep)
+    sections = [
+        msgspec.structs.replace(
+            s, rows=s.rows[: keep[s.key]], pointers=[*_dropped(s, keep[s.key]), *s.pointers]
+        )
+        for s in doc.sections
+    ]
+    return msgspec.structs.replace(doc, sections=sections, budget=budget, tokens_per_char=rate)
+
+
+def _cut(row: Row, room: int) -> Row:
+    """`row` with its text cut to `room` characters, marked, when it is longer."""
+    if len(row.text) <= room:
+        return row
+    marker = f" {_ELLIPSIS} (cut to fit the budget"
+    marker += f"; `self state show {row.id}` shows it whole)" if row.id else ")"
+    return msgspec.structs.replace(row, text=row.text[: max(0, room - len(marker))].rstrip() + marker)
+
+
+def _dropped(section: Section, kept: int) -> list[str]:
+    """The pointer to the rows of `section` past the first `kept`, if any."""
+    dropped = len(section.rows) - kept
+    if not dropped:
+        return []
+    singular, many = DROPPED[section.key]
+    return [pointer(f"{dropped} more {singular if dropped == 1 else many}", section.recover)]
 
 
 def _most(fits: Callable[[int], bool], upper: int) -> int:
@@ -407,21 +466,38 @@ def overview(
     return OverviewDoc(today, lines, list(signals or ()))
 
 
-def render_overview(doc: OverviewDoc) -> str:
-    """Context outside a registered project: one line per project, archived ones marked."""
-    lines = ["# workspace", ""]
-    for p in doc.projects:
-        mark = " (archived)" if p.archived else ""
-        goal = one_line(p.goal, 100) if p.goal else "no goal set"
-        extra = f"; {p.overdue} overdue" if p.overdue else ""
-        lines.append(
-            f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
-            f"health: {plural(p.health, 'signal')}{extra}"
-        )
-    if doc.signals:
-        lines += ["", f"workspace health: {plural(len(doc.signals), 'signal')}"]
-        lines += [f"- {one_line(detail, 200)}" for detail in doc.signals]
-    if not doc.projects:
+def render_overview(doc: OverviewDoc, budget: int | None = None, per_char: float = 0.25) -> str:
+    """Context outside a registered project: one line per project, archived ones marked;
+    within `budget` tokens when given (the projects that do not fit are counted in a pointer)."""
+    rows = [_project_line(p) for p in doc.projects]
+    if budget is None:
+        return _overview_text(rows, 0, doc.signals)
+
+    def text(n: int) -> str:
+        return _overview_text(rows[:n], len(rows) - n, doc.signals)
+
+    kept = _most(lambda n: tokens.estimate(text(n), per_char) <= budget, len(rows))
+    return _within(text(kept), budget, per_char)
+
+
+def _project_line(p: ProjectLine) -> str:
+    mark = " (archived)" if p.archived else ""
+    goal = one_line(p.goal, 100) if p.goal else "no goal set"
+    extra = f"; {p.overdue} overdue" if p.overdue else ""
+    return (
+        f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
+        f"health: {plural(p.health, 'signal')}{extra}"
+    )
+
+
+def _overview_text(rows: list[str], left_out: int, signals: list[str]) -> str:
+    lines = ["# workspace", "", *rows]
+    if left_out:
+        lines.append(pointer(f"{plural(left_out, 'more project')}", "self project list"))
+    if signals:
+        lines += ["", f"workspace health: {plural(len(signals), 'signal')}"]
+        lines += [f"- {one_line(detail, 200)}" for detail in signals]
+    if not rows and not left_out:
         lines.append(pointer("no projects registered yet", "self project add SLUG"))
     else:
         lines += ["", pointer("one project's context", "self context --project SLUG")]

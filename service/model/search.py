@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
+from service.model.errors import Invalid
 from service.model.state import CLOSED_EXECUTIONS, LIVE_STATUSES, Entity
 
 Pair = tuple[Entity, bool]
@@ -23,6 +24,8 @@ def terms_of(query: str) -> list[str]:
 
 def candidates(entities: list[Pair], all_: bool, exposure: str | None) -> list[Pair]:
     """Live records at the asked exposure; by default only what context leaves out (search)."""
+    if exposure is not None and exposure not in ("full", "index", "search"):
+        raise Invalid(f"--exposure {exposure!r} is not one of full, index, search")
     if exposure is None and all_:
         chosen = entities
     else:

@@ -24,6 +24,10 @@ class AlreadyAStore(StoreError):
         super().__init__(f"{path} is already a selfhub workspace; open it instead of running `self init`")
 
 
+class NotAFolder(StoreError):
+    """A path the store needs as a folder is a file, or no folder can be made there."""
+
+
 class StoreLocked(StoreError):
     """Another process holds the store lock for longer than the timeout."""
 

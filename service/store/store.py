@@ -22,7 +22,7 @@ from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
 from service.store import cache, clock, gitcommit, hot, layout
-from service.store.errors import AlreadyAStore, CorruptFile, NotAStore, StoreError
+from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotAStore, StoreError
 from service.store.hot import Hot
 from service.store.local import Local
 from service.store.lock import DEFAULT_TIMEOUT, StoreLock
@@ -53,7 +53,7 @@ class Store:
         if has_config or has_git:
             what = "a git repository" if has_git else "a workspace.json but no .git"
             raise StoreError(f"{root} already holds {what}; run `self init` in an empty folder")
-        root.mkdir(parents=True, exist_ok=True)
+        _make_folder(root)
         Repo.init(str(root), default_branch=b"main").close()
         store = cls(root, lock_timeout=lock_timeout)
         store._prepare_local()
@@ -83,6 +83,11 @@ class Store:
 
     def _prepare_local(self) -> None:
         """Make `.local/` and keep it out of git through .git/info/exclude."""
+        if self.local_dir.exists() and not self.local_dir.is_dir():
+            raise NotAFolder(
+                f"{self.local_dir} is a file, not a folder: selfhub keeps this machine's lock and "
+                "caches there; move the file away and retry"
+            )
         self.local_dir.mkdir(exist_ok=True)
         exclude = self.root / ".git" / "info" / "exclude"
         text = exclude.read_text("utf-8") if exclude.exists() else ""
@@ -364,3 +369,16 @@ def _safe_path(path: str) -> bool:
 
 def _encode_config(config: WorkspaceConfig) -> bytes:
     return msgspec.json.format(msgspec.json.encode(config, order="sorted"), indent=2) + b"\n"
+
+
+def _make_folder(root: Path) -> None:
+    """`root` and its parents as folders, or NotAFolder naming the file in the way."""
+    for path in (root, *root.parents):
+        if path.exists() and not path.is_dir():
+            raise NotAFolder(f"{path} is a file, not a folder; give `self init` a new or empty folder")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NotAFolder(
+            f"cannot create {root}: {exc.strerror or exc}; give `self init` a folder you can write"
+        ) from None

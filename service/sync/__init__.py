@@ -3,10 +3,19 @@ compare-and-swap, retry; clone; remotes in the store's git config."""
 
 from service.sync.clone import clone
 from service.sync.engine import Options, Summary, last_synced, sync
-from service.sync.errors import AuthFailed, KeptMoving, NotSelfhub, SyncError, UnknownRemote, Unreachable
+from service.sync.errors import (
+    AuthFailed,
+    Declined,
+    KeptMoving,
+    NotSelfhub,
+    SyncError,
+    UnknownRemote,
+    Unreachable,
+)
 
 __all__ = [
     "AuthFailed",
+    "Declined",
     "KeptMoving",
     "NotSelfhub",
     "Options",

@@ -25,7 +25,7 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
     if target.exists() and any(target.iterdir()):
         raise SyncError(f"{target} exists and is not empty; clone into a new or empty folder")
     made = not target.exists()
-    conn = Connection(stored, opts.timeout, None, opts.activity, opts.stage)
+    conn = Connection(stored, opts.timeout, None, opts.activity, opts.stage, opts.deadline)
     summary = Summary(remote=remotes.DEFAULT, url=conn.shown)
     try:
         target.mkdir(parents=True, exist_ok=True)

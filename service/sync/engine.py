@@ -33,7 +33,8 @@ from service.sync.prefix import Prefix, learn, shared_segments
 from service.sync.transport import Activity, Connection, Stage
 
 DEFAULT_TRIES = 8
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = 30.0  # seconds any one wait for the remote may take
+DEFAULT_DEADLINE = 600.0  # seconds a whole sync or clone may take
 Hook = Callable[[str], None]
 
 
@@ -44,6 +45,7 @@ class Options:
 
     tries: int = DEFAULT_TRIES
     timeout: float = DEFAULT_TIMEOUT
+    deadline: float = DEFAULT_DEADLINE
     pause: float = 0.05  # the first pause after a rejected push; doubles up to max_pause
     max_pause: float = 2.0
     activity: Activity | None = None
@@ -158,7 +160,7 @@ def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = No
     opts = options or Options()
     started = time.monotonic()
     url = remotes.url_of(store.repo, name)
-    conn = Connection(url, opts.timeout, store.root, opts.activity, opts.stage)
+    conn = Connection(url, opts.timeout, store.root, opts.activity, opts.stage, opts.deadline)
     summary = Summary(remote=name, url=conn.shown)
     try:
         for attempt in range(max(1, opts.tries)):

@@ -27,3 +27,8 @@ class NotSelfhub(SyncError):
 
 class KeptMoving(SyncError):
     """Every push of the allowed tries was rejected because others pushed first."""
+
+
+class Declined(SyncError):
+    """The server refused the push for a reason of its own (a hook, a protected branch), not
+    because others pushed first: trying again would not help."""

@@ -3,7 +3,9 @@
 No git binary: git:// and http(s) are spoken by dulwich itself, paths and file:// run
 in-process, ssh runs the system's ssh (`clients.py`). Every network wait of a connection is
 bounded by its `timeout` (the git:// socket's own, the HTTP pool's, ssh's ConnectTimeout and
-keepalives); every failure becomes a SyncError whose text holds no secret.
+keepalives), and the whole connection by its `deadline` (`clients.Deadline`); every failure
+becomes a SyncError whose text holds no secret. A push the server refuses while its main is
+still where we expect is not contention: `Declined`, with what the server said.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from dulwich.repo import Repo
 
 from service.store.gitcommit import STALE_LOCK
 from service.sync import credentials
-from service.sync.clients import client_for
-from service.sync.errors import AuthFailed, SyncError, Unreachable
+from service.sync.clients import Deadline, client_for
+from service.sync.errors import AuthFailed, Declined, SyncError, Unreachable
 
 MAIN = Ref(b"refs/heads/main")
 Activity = Callable[[int, int], None]  # (bytes received, bytes sent) so far
@@ -56,9 +58,11 @@ class Connection:
         store_root: Path | None = None,
         activity: Activity | None = None,
         stage: Stage | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.url = url
         self.timeout = timeout
+        self.deadline = Deadline(deadline) if deadline is not None else None
         self.secrets: list[str] = []  # the tokens this connection sends
         self._in_url = credentials.url_secrets(url)  # what a URL from before may hold
         self.sent = 0
@@ -87,7 +91,14 @@ class Connection:
                 f"-o ServerAliveInterval={seconds} -o ServerAliveCountMax=1"
             )
         try:
-            self.client, self.path = client_for(url, timeout, self._report, **kwargs)
+            self._open(kwargs)
+        except BaseException:
+            self.close()  # the deadline's watchdog too
+            raise
+
+    def _open(self, kwargs: dict[str, object]) -> None:
+        try:
+            self.client, self.path = client_for(self.url, self.timeout, self._report, self.deadline, **kwargs)
         except ValueError as exc:
             raise SyncError(f"{self.shown}: {exc}") from None
         if isinstance(self.client, LocalGitClient):
@@ -95,6 +106,10 @@ class Connection:
 
     def close(self) -> None:
         """Release pooled HTTP connections and anything else the client holds."""
+        if self.deadline is not None:
+            self.deadline.cancel()
+        if not hasattr(self, "client"):
+            return
         with contextlib.suppress(Exception):
             self.client.close()
         pool = getattr(self.client, "pool_manager", None)
@@ -180,6 +195,7 @@ class Connection:
             return {MAIN: new}
 
         generate = pack or repo.generate_pack_data
+        said = _Said(progress or self._reporter())
         try:
             with self.guard("push to"):
                 # dulwich gaps: send_pack declares `path: bytes` (its clients take str too), and
@@ -188,7 +204,7 @@ class Connection:
                     self.path,  # type: ignore[arg-type]
                     update_refs,
                     generate,  # type: ignore[arg-type]
-                    progress=progress or self._reporter(),
+                    progress=said,
                 )
         except Moved:
             return "the remote's main moved since the fetch"
@@ -200,7 +216,7 @@ class Connection:
         status = result.ref_status
         if status is not None and MAIN in status:
             reason = status[MAIN]
-            return None if reason is None else f"the remote declined: {reason}"
+            return None if reason is None else self._declined(reason, expected, said.text())
         # No report for our ref (a server without report-status): look, never assume.
         return None if self.head() == new else "the remote did not confirm the update"
 
@@ -218,6 +234,23 @@ class Connection:
                 "then sync again. The local store is untouched"
             )
 
+    def _declined(self, reason: str, expected: ObjectID | None, said: str) -> str:
+        """Why the push was declined, when others pushing first may explain it (try again);
+        Declined when the remote's main is still where we expected: the server's own rule."""
+        if "lock" in reason.lower() or self.head() != expected:
+            return f"the remote declined: {reason}"
+        told = f" ({self._printable(said)})" if said else ""
+        raise Declined(
+            f"{self.shown} refused the push: {self._printable(reason)}{told}. Nothing is lost (the "
+            "events stay in the local store); settle it with the server's owner, then `self sync`"
+        )
+
+    def _printable(self, text: str, most: int = 400) -> str:
+        """A server's words as one line of printable characters, cut at `most`, no secret."""
+        flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+        flat = credentials.redact(flat, self.secrets)
+        return flat if len(flat) <= most else flat[: most - 1] + "…"
+
     def head(self) -> ObjectID | None:
         with self.guard("read"):
             # GitClient.get_refs declares `path: bytes`; every client dulwich has takes str too.
@@ -232,16 +265,28 @@ class Connection:
         """Bound the waits by the timeout and turn transport failures into clear errors."""
         error: SyncError | None = None
         try:
+            if self.deadline is not None and self.deadline.over():
+                raise TimeoutError("the deadline passed")
             yield
-        except (Moved, FileLocked):
-            raise  # both mean another push came first: the caller retries
+        except (Moved, FileLocked, Declined):
+            raise  # another push came first (the caller retries), or the server's own refusal
         except Exception as exc:
             _close_connections(exc)
-            error = self._explain(exc, doing)
+            error = self._past_deadline(doing) or self._explain(exc, doing)
             if error is None:
                 raise
         if error is not None:
             raise error  # outside the handler: no chained traceback keeps the connection alive
+
+    def _past_deadline(self, doing: str) -> SyncError | None:
+        """The error of a call the deadline cut (whatever the cut connection raised)."""
+        if self.deadline is None or not self.deadline.over():
+            return None
+        return Unreachable(
+            f"could not {doing} {self.shown}: it did not finish within {self.deadline.seconds:g} s, "
+            "the deadline of the whole sync or clone (raise it with --deadline or "
+            "SELF_SYNC_DEADLINE); no local event is lost"
+        )
 
     def _explain(self, exc: Exception, doing: str) -> SyncError | None:
         where = self.shown
@@ -303,6 +348,27 @@ def _network_reason(text: str) -> str | None:
         if match:
             return match.expand(reason)
     return None
+
+
+class _Said:
+    """What a server says on the progress channel during a push (a hook's reason for refusing
+    it goes there), the last few kilobytes, passed on to `then` as it comes."""
+
+    MOST = 4096
+
+    def __init__(self, then: Callable[[bytes], None] | None) -> None:
+        self._then = then
+        self._heard = b""
+
+    def __call__(self, message: bytes) -> None:
+        self._heard = (self._heard + message)[-self.MOST :]
+        if self._then is not None:
+            self._then(message)
+
+    def text(self) -> str:
+        lines = [line.strip() for line in re.split(rb"[\r\n]", self._heard)]
+        kept = [line.decode("utf-8", "replace") for line in lines if line and not _STAGE.match(line)]
+        return " / ".join(kept)
 
 
 def _from_http(exc: Exception) -> bool:

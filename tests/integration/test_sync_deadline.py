@@ -1,0 +1,216 @@
+"""Bounded syncs and clones against real misbehaving servers on 127.0.0.1, and a server that
+refuses a push for its own reason.
+
+A black hole takes the connection and never answers: `timeout` (one wait) ends it, over HTTP
+too (no silent retries). A trickler answers one byte at a time, each well within `timeout`:
+only the overall `deadline` ends it, cutting the connection mid-read. Neither leaves a partial
+clone folder or changes the local store. A server whose pre-receive hook rejects the push is
+not contention: the sync stops at once and says what the server said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_sync_support import append, bare, files, git_daemon, http_git, new_store
+
+from service.sync import Options, SyncError, Unreachable, clone, remotes, sync
+
+TIMEOUT, DEADLINE = 1.0, 2.0
+SLACK = 3.0  # process scheduling on a busy two-core machine
+STEP = 0.3  # seconds between two bytes of a trickle: each read is answered well within TIMEOUT
+
+# what each protocol's first answer starts with, sent one byte at a time and never finished
+OPENINGS = {
+    "http": b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nX-Slow: "
+    + b"a" * 4096,
+    "git": b"0fff" + b"a" * 4096,
+}
+
+
+@contextlib.contextmanager
+def black_hole() -> Iterator[int]:
+    """Accepts connections (the kernel's backlog does) and never reads or writes."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield int(server.getsockname()[1])
+
+
+@contextlib.contextmanager
+def trickler(opening: bytes, seconds: float = 30.0) -> Iterator[int]:
+    """Answers every connection with `opening`, one byte every STEP seconds, for at most
+    `seconds`; stops when the client goes away."""
+    stop = threading.Event()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.1)
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            ends = time.monotonic() + seconds
+            for byte in opening:
+                if stop.is_set() or time.monotonic() > ends:
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return  # the client cut the connection
+                stop.wait(STEP)
+
+    def accept() -> None:
+        workers = []
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            worker = threading.Thread(target=serve, args=(conn,), daemon=True)
+            worker.start()
+            workers.append(worker)
+        for worker in workers:
+            worker.join(timeout=5)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield int(server.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        server.close()
+
+
+BOUNDED = Options(tries=3, timeout=TIMEOUT, deadline=DEADLINE, pause=0.01, max_pause=0.05)
+
+
+def _sync_takes(tmp_path: Path, url: str) -> tuple[float, SyncError]:
+    store = new_store(tmp_path / "local")
+    append(store, 2)
+    remotes.add(store.repo, url)
+    before = files(store)
+    started = time.monotonic()
+    with pytest.raises(SyncError) as caught:
+        sync(store, options=BOUNDED)
+    took = time.monotonic() - started
+    assert files(store) == before, "a failed sync changed the local store"
+    return took, caught.value
+
+
+def _clone_takes(tmp_path: Path, url: str) -> tuple[float, SyncError]:
+    target = tmp_path / "cloned"
+    started = time.monotonic()
+    with pytest.raises(SyncError) as caught:
+        clone(url, target, BOUNDED)
+    took = time.monotonic() - started
+    assert not target.exists(), "a failed clone left a folder behind"
+    return took, caught.value
+
+
+@pytest.mark.parametrize("scheme", ["http", "git"])
+def test_a_black_hole_ends_after_one_timeout(tmp_path: Path, scheme: str) -> None:
+    with black_hole() as port:
+        url = f"{scheme}://127.0.0.1:{port}/ws.git"
+        took, error = _sync_takes(tmp_path, url)
+        assert isinstance(error, Unreachable) and f"no answer within {TIMEOUT:g} s" in str(error)
+        assert took < TIMEOUT + SLACK, f"a sync against a black hole took {took:.1f} s"
+        took, error = _clone_takes(tmp_path, url)
+        assert isinstance(error, Unreachable) and f"no answer within {TIMEOUT:g} s" in str(error)
+        assert took < TIMEOUT + SLACK, f"a clone against a black hole took {took:.1f} s"
+
+
+@pytest.mark.parametrize("scheme", ["http", "git"])
+def test_a_trickling_server_is_cut_at_the_deadline(tmp_path: Path, scheme: str) -> None:
+    with trickler(OPENINGS[scheme]) as port:
+        url = f"{scheme}://127.0.0.1:{port}/ws.git"
+        took, error = _sync_takes(tmp_path, url)
+        assert f"did not finish within {DEADLINE:g} s" in str(error), error
+        assert "--deadline" in str(error)
+        assert DEADLINE - 0.5 < took < DEADLINE + SLACK, f"a sync against a trickle took {took:.1f} s"
+        took, error = _clone_takes(tmp_path, url)
+        assert f"did not finish within {DEADLINE:g} s" in str(error), error
+        assert DEADLINE - 0.5 < took < DEADLINE + SLACK, f"a clone against a trickle took {took:.1f} s"
+
+
+def test_an_ssh_that_never_answers_is_killed_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in for ssh that starts and says nothing: no per-wait timeout of ssh's own
+    applies, so only the deadline ends it, by killing the process."""
+    silent = tmp_path / "silent-ssh"
+    silent.write_text("#!/bin/sh\nexec sleep 30\n")
+    silent.chmod(0o755)
+    monkeypatch.setenv("SELF_SSH_COMMAND", str(silent))
+    took, error = _sync_takes(tmp_path, "ssh://git@127.0.0.1/ws.git")
+    assert f"did not finish within {DEADLINE:g} s" in str(error), error
+    assert took < DEADLINE + SLACK, f"a sync through a silent ssh took {took:.1f} s"
+    took, error = _clone_takes(tmp_path, "ssh://git@127.0.0.1/ws.git")
+    assert f"did not finish within {DEADLINE:g} s" in str(error), error
+    assert took < DEADLINE + SLACK, f"a clone through a silent ssh took {took:.1f} s"
+
+
+def test_a_sync_within_its_deadline_is_untouched_by_it(tmp_path: Path) -> None:
+    """The watchdog ends with the sync: a store that synced keeps working after the deadline."""
+    remote = bare(tmp_path / "remote.git")
+    store = new_store(tmp_path / "a")
+    remotes.add(store.repo, str(remote))
+    quick = Options(timeout=TIMEOUT, deadline=0.5)
+    assert sync(store, options=quick).created
+    time.sleep(0.6)
+    append(store, 1)
+    assert sync(store, options=quick).pushed == 1
+
+
+# --- a push the server refuses --------------------------------------------------------------------
+
+REASON = "main is frozen for the release; ask the release manager"
+
+
+def _refusing(repo: Path) -> None:
+    hook = repo / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\necho '{REASON}' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+
+@contextlib.contextmanager
+def _served(root: Path, scheme: str) -> Iterator[str]:
+    if scheme == "git":
+        with git_daemon(root) as port:
+            yield f"git://127.0.0.1:{port}/ws.git"
+    else:
+        with http_git(root, "alice", "tok-1") as port:
+            yield f"http://127.0.0.1:{port}/ws.git"
+
+
+@pytest.mark.parametrize("scheme", ["git", "http"])
+def test_a_push_the_server_refuses_stops_at_once_with_its_reason(
+    tmp_path: Path, scheme: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SELF_TOKEN", "tok-1")
+    monkeypatch.setenv("SELF_GIT_USERNAME", "alice")
+    root = tmp_path / "served"
+    root.mkdir()
+    repo = bare(root / "ws.git")
+    with _served(root, scheme) as url:
+        store = new_store(tmp_path / "a")
+        remotes.add(store.repo, url)
+        assert sync(store, options=BOUNDED).created
+        _refusing(repo)
+        append(store, 1)
+        pushes: list[str] = []
+        hooked = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05, hook=pushes.append)
+        with pytest.raises(SyncError) as caught:
+            sync(store, options=hooked)
+    message = str(caught.value)
+    assert REASON in message, message
+    assert "kept moving" not in message and "\n" not in message
+    assert pushes.count("committed") == 1, f"a refused push was tried again: {pushes}"
