@@ -13,7 +13,8 @@ from pathlib import Path
 from selfrun import REPO, Store, base_env, describe, run_self
 
 sys.path.insert(0, str(REPO / "tests" / "integration"))
-from test_sync_support import free_port
+
+from tests.servers import refusing_port
 
 
 class _Failing(http.server.BaseHTTPRequestHandler):
@@ -53,9 +54,9 @@ def test_remote_list_with_none_says_how_to_add_one(store: Store) -> None:
 
 
 def test_an_http_failure_is_one_clean_line(store: Store) -> None:
-    port = free_port()  # nothing listens there
-    store.ok("remote", "add", f"http://127.0.0.1:{port}/ws.git", "--name", "refused")
-    refused = store.run("sync", "refused", "--timeout", "5")
+    with refusing_port() as port:
+        store.ok("remote", "add", f"http://127.0.0.1:{port}/ws.git", "--name", "refused")
+        refused = store.run("sync", "refused", "--timeout", "5")
     assert refused.returncode == 1
     [line] = refused.stderr.splitlines()
     assert f"127.0.0.1:{port}" in line and "connection refused" in line
@@ -70,10 +71,10 @@ def test_an_http_failure_is_one_clean_line(store: Store) -> None:
 
 
 def test_every_failing_remote_gets_its_own_line(store: Store) -> None:
-    ports = [free_port(), free_port()]
-    for name, port in zip(("a", "b"), ports, strict=True):
-        store.ok("remote", "add", f"http://127.0.0.1:{port}/ws.git", "--name", name)
-    proc = store.run("sync", "--timeout", "5")
+    with refusing_port() as first, refusing_port() as second:
+        for name, port in (("a", first), ("b", second)):
+            store.ok("remote", "add", f"http://127.0.0.1:{port}/ws.git", "--name", name)
+        proc = store.run("sync", "--timeout", "5")
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
     assert [line.split(":")[:2] for line in lines] == [["self", " a"], ["self", " b"]]
