@@ -18,7 +18,7 @@ from dulwich.repo import Repo
 
 from service.model import ids
 from service.model.errors import Invalid
-from service.model.events import WRITABLE, Event, canonical, payload_of
+from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
 from service.store import gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
 from service.store.segments import read_log
@@ -95,6 +95,11 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise Invalid(f"event {event.id} ({event.type}) has a malformed payload: {exc}") from exc
     line = canonical(event)
+    if len(line) > MAX_EVENT_BYTES:
+        raise Invalid(
+            f"event {event.id} is {len(line):,} bytes, over the cap of {MAX_EVENT_BYTES:,}; "
+            "keep long material in a file of the project and refer to it"
+        )
     from service.model.sanitize import check_event  # the one sanitize gate
 
     check_event(_plain.decode(line), local=local)

@@ -26,8 +26,8 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
 from service.store.errors import RefMoved
-from service.sync import graph, logs, remotes
-from service.sync.errors import KeptMoving, NotSelfhub, SyncError
+from service.sync import graph, intake, logs, remotes
+from service.sync.errors import KeptMoving, SyncError
 from service.sync.merge import merge
 from service.sync.prefix import Prefix, learn, shared_segments
 from service.sync.transport import Activity, Connection, Stage
@@ -200,12 +200,7 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     _point(opts, "fetched")
     if remote_head is None:
         return _publish(store, conn, name, opts, summary)
-    remote_files = gitcommit.tree_files(repo, remote_head)
-    if layout.CONFIG_FILE not in remote_files:
-        raise NotSelfhub(
-            f"{conn.shown} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
-            "nothing was changed. Use an empty repository or one a selfhub store pushed to"
-        )
+    remote_files = _intake(store, conn, remote_head)
     base = last_synced(store, name)
     lost = _lost_events(repo, base, remote_head, remote_files)
     if lost:
@@ -232,6 +227,14 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     summary.pushed = plan.pushed
     summary.restored = len(lost & plan.pushed_ids)
     return True
+
+
+def _intake(store: Store, conn: Connection, remote_head: ObjectID) -> dict[str, ObjectID]:
+    """The remote head's files, once the intake gate passed its tree and the events this
+    replica lacks (the blobs of the local head are this replica's own and are not read)."""
+    local = gitcommit.head(store.repo)
+    known = set(gitcommit.tree_files(store.repo, local).values()) if local is not None else set()
+    return intake.check(store.repo, remote_head, conn.shown, known=known, local=store.local_facts())
 
 
 def _rebase(
