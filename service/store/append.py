@@ -21,7 +21,7 @@ from service.model.errors import Invalid
 from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
 from service.store import gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
-from service.store.segments import read_log
+from service.store.segments import open_append, read_log, read_segment
 
 _plain = msgspec.json.Decoder(dict[str, object])
 
@@ -130,7 +130,7 @@ def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | N
     """Segment name → (its current bytes or None if new, the bytes to add)."""
     names = layout.segments(root, log)
     index = segment_index(names[-1]) if names else 0
-    old: bytes | None = (root / layout.log_dir(log) / names[-1]).read_bytes() if names else None
+    old: bytes | None = read_segment(root / layout.log_dir(log) / names[-1])[0] if names else None
     lead = b"\n" if old and not old.endswith(b"\n") else b""
     count = (old or b"").count(b"\n") + len(lead)
     if count >= SEGMENT_EVENTS:
@@ -144,7 +144,7 @@ def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | N
 
 
 def _append_bytes(path: Path, data: bytes) -> None:
-    with open(path, "ab") as handle:
+    with os.fdopen(open_append(path), "ab") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import FAST, append, bare, files, git_daemon, replica, track
+from test_sync_support import FAST, append, bare, files, git_daemon, new_store, replica, track
 
 from service.store import Store
 from service.sync import SyncError, clone, remotes, sync
@@ -192,3 +192,24 @@ def test_refusals_are_sync_errors_with_one_line(tmp_path: Path) -> None:
     with pytest.raises(SyncError) as caught:
         clone(url, tmp_path / "c", FAST)
     assert "\n" not in str(caught.value)
+
+
+def test_a_symlinked_segment_is_never_followed(tmp_path: Path) -> None:
+    """A link a clone made before the gate existed: appends and reads refuse to go through it
+    (O_NOFOLLOW), so nothing outside the store is written or committed."""
+    from service.store.errors import NotRegular
+
+    store = track(new_store(tmp_path / "s"))
+    append(store, 1)
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"private\n")
+    segment = store.root / "projects/app/log/000000.jsonl"
+    segment.unlink()
+    segment.symlink_to(outside)
+    head_before = store.head()
+    with pytest.raises(NotRegular, match="symbolic link"):
+        append(store, 1)
+    with pytest.raises(NotRegular, match="symbolic link"):
+        store.read("app")
+    assert outside.read_bytes() == b"private\n"
+    assert store.head() == head_before
