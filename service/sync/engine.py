@@ -492,11 +492,22 @@ def _plan_config(
     if base_id == mine_id:
         plan.config = "pulled"
     elif base_id is not None and base_id == theirs_id:
+        _publishable_settings(mine)
         plan.files[layout.CONFIG_FILE] = mine
         plan.config = "pushed"
     else:  # changed on both sides, or never synced before: the shared one wins
         layout.atomic_write(store.local_dir / "sync" / "workspace.json.local", mine)
         plan.config = "kept-remote"
+
+
+def _publishable_settings(data: bytes) -> None:
+    """A local workspace.json that every replica's intake would refuse is never pushed."""
+    problem = intake.settings_problem(data)
+    if problem is not None:
+        raise SyncError(
+            f"the local {layout.CONFIG_FILE} {problem}; nothing was pushed. Fix it, or restore it "
+            f"with `git checkout -- {layout.CONFIG_FILE}` in the store, and sync again"
+        )
 
 
 def _file_at(repo: Repo, commit: str | None, path: str) -> ObjectID | None:

@@ -44,6 +44,7 @@ from service.sync.errors import NotSelfhub, SyncError
 
 MAX_SEGMENT_BYTES = MAX_EVENT_BYTES * layout.SEGMENT_EVENTS
 MAX_CONFIG_BYTES = 64 * 1024
+MAX_TREE_BYTES = 4 * 1024 * 1024  # some 100,000 entries: projects, or segments of one log
 REGULAR = frozenset({0o100644, 0o100755})
 SYMLINK, GITLINK = 0o120000, 0o160000
 LAYOUT = "workspace.json, workspace/log/NNNNNN.jsonl and projects/<slug>/log/NNNNNN.jsonl"
@@ -156,13 +157,18 @@ class _Intake:
     def _entries(self, tree_id: ObjectID, prefix: str) -> list[tuple[str, int, ObjectID]]:
         """A tree's entries with their names checked; a name or a mode no store may hold
         is refused before the entry is looked at further."""
+        shown = prefix.rstrip("/")
+        size = object_size(self.repo, tree_id)
+        if size is not None and size > MAX_TREE_BYTES:
+            raise Oversize(
+                self.where, shown, f"is a tree of {size:,} bytes, over the cap of {MAX_TREE_BYTES:,}"
+            )
         try:
             tree = self.repo[tree_id]
             if not isinstance(tree, Tree):
                 raise ValueError("not a tree")
             entries = list(tree.iteritems())
         except (KeyError, ObjectFormatException, ValueError):
-            shown = prefix.rstrip("/")
             raise UnsafeEntry(self.where, shown, "is a tree that is missing or malformed") from None
         out = []
         for entry in entries:
@@ -185,7 +191,7 @@ class _Intake:
     # --- the blobs ---------------------------------------------------------------------------
 
     def _blob(self, path: str, sha: ObjectID, cap: int) -> bytes:
-        size = blob_size(self.repo, sha)
+        size = object_size(self.repo, sha)
         if size is not None and size > cap:
             raise Oversize(self.where, path, f"is {size:,} bytes, over the cap of {cap:,}")
         try:
@@ -203,11 +209,9 @@ class _Intake:
         self.files[path] = sha
         if sha in self.known:
             return
-        data = self._blob(path, sha, MAX_CONFIG_BYTES)
-        try:
-            _settings.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise BadSettings(self.where, path, f"is not valid workspace settings ({exc})") from None
+        problem = settings_problem(self._blob(path, sha, MAX_CONFIG_BYTES))
+        if problem is not None:
+            raise BadSettings(self.where, path, problem)
 
     def _segment(self, path: str, log: str, sha: ObjectID) -> None:
         self.files[path] = sha
@@ -266,6 +270,17 @@ class _Intake:
             raise BadEvent(self.where, path, f"has {named} that is not in canonical bytes")
 
 
+def settings_problem(data: bytes) -> str | None:
+    """Why `data` cannot be a workspace.json that travels, or None."""
+    if len(data) > MAX_CONFIG_BYTES:
+        return f"is {len(data):,} bytes, over the cap of {MAX_CONFIG_BYTES:,}"
+    try:
+        _settings.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return f"is not valid workspace settings ({exc})"
+    return None
+
+
 # --- names and modes ------------------------------------------------------------------------
 
 # Code points HFS+ ignores in names, so `.g\u200cit` is `.git` there (git's own list).
@@ -310,7 +325,7 @@ def _shown(path: str, most: int = 160) -> str:
 _OFS_DELTA, _REF_DELTA = 6, 7
 
 
-def blob_size(repo: Repo, sha: ObjectID) -> int | None:
+def object_size(repo: Repo, sha: ObjectID) -> int | None:
     """An object's size read from its pack header (the delta's target size for a delta), without
     inflating it; None when the object is not in a pack this can read (the caller reads it)."""
     try:

@@ -13,7 +13,15 @@ from test_sync_support import FAST, append, bare, files, git_daemon, new_store, 
 
 from service.store import Store
 from service.sync import SyncError, clone, remotes, sync
-from service.sync.intake import BadEvent, BadSettings, Oversize, RemoteRefused, UnsafeEntry
+from service.sync.intake import (
+    BadEvent,
+    BadSettings,
+    Oversize,
+    RemoteRefused,
+    UnsafeEntry,
+    bad_mode,
+    bad_name,
+)
 from tests.forge import SEGMENT, forge, head, hostile_trees, leaky_event, read, reset
 
 EXPECTED: dict[str, tuple[type[RemoteRefused], str, str]] = {
@@ -213,3 +221,38 @@ def test_a_symlinked_segment_is_never_followed(tmp_path: Path) -> None:
         store.read("app")
     assert outside.read_bytes() == b"private\n"
     assert store.head() == head_before
+
+
+def test_a_broken_local_workspace_json_is_never_pushed(tmp_path: Path) -> None:
+    """A hand edit that every other replica's intake would refuse stays local, and says so."""
+    path, url = _remote(tmp_path, "path", None)
+    a = _published(tmp_path, url)
+    published = read(path, (b"workspace.json",))
+    (a.root / "workspace.json").write_bytes(b'{"caps": "lots"}\n')
+    with pytest.raises(SyncError, match=r"local workspace\.json is not valid workspace settings"):
+        sync(a, options=FAST)
+    assert read(path, (b"workspace.json",)) == published
+
+
+@pytest.mark.parametrize(
+    "name",
+    [".git", ".GIT", ".Git", ".git.", ".git ", ".git. .", ".g\u200cit", "\ufeff.git", "GIT~1", "git~2"],
+)
+def test_every_git_folder_look_alike_is_refused(name: str) -> None:
+    assert bad_name(name) == "has a component that names git's own folder (.git)"
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "a\\b", "x\x1b[2Jy", "log.", "log "])
+def test_names_no_filesystem_takes_as_they_are_are_refused(name: str) -> None:
+    assert bad_name(name) is not None
+
+
+@pytest.mark.parametrize("name", ["workspace.json", "000001.jsonl", "app", "my-app.v2", "gitlab", ".github"])
+def test_ordinary_names_pass(name: str) -> None:
+    assert bad_name(name) is None
+
+
+@pytest.mark.parametrize("mode", [0o120000, 0o160000, 0o100664, 0o000000, 0o040755])
+def test_only_regular_files_and_trees_pass(mode: int) -> None:
+    assert bad_mode(mode) is not None
+    assert bad_mode(0o100644) is None and bad_mode(0o040000) is None
