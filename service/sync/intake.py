@@ -61,7 +61,9 @@ class RemoteRefused(SyncError):
 
     def __init__(self, where: str, path: str, what: str) -> None:
         self.where, self.path = where, path
-        super().__init__(f"refused {where}: {path or 'its root tree'} {what}; {_ADVICE}")
+        # `what` may quote a decoder's message, which names keys the remote chose: escaped too
+        shown = f"{_shown(path) if path else 'its root tree'} {_shown(what, 600)}"
+        super().__init__(f"refused {where}: {shown}; {_ADVICE}")
 
 
 class UnsafeEntry(RemoteRefused):
@@ -176,17 +178,17 @@ class _Intake:
                 name = entry.path.decode("utf-8")
             except UnicodeDecodeError:
                 shown = prefix + entry.path.decode("utf-8", "backslashreplace")
-                raise UnsafeEntry(self.where, _shown(shown), "has a name that is not UTF-8") from None
+                raise UnsafeEntry(self.where, shown, "has a name that is not UTF-8") from None
             path = prefix + name
             problem = bad_name(name) or bad_mode(entry.mode)
             if problem is not None:
-                raise UnsafeEntry(self.where, _shown(path), problem)
+                raise UnsafeEntry(self.where, path, problem)
             out.append((name, entry.mode, entry.sha))
         return out
 
     def _outside(self, path: str, mode: int) -> None:
         kind = "a folder" if mode == gitcommit.DIR_MODE else "a file"
-        raise UnsafeEntry(self.where, _shown(path), f"is {kind} outside the store's layout ({LAYOUT})")
+        raise UnsafeEntry(self.where, path, f"is {kind} outside the store's layout ({LAYOUT})")
 
     # --- the blobs ---------------------------------------------------------------------------
 

@@ -256,3 +256,23 @@ def test_ordinary_names_pass(name: str) -> None:
 def test_only_regular_files_and_trees_pass(mode: int) -> None:
     assert bad_mode(mode) is not None
     assert bad_mode(0o100644) is None and bad_mode(0o040000) is None
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        {(b"projects", b"app", b"log", b"\x1b[2J\x1b]0;owned\x07.jsonl"): (0o100644, b"")},
+        {(b"workspace.json",): (0o100644, b'{"\\u001b[2Jcaps": 1}\n')},
+    ],
+    ids=["name", "settings-key"],
+)
+def test_a_refusal_never_prints_a_control_character(
+    tmp_path: Path, entries: dict[tuple[bytes, ...], tuple[int, bytes]]
+) -> None:
+    path, url = _remote(tmp_path, "path", None)
+    _published(tmp_path, url)
+    forge(path, entries)
+    with pytest.raises(RemoteRefused) as caught:
+        clone(url, tmp_path / "c", FAST)
+    message = str(caught.value)
+    assert "\\x1b" in message and not any(ord(c) < 32 or ord(c) == 127 for c in message), message
