@@ -200,7 +200,7 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     _point(opts, "fetched")
     if remote_head is None:
         return _publish(store, conn, name, opts, summary)
-    remote_files = _intake(store, conn, remote_head)
+    remote_files = _intake(store, conn, name, remote_head)
     base = last_synced(store, name)
     lost = _lost_events(repo, base, remote_head, remote_files)
     if lost:
@@ -229,12 +229,16 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     return True
 
 
-def _intake(store: Store, conn: Connection, remote_head: ObjectID) -> dict[str, ObjectID]:
+def _intake(store: Store, conn: Connection, name: str, remote_head: ObjectID) -> dict[str, ObjectID]:
     """The remote head's files, once the intake gate passed its tree and the events this
-    replica lacks (the blobs of the local head are this replica's own and are not read)."""
-    local = gitcommit.head(store.repo)
-    known = set(gitcommit.tree_files(store.repo, local).values()) if local is not None else set()
-    return intake.check(store.repo, remote_head, conn.shown, known=known, local=store.local_facts())
+    replica lacks, and every commit the fetch brought beyond the local head (a later sync
+    with another remote passes them on). The local head's blobs are this replica's own."""
+    repo = store.repo
+    local = gitcommit.head(repo)
+    known = set(gitcommit.tree_files(repo, local).values()) if local is not None else set()
+    base = last_synced(store, name)
+    since = [h for h in (local, ObjectID(base.encode("ascii")) if base else None) if h is not None]
+    return intake.check(repo, remote_head, conn.shown, known=known, local=store.local_facts(), since=since)
 
 
 def _rebase(

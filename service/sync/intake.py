@@ -39,7 +39,7 @@ from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import MAX_EVENT_BYTES, canonical, decode_line
 from service.store import gitcommit, layout
-from service.sync import logs
+from service.sync import graph, logs
 from service.sync.errors import NotSelfhub, SyncError
 
 MAX_SEGMENT_BYTES = MAX_EVENT_BYTES * layout.SEGMENT_EVENTS
@@ -48,9 +48,13 @@ MAX_TREE_BYTES = 4 * 1024 * 1024  # some 100,000 entries: projects, or segments 
 REGULAR = frozenset({0o100644, 0o100755})
 SYMLINK, GITLINK = 0o120000, 0o160000
 LAYOUT = "workspace.json, workspace/log/NNNNNN.jsonl and projects/<slug>/log/NNNNNN.jsonl"
-_ADVICE = (
-    "nothing was written and main did not move; remove it from the remote's main "
-    "(a commit without it, pushed with git), or sync with another remote"
+_DONE = "nothing was written and main did not move"
+_FIX_HEAD = (
+    "remove it from the remote's main (a commit without it, pushed with git), or sync with another remote"
+)
+_FIX_HISTORY = (
+    "a sync would pass that commit on to other remotes, so the remote's owner must take it out "
+    "of main's history (reset main to before it and push); or sync with another remote"
 )
 _json = msgspec.json.Decoder()
 _settings = msgspec.json.Decoder(WorkspaceConfig)
@@ -59,11 +63,16 @@ _settings = msgspec.json.Decoder(WorkspaceConfig)
 class RemoteRefused(SyncError):
     """A remote's tree or events fail the intake gate; nothing of it was taken."""
 
-    def __init__(self, where: str, path: str, what: str) -> None:
-        self.where, self.path = where, path
+    def __init__(self, where: str, path: str, what: str, commit: str | None = None) -> None:
+        self.where, self.path, self.what = where, path, what
         # `what` may quote a decoder's message, which names keys the remote chose: escaped too
         shown = f"{_shown(path) if path else 'its root tree'} {_shown(what, 600)}"
-        super().__init__(f"refused {where}: {shown}; {_ADVICE}")
+        if commit is None:
+            super().__init__(f"refused {where}: {shown}; {_DONE}; {_FIX_HEAD}")
+        else:
+            super().__init__(
+                f"refused {where}: commit {commit} under its main: {shown}; {_DONE}; {_FIX_HISTORY}"
+            )
 
 
 class UnsafeEntry(RemoteRefused):
@@ -89,35 +98,68 @@ def check(
     *,
     known: Collection[ObjectID] = (),
     local: Sequence[str] = (),
+    since: Collection[ObjectID] | None = None,
 ) -> dict[str, ObjectID]:
     """The files of `commit_id`'s tree (path → blob id) once every entry passed the gate.
 
     `where` names the source in messages (the remote as shown); blobs in `known` (those of
     the local head) are this replica's already and are not read again; `local` are the
-    machine-local strings no event may hold (`Store.local_facts`).
+    machine-local strings no event may hold (`Store.local_facts`). With `since` (the heads
+    this replica holds), every commit `commit_id` brings beyond them is checked too, except
+    that only the head's workspace.json must be valid settings: a sync passes on the whole
+    history it took when it pushes to another remote. A tree, blob or line seen once is not
+    checked again, so the commits of an append-only history cost little more than its head.
     """
-    intake = _Intake(repo, where, frozenset(known), tuple(local))
-    try:
-        commit = repo[commit_id]
-    except (KeyError, ObjectFormatException, ValueError):
-        raise UnsafeEntry(where, "", f"is missing or malformed (commit {commit_id.decode()[:12]})") from None
-    tree_id = getattr(commit, "tree", None)
-    if tree_id is None:
-        raise UnsafeEntry(where, "", f"is missing: {commit_id.decode()[:12]} is not a commit")
-    intake.root(tree_id)
-    return intake.files
+    intake = _Intake(repo, where, frozenset(known), tuple(local), history=since is not None)
+    files = intake.commit(commit_id, head=True)
+    if since is not None:
+        for other in sorted(graph.only_in(repo, [commit_id], list(since)) - {commit_id}):
+            intake.commit(other, head=False)
+    return files
 
 
 class _Intake:
-    def __init__(self, repo: Repo, where: str, known: frozenset[ObjectID], local: tuple[str, ...]) -> None:
-        self.repo, self.where, self.known, self.local = repo, where, known, local
+    def __init__(
+        self, repo: Repo, where: str, known: frozenset[ObjectID], local: tuple[str, ...], *, history: bool
+    ) -> None:
+        self.repo, self.where, self.known, self.local, self.history = repo, where, known, local, history
         self.files: dict[str, ObjectID] = {}
+        self.head = True
+        self.done: set[tuple[str, ObjectID]] = set()  # (path, tree or blob) checked
+        self.lines: set[tuple[str, bytes]] = set()  # (log, line) checked, kept for a history
+
+    def commit(self, commit_id: ObjectID, *, head: bool) -> dict[str, ObjectID]:
+        self.files, self.head = {}, head
+        short = commit_id.decode("ascii", "replace")[:12]
+        try:
+            commit = self.repo[commit_id]
+        except (KeyError, ObjectFormatException, ValueError):
+            raise UnsafeEntry(self.where, "", f"is missing or malformed (commit {short})") from None
+        tree_id = getattr(commit, "tree", None)
+        if tree_id is None:
+            raise UnsafeEntry(self.where, "", f"is missing: {short} is not a commit")
+        if self._first("", tree_id):
+            try:
+                self.root(tree_id)
+            except RemoteRefused as exc:
+                if head:
+                    raise
+                raise type(exc)(self.where, exc.path, exc.what, short) from None
+        return self.files
+
+    def _first(self, path: str, sha: ObjectID) -> bool:
+        """True the first time this intake meets `sha` at `path` (it is checked then)."""
+        key = (path, sha)
+        if key in self.done:
+            return False
+        self.done.add(key)
+        return True
 
     # --- the tree --------------------------------------------------------------------------
 
     def root(self, tree_id: ObjectID) -> None:
         entries = self._entries(tree_id, "")
-        if not any(name == layout.CONFIG_FILE for name, _, _ in entries):
+        if self.head and not any(name == layout.CONFIG_FILE for name, _, _ in entries):
             raise NotSelfhub(
                 f"{self.where} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
                 "nothing was changed. Use an empty repository or one a selfhub store pushed to"
@@ -126,9 +168,11 @@ class _Intake:
             if name == layout.CONFIG_FILE and mode in REGULAR:
                 self._settings(name, sha)
             elif name == "workspace" and mode == gitcommit.DIR_MODE:
-                self._log_folder(sha, "workspace", layout.WORKSPACE_LOG)
+                if self._first(name, sha):
+                    self._log_folder(sha, "workspace", layout.WORKSPACE_LOG)
             elif name == "projects" and mode == gitcommit.DIR_MODE:
-                self._projects(sha)
+                if self._first(name, sha):
+                    self._projects(sha)
             else:
                 self._outside(name, mode)
 
@@ -136,7 +180,8 @@ class _Intake:
         for name, mode, sha in self._entries(tree_id, "projects/"):
             path = f"projects/{name}"
             if mode == gitcommit.DIR_MODE and layout.LOG_KEY.match(name) and ".." not in name:
-                self._log_folder(sha, path, name)
+                if self._first(path, sha):
+                    self._log_folder(sha, path, name)
             else:
                 self._outside(path, mode)
 
@@ -144,7 +189,8 @@ class _Intake:
         for name, mode, sha in self._entries(tree_id, folder + "/"):
             path = f"{folder}/{name}"
             if name == "log" and mode == gitcommit.DIR_MODE:
-                self._segments(sha, path, log)
+                if self._first(path, sha):
+                    self._segments(sha, path, log)
             else:
                 self._outside(path, mode)
 
@@ -209,7 +255,7 @@ class _Intake:
 
     def _settings(self, path: str, sha: ObjectID) -> None:
         self.files[path] = sha
-        if sha in self.known:
+        if sha in self.known or not self.head:
             return
         problem = settings_problem(self._blob(path, sha, MAX_CONFIG_BYTES))
         if problem is not None:
@@ -217,11 +263,14 @@ class _Intake:
 
     def _segment(self, path: str, log: str, sha: ObjectID) -> None:
         self.files[path] = sha
-        if sha in self.known:
+        if sha in self.known or not self._first(path, sha):
             return
         data = self._blob(path, sha, MAX_SEGMENT_BYTES)
         for number, line in enumerate(logs.lines_of(data), 1):
-            self._line(path, log, number, line)
+            if (log, line) not in self.lines:
+                self._line(path, log, number, line)
+                if self.history:
+                    self.lines.add((log, line))
 
     def _line(self, path: str, log: str, number: int, line: bytes) -> None:
         where = f"line {number}"

@@ -276,3 +276,53 @@ def test_a_refusal_never_prints_a_control_character(
         clone(url, tmp_path / "c", FAST)
     message = str(caught.value)
     assert "\\x1b" in message and not any(ord(c) < 32 or ord(c) == 127 for c in message), message
+
+
+@pytest.mark.parametrize("case", ["leaky-event", "dot", "symlink"])
+def test_a_hostile_commit_under_a_clean_head_is_refused(tmp_path: Path, case: str) -> None:
+    """The head hides nothing: a commit the fetch brings under it is checked too, since a
+    sync with another remote would pass the whole history on."""
+    path, url = _remote(tmp_path, "path", None)
+    _published(tmp_path, url)
+    victim = track(clone(url, tmp_path / "victim", FAST)[0])
+    clean = {parts: (0o100644, read(path, parts)) for parts in hostile_trees(path)[case] if parts == SEGMENT}
+    forge(path, hostile_trees(path)[case], "the attack")
+    if clean:
+        forge(path, clean, "hide it")
+    else:
+        forge(path, {}, "an empty commit on top")
+        _undo_last_tree(path)
+    local_head = victim.head()
+    with pytest.raises(RemoteRefused) as caught:
+        sync(victim, options=FAST)
+    assert victim.head() == local_head
+    attack = next(c for c in _history(path) if c[1] == "the attack")[0]
+    assert f"commit {attack[:12]} under its main" in str(caught.value)
+    assert "take it out of main's history" in str(caught.value)
+
+
+def _history(remote: Path) -> list[tuple[str, str]]:
+    from dulwich.repo import Repo
+
+    with Repo(str(remote)) as repo:
+        return [
+            (e.commit.id.decode(), e.commit.message.decode().strip())
+            for e in repo.get_walker(include=[repo.refs[b"refs/heads/main"]])
+        ]
+
+
+def _undo_last_tree(remote: Path) -> None:
+    """Give main's commit its grandparent's tree: the forged entry is gone from the head."""
+    from dulwich.objects import Commit
+    from dulwich.repo import Repo
+
+    with Repo(str(remote)) as repo:
+        top = repo[repo.refs[b"refs/heads/main"]]
+        assert isinstance(top, Commit)
+        attack = repo[top.parents[0]]
+        assert isinstance(attack, Commit)
+        before = repo[attack.parents[0]]
+        assert isinstance(before, Commit)
+        top.tree = before.tree
+        repo.object_store.add_object(top)
+        repo.refs[b"refs/heads/main"] = top.id
