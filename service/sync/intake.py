@@ -8,14 +8,19 @@ Nothing of a remote's commit reaches the working files, and no ref moves to it, 
 - every path is one of the store's layout — `workspace.json`, `workspace/log/NNNNNN.jsonl`,
   `projects/<slug>/log/NNNNNN.jsonl` — and every entry a regular file or a tree (no symbolic
   link, no gitlink, nothing else);
-- every blob is under its cap, read from the object's header before its content where the
-  object store allows: a segment holds at most 1,000 events of at most MAX_EVENT_BYTES;
+- every blob and tree is under its cap, read from the object's pack header before its
+  content where the object store allows: a segment holds at most 1,000 events of at most
+  MAX_EVENT_BYTES;
 - workspace.json decodes as workspace settings;
 - every line of a segment this replica does not hold yet is, unless it is a conflict marker
   (the sync repairs those), within the event cap, UTF-8, and passes the sanitize gate
   (`sanitize.check_event` on an object, `sanitize.check` on anything else); a line that is
   an event is in canonical bytes, has a valid id and belongs to its log. A line that is no
-  event is carried as it is, as before (the reader quarantines it).
+  event is carried as it is, as before (the reader quarantines it);
+- on a sync, every commit the fetch brought beyond the local head passes the same checks
+  (but for workspace.json, which only the head's must be): a later sync with another
+  remote would pass them on. A clone checks the head (a history check there would cost
+  O(history)).
 
 An offending remote is refused as a whole, with a message naming the remote, the path (and
 the event id and key path, never the value) and what to do: nothing is folded, written or
