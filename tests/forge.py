@@ -114,7 +114,7 @@ def line(
     return json.dumps(event, sort_keys=True, separators=(",", ":")).encode() + b"\n"
 
 
-# An id later than any a test store mints today (time part in 2027).
+# A valid id for the forged events (its place among the log's ids does not matter to the gate).
 LATE_ID = "01kg0000000000000000000000"
 
 

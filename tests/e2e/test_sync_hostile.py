@@ -84,3 +84,19 @@ def test_clone_refuses_a_hostile_remote(
     assert "Traceback" not in proc.stderr and f"refused {url}" in proc.stderr, describe(proc)
     assert CASES[case] in proc.stderr, describe(proc)
     assert not target.exists() and not (tmp_path / "outside.txt").exists()
+
+
+def test_a_symlinked_segment_stops_a_write_with_a_clear_message(store: Store, tmp_path: Path) -> None:
+    """A link a clone made before the intake gate existed: the write is refused, the target
+    outside the store is neither appended to nor committed."""
+    store.add("goal", "teams share one typed state")
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"private\n")
+    segment = store.log_file()
+    segment.unlink()
+    segment.symlink_to(outside)
+    main = _main(store)
+    proc = store.run("goal", "one more")
+    assert proc.returncode == 1, describe(proc)
+    assert "symbolic link" in proc.stderr and "Traceback" not in proc.stderr, describe(proc)
+    assert outside.read_bytes() == b"private\n" and _main(store) == main
