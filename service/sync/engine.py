@@ -235,7 +235,7 @@ def _intake(store: Store, conn: Connection, name: str, remote_head: ObjectID) ->
     with another remote passes them on). The local head's blobs are this replica's own."""
     repo = store.repo
     local = gitcommit.head(repo)
-    known = set(gitcommit.tree_files(repo, local).values()) if local is not None else set()
+    known = intake.blob_ids(repo, local)
     base = last_synced(store, name)
     since = [h for h in (local, ObjectID(base.encode("ascii")) if base else None) if h is not None]
     return intake.check(repo, remote_head, conn.shown, known=known, local=store.local_facts(), since=since)

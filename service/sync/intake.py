@@ -36,7 +36,7 @@ from collections.abc import Collection, Sequence
 
 import msgspec
 from dulwich.errors import ObjectFormatException
-from dulwich.objects import Blob, ObjectID, Tree, hex_to_sha
+from dulwich.objects import Blob, Commit, ObjectID, Tree, hex_to_sha
 from dulwich.repo import Repo
 
 from service.model import ids, sanitize
@@ -324,6 +324,26 @@ class _Intake:
             raise BadEvent(self.where, path, f"has {named} of another log ({layout.display(event.project)})")
         if canonical(event) != line:
             raise BadEvent(self.where, path, f"has {named} that is not in canonical bytes")
+
+
+def blob_ids(repo: Repo, commit_id: ObjectID | None) -> set[ObjectID]:
+    """Every blob id of a commit's tree, names unread (a local head a sync made before this
+    gate existed may hold a name that is not UTF-8): what `check` takes as `known`."""
+    if commit_id is None:
+        return set()
+    commit = repo[commit_id]
+    found: set[ObjectID] = set()
+    stack = [commit.tree] if isinstance(commit, Commit) else []
+    while stack:
+        tree = repo[stack.pop()]
+        if not isinstance(tree, Tree):
+            continue
+        for entry in tree.iteritems():
+            if entry.mode == gitcommit.DIR_MODE:
+                stack.append(entry.sha)
+            elif entry.mode in REGULAR:
+                found.add(entry.sha)
+    return found
 
 
 def settings_problem(data: bytes) -> str | None:

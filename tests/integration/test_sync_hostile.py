@@ -326,3 +326,16 @@ def _undo_last_tree(remote: Path) -> None:
         top.tree = before.tree
         repo.object_store.add_object(top)
         repo.refs[b"refs/heads/main"] = top.id
+
+
+def test_the_append_gate_holds_the_event_cap_the_intake_checks(tmp_path: Path) -> None:
+    """An event no replica would take from a remote is never written locally either."""
+    from service.model.errors import Invalid
+    from service.model.events import MAX_EVENT_BYTES
+
+    store = track(new_store(tmp_path / "s"))
+    append(store, 1, text="x" * (MAX_EVENT_BYTES - 1000))
+    before = store.head()
+    with pytest.raises(Invalid, match="over the cap"):
+        append(store, 1, text="x" * MAX_EVENT_BYTES)
+    assert store.head() == before and len(store.read("app").events) == 1
