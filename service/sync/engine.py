@@ -26,6 +26,7 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
 from service.store.errors import RefMoved
+from service.store.segments import read_segment
 from service.sync import graph, intake, logs, remotes
 from service.sync.errors import KeptMoving, SyncError
 from service.sync.merge import merge
@@ -392,12 +393,12 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
 
         def remote_bytes(path: str) -> bytes:
             if on_disk.get(path) == remote_files[path]:
-                return (store.root / path).read_bytes()
+                return read_segment(store.root / path)[0]
             return gitcommit.blob_data(repo, remote_files[path])
 
         r_data = {p: remote_bytes(p) for p in r_paths[start:]}
         r_lines = [line for p in r_paths[start:] for line in logs.lines_of(r_data[p])]
-        l_lines = [line for p in l_paths[start:] for line in logs.lines_of((store.root / p).read_bytes())]
+        l_lines = [line for p in l_paths[start:] for line in logs.lines_of(read_segment(store.root / p)[0])]
         fixed = logs.repaired(r_lines) if _has_odd(r_lines) or _has_repeats(r_lines) else None
         if fixed is not None and fixed.changed:  # a plain-git merge was pushed: repair it
             plan.repaired += fixed.markers + fixed.duplicates

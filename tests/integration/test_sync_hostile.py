@@ -339,3 +339,21 @@ def test_the_append_gate_holds_the_event_cap_the_intake_checks(tmp_path: Path) -
     with pytest.raises(Invalid, match="over the cap"):
         append(store, 1, text="x" * MAX_EVENT_BYTES)
     assert store.head() == before and len(store.read("app").events) == 1
+
+
+def test_a_symlinked_segment_is_never_pushed(tmp_path: Path) -> None:
+    """A sync reads local segments without following links: what a link points at outside
+    the store never reaches the remote."""
+    from service.store.errors import NotRegular
+
+    path, url = _remote(tmp_path, "path", None)
+    a = _published(tmp_path, url)
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes((a.root / "projects/app/log/000000.jsonl").read_bytes() + b"private notes\n")
+    segment = a.root / "projects/app/log/000000.jsonl"
+    segment.unlink()
+    segment.symlink_to(outside)
+    remote_before = read(path, SEGMENT)
+    with pytest.raises(NotRegular, match="symbolic link"):
+        sync(a, options=FAST)
+    assert read(path, SEGMENT) == remote_before
