@@ -357,3 +357,20 @@ def test_a_symlinked_segment_is_never_pushed(tmp_path: Path) -> None:
     with pytest.raises(NotRegular, match="symbolic link"):
         sync(a, options=FAST)
     assert read(path, SEGMENT) == remote_before
+
+
+def test_a_checkout_writes_only_the_layout_even_past_the_gate(tmp_path: Path) -> None:
+    """Defense in depth: a commit that reached `Store.checkout` without the intake gate still
+    cannot write `.git/config` (a `.` component) or anything outside the layout."""
+    store = track(new_store(tmp_path / "s"))
+    forged_entries = {
+        (b".", b".git", b"config"): (0o100644, b"[core]\n\tfsmonitor = touch pwned\n"),
+        (b"notes.txt",): (0o100644, b"x\n"),
+    }
+    forge(store.root / ".git", forged_entries)
+    config = (store.root / ".git" / "config").read_bytes()
+    forged = store.repo.refs[b"refs/heads/main"]
+    store.repo.refs[b"refs/heads/main"] = store.repo[forged].parents[0]
+    store.checkout(forged.decode(), store.head())
+    assert (store.root / ".git" / "config").read_bytes() == config
+    assert not (store.root / "notes.txt").exists()
