@@ -284,6 +284,10 @@ PAYLOADS: dict[str, type[Payload]] = {
 }
 LEGACY_PREFIXES = ("goal.", "decision.", "convention.", "objective.", "milestone.", "work.")
 WRITABLE = frozenset(PAYLOADS)
+# The most bytes one event line may take (canonical, newline included): the append gate
+# refuses a bigger event, and a sync refuses a remote segment line over it (so a segment of
+# 1,000 events has a bound too).
+MAX_EVENT_BYTES = 64 * 1024
 
 _decoders: dict[type[Payload], msgspec.json.Decoder[Payload]] = {}
 _event_decoder = msgspec.json.Decoder(Event)

@@ -20,10 +20,10 @@ from dulwich.repo import Repo
 
 from service.model import ids
 from service.model.errors import Invalid
-from service.model.events import WRITABLE, Event, canonical, payload_of
+from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
 from service.store import aside, gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
-from service.store.segments import read_log
+from service.store.segments import open_append, read_log, read_segment
 
 _plain = msgspec.json.Decoder(dict[str, object])
 
@@ -97,6 +97,11 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise Invalid(f"event {event.id} ({event.type}) has a malformed payload: {exc}") from exc
     line = canonical(event)
+    if len(line) > MAX_EVENT_BYTES:
+        raise Invalid(
+            f"event {event.id} is {len(line):,} bytes, over the cap of {MAX_EVENT_BYTES:,}; "
+            "keep long material in a file of the project and refer to it"
+        )
     from service.model.sanitize import check_event  # the one sanitize gate
 
     check_event(_plain.decode(line), local=local)
@@ -128,7 +133,7 @@ def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | N
     """Segment name → (its current bytes or None if new, the bytes to add)."""
     names = layout.segments(root, log)
     index = segment_index(names[-1]) if names else 0
-    old: bytes | None = (root / layout.log_dir(log) / names[-1]).read_bytes() if names else None
+    old: bytes | None = read_segment(root / layout.log_dir(log) / names[-1])[0] if names else None
     count = (old or b"").count(b"\n")  # every line whole: a torn tail was set aside
     if count >= SEGMENT_EVENTS:
         index, old, count = index + 1, None, 0
@@ -141,7 +146,7 @@ def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | N
 
 
 def _append_bytes(path: Path, data: bytes) -> None:
-    with open(path, "ab") as handle:
+    with os.fdopen(open_append(path), "ab") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())

@@ -51,3 +51,14 @@ class RefMoved(StoreError):
 
 class CorruptFile(StoreError):
     """A machine-local or settings file cannot be read."""
+
+
+class NotRegular(StoreError):
+    """A log segment that is a symbolic link or not a regular file."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"{path} is a symbolic link or not a regular file; a store's logs are regular files "
+            "only, so nothing was read or written through it: remove it, and restore the file "
+            "from git (`git checkout -- FILE`) or clone the workspace again"
+        )

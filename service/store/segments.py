@@ -7,14 +7,17 @@ and the ones that fail are quarantined with their file and line number.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 import msgspec
 
 from service.model.events import Event, decode_unchecked
 from service.store import layout
+from service.store.errors import NotRegular
 
 _segment_decoder = msgspec.json.Decoder(list[Event])
 UNTERMINATED = "unterminated last line (a write in progress, or a crash during one)"
@@ -31,6 +34,35 @@ class Quarantine(msgspec.Struct, frozen=True, gc=False):
 class Log(msgspec.Struct, gc=False):
     events: list[Event] = msgspec.field(default_factory=list)
     quarantined: list[Quarantine] = msgspec.field(default_factory=list)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def read_segment(path: Path) -> tuple[bytes, int]:
+    """A segment's bytes and mtime (ns), never through a symbolic link: a link in a log
+    folder would make a read, and the append after it, reach outside the store."""
+    fd = _open(path, os.O_RDONLY)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(), os.fstat(handle.fileno()).st_mtime_ns
+
+
+def open_append(path: Path) -> int:
+    """A descriptor to append to a segment (made if missing), never through a symbolic link."""
+    return _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+def _open(path: Path, flags: int) -> int:
+    try:
+        fd = os.open(path, flags | _NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(path) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegular(path)
+    return fd
 
 
 def complete(data: bytes) -> tuple[bytes, bytes]:
@@ -108,8 +140,7 @@ def scan(root: Path, log: str, names: list[str], offset: int = 0) -> Chunk:
     for position, name in enumerate(names):
         file = f"{rel}/{name}"
         path = root / file
-        mtime = os.stat(path).st_mtime_ns
-        data = path.read_bytes()
+        data, mtime = read_segment(path)
         start, first_line = 0, 1
         if position == 0 and offset:
             prefix = data[:offset]

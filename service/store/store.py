@@ -363,8 +363,9 @@ class Transaction:
 
 
 def _safe_path(path: str) -> bool:
-    parts = path.split("/")
-    return parts[0] not in (".git", layout.LOCAL_DIR) and ".." not in parts and "" not in parts
+    """Only the store's layout is written from a commit (a remote's tree passed the intake
+    gate before; this keeps `.git/`, `.local/` and anything else out even if one did not)."""
+    return path == layout.CONFIG_FILE or layout.log_of_path(path) is not None
 
 
 def _encode_config(config: WorkspaceConfig) -> bytes:

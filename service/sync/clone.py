@@ -10,9 +10,9 @@ from dulwich.objects import Commit
 from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
-from service.sync import identity, logs, prefix, remotes
+from service.sync import identity, intake, logs, prefix, remotes
 from service.sync.engine import Options, Summary, _remember
-from service.sync.errors import NotSelfhub, SyncError
+from service.sync.errors import SyncError
 from service.sync.transport import Connection
 
 
@@ -37,14 +37,9 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
                     f"{conn.shown} is empty: there is nothing to clone. Publish a workspace there "
                     "with `self remote add URL` and `self sync` from the store that has it"
                 )
+            files = intake.check(repo, head, conn.shown, local=Store(target).local_facts())
             commit = repo[head]
             assert isinstance(commit, Commit)
-            files = gitcommit.tree_files(repo, head)
-            if layout.CONFIG_FILE not in files:
-                raise NotSelfhub(
-                    f"{conn.shown} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
-                    "nothing was cloned"
-                )
             from dulwich.index import build_index_from_tree
 
             repo.refs[gitcommit.BRANCH] = head

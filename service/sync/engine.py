@@ -26,8 +26,9 @@ from dulwich.repo import Repo
 
 from service.store import Store, aside, gitcommit, layout
 from service.store.errors import RefMoved
-from service.sync import graph, identity, logs, remotes
-from service.sync.errors import KeptMoving, NotSelfhub, SyncError
+from service.store.segments import read_segment
+from service.sync import graph, identity, intake, logs, remotes
+from service.sync.errors import KeptMoving, SyncError
 from service.sync.merge import merge
 from service.sync.prefix import Prefix, learn, shared_segments
 from service.sync.transport import Activity, Connection, Stage
@@ -203,12 +204,7 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     _point(opts, "fetched")
     if remote_head is None:
         return _publish(store, conn, name, opts, summary)
-    remote_files = gitcommit.tree_files(repo, remote_head)
-    if layout.CONFIG_FILE not in remote_files:
-        raise NotSelfhub(
-            f"{conn.shown} is not a selfhub workspace (its main has no {layout.CONFIG_FILE}); "
-            "nothing was changed. Use an empty repository or one a selfhub store pushed to"
-        )
+    remote_files = _intake(store, conn, name, remote_head)
     base = last_synced(store, name)
     lost = _lost_events(repo, base, remote_head, remote_files)
     if lost:
@@ -241,6 +237,18 @@ def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: 
     summary.pushed = plan.pushed
     summary.restored = len(lost & plan.pushed_ids)
     return True
+
+
+def _intake(store: Store, conn: Connection, name: str, remote_head: ObjectID) -> dict[str, ObjectID]:
+    """The remote head's files, once the intake gate passed its tree and the events this
+    replica lacks, and every commit the fetch brought beyond the local head (a later sync
+    with another remote passes them on). The local head's blobs are this replica's own."""
+    repo = store.repo
+    local = gitcommit.head(repo)
+    known = intake.blob_ids(repo, local)
+    base = last_synced(store, name)
+    since = [h for h in (local, ObjectID(base.encode("ascii")) if base else None) if h is not None]
+    return intake.check(repo, remote_head, conn.shown, known=known, local=store.local_facts(), since=since)
 
 
 def _rebase(
@@ -397,12 +405,12 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
 
         def remote_bytes(path: str) -> bytes:
             if on_disk.get(path) == remote_files[path]:
-                return (store.root / path).read_bytes()
+                return read_segment(store.root / path)[0]
             return gitcommit.blob_data(repo, remote_files[path])
 
         r_data = {p: remote_bytes(p) for p in r_paths[start:]}
         r_lines = [line for p in r_paths[start:] for line in logs.lines_of(r_data[p])]
-        l_lines = [line for p in l_paths[start:] for line in logs.lines_of((store.root / p).read_bytes())]
+        l_lines = [line for p in l_paths[start:] for line in logs.lines_of(read_segment(store.root / p)[0])]
         repeats = _has_repeats(r_lines)
         if repeats or r_lines != l_lines:  # else no copy can differ from another
             plan.differ += identity.differing(r_lines, l_lines)
@@ -506,11 +514,22 @@ def _plan_config(
     if base_id == mine_id:
         plan.config = "pulled"
     elif base_id is not None and base_id == theirs_id:
+        _publishable_settings(mine)
         plan.files[layout.CONFIG_FILE] = mine
         plan.config = "pushed"
     else:  # changed on both sides, or never synced before: the shared one wins
         layout.atomic_write(store.local_dir / "sync" / "workspace.json.local", mine)
         plan.config = "kept-remote"
+
+
+def _publishable_settings(data: bytes) -> None:
+    """A local workspace.json that every replica's intake would refuse is never pushed."""
+    problem = intake.settings_problem(data)
+    if problem is not None:
+        raise SyncError(
+            f"the local {layout.CONFIG_FILE} {problem}; nothing was pushed. Fix it, or restore it "
+            f"with `git checkout -- {layout.CONFIG_FILE}` in the store, and sync again"
+        )
 
 
 def _file_at(repo: Repo, commit: str | None, path: str) -> ObjectID | None:
