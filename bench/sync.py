@@ -19,18 +19,14 @@ installed package has it; PYTHONDONTWRITEBYTECODE is dropped from their environm
 from __future__ import annotations
 
 import compileall
-import contextlib
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,74 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import machine
 from generate import build
 
-from tests.servers import git_daemon
+from tests.servers import git_daemon, proxy
 
 SELF = str(Path(sys.executable).with_name("self"))
 GIT = shutil.which("git") or "git"
 ROUNDS = int(os.environ.get("SYNC_BENCH_ROUNDS", "10"))
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Counter:
-    def __init__(self) -> None:
-        self.sent = 0
-        self.received = 0
-        self.lock = threading.Lock()
-
-    def reset(self) -> None:
-        with self.lock:
-            self.sent = self.received = 0
-
-
-@contextlib.contextmanager
-def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
-    """A loopback TCP proxy to `target_port` that counts the bytes each way."""
-    counter = Counter()
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    stop = threading.Event()
-
-    def pipe(src: socket.socket, dst: socket.socket, upstream: bool) -> None:
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                with counter.lock:
-                    if upstream:
-                        counter.sent += len(data)
-                    else:
-                        counter.received += len(data)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                dst.shutdown(socket.SHUT_WR)
-
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                continue
-            server = socket.create_connection(("127.0.0.1", target_port))
-            for end in (client, server):  # no Nagle delays added to the protocol's small writes
-                end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=pipe, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=pipe, args=(server, client, False), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1]), counter
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
