@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dulwich.pack import apply_delta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync_ssh import SSHD, ssh_command
@@ -31,6 +32,7 @@ from test_sync_support import (
 
 from service.store import Store, gitcommit
 from service.sync import Options, clone, remotes, sync
+from service.sync.packing import affix_delta
 from tests.servers import proxy
 
 USER, TOKEN = "alice", "tok-7a1c0e5d2b"
@@ -192,3 +194,21 @@ def _add_projects(store: Store, slugs: list[str]) -> None:
                 for s, i in zip(slugs, tx.next_ids(len(slugs)), strict=True)
             ]
         )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    shared=st.binary(max_size=300),
+    base_end=st.binary(max_size=200),
+    target_end=st.binary(max_size=200),
+    big=st.booleans(),
+)
+def test_an_affix_delta_rebuilds_the_target(
+    shared: bytes, base_end: bytes, target_end: bytes, big: bool
+) -> None:
+    """Decoded by dulwich's delta decoder, the delta gives the target back, also past the
+    64 KiB a single copy can hold."""
+    if big:
+        shared *= 70_000 // max(1, len(shared)) + 1
+    for base, target in [(shared + base_end, shared + target_end), (base_end + shared, target_end + shared)]:
+        assert b"".join(apply_delta(base, affix_delta(base, target))) == target
