@@ -7,6 +7,7 @@ machine class as the issue states them (Superself itself is not installed here).
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -88,7 +89,13 @@ def bench_size(size: int, root: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000]
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "sizes", nargs="*", type=int, metavar="SIZE", help="events per workspace (default 10000 100000)"
+    )
+    sizes = parser.parse_args().sizes or [10_000, 100_000]
     print(f"machine: {machine()}")
     version = subprocess.run([SELF, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"selfhub: {version}; `self --version` takes {timed([SELF, '--version'], dict(os.environ)):.3f} s")

@@ -5,8 +5,8 @@ Used by the benchmarks (and usable by hand): `python bench/generate.py STORE SLU
 
 from __future__ import annotations
 
+import argparse
 import random
-import sys
 from pathlib import Path
 
 from service.model import ids
@@ -200,5 +200,14 @@ def build(root: Path, slug: str, count: int) -> Store:
     return store
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("store", type=Path, help="the folder of the new store")
+    parser.add_argument("slug", help="the project's slug")
+    parser.add_argument("count", type=int, help="how many events")
+    args = parser.parse_args()
+    build(args.store, args.slug, args.count).close()
+
+
 if __name__ == "__main__":
-    build(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]))
+    main()

@@ -1,6 +1,6 @@
 """Sync benchmarks over `git daemon` on loopback, side by side with the git CLI on the same data.
 
-Usage: python bench/sync.py [EVENTS]   (default 100000; SYNC_BENCH_ROUNDS rounds, default 10)
+Usage: python bench/sync.py [EVENTS ...]   (default 100000; SYNC_BENCH_ROUNDS rounds, default 10)
 
 Builds a workspace of EVENTS events (bench/generate.py), publishes it to a bare repository
 served by `git daemon`, then times whole processes:
@@ -9,7 +9,10 @@ served by `git daemon`, then times whole processes:
     (append the same kind of line to the last segment, `git commit -a`, `git pull --rebase`,
     `git push`, with `merge=union` on the logs as Superself sets it) in a git clone of the
     same repository, which the selfhub replicas write to in between;
-  - the other replica pulling that event: `self sync`, and `git pull --rebase`.
+  - the other replica pulling that event: `self sync`, and `git pull --rebase`;
+  - the bytes of a one-event push, once with the log's last segment holding 990 events and
+    once with it full (the event starts a fresh segment): `self sync` sends, beside what
+    `git push` sends for the same line appended to the same file of a copy of the repository.
 Bytes are counted by a TCP proxy between the client and the daemon (sent = client → server).
 Every figure is the median, least and greatest of the rounds, printed with the machine and its
 load average before and after. The processes run with the project's bytecode compiled (as an
@@ -18,19 +21,16 @@ installed package has it; PYTHONDONTWRITEBYTECODE is dropped from their environm
 
 from __future__ import annotations
 
+import argparse
 import compileall
-import contextlib
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,74 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import machine
 from generate import build
 
-from tests.servers import git_daemon
+from tests.servers import Counter, git_daemon, proxy
 
 SELF = str(Path(sys.executable).with_name("self"))
 GIT = shutil.which("git") or "git"
 ROUNDS = int(os.environ.get("SYNC_BENCH_ROUNDS", "10"))
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Counter:
-    def __init__(self) -> None:
-        self.sent = 0
-        self.received = 0
-        self.lock = threading.Lock()
-
-    def reset(self) -> None:
-        with self.lock:
-            self.sent = self.received = 0
-
-
-@contextlib.contextmanager
-def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
-    """A loopback TCP proxy to `target_port` that counts the bytes each way."""
-    counter = Counter()
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    stop = threading.Event()
-
-    def pipe(src: socket.socket, dst: socket.socket, upstream: bool) -> None:
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                with counter.lock:
-                    if upstream:
-                        counter.sent += len(data)
-                    else:
-                        counter.received += len(data)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                dst.shutdown(socket.SHUT_WR)
-
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                continue
-            server = socket.create_connection(("127.0.0.1", target_port))
-            for end in (client, server):  # no Nagle delays added to the protocol's small writes
-                end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=pipe, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=pipe, args=(server, client, False), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield int(listener.getsockname()[1]), counter
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
@@ -235,13 +173,90 @@ def bench(size: int, root: Path) -> dict[str, object]:
         out["git_commit_pull_push"] = figures(git_syncs)
         out["git_pull"] = figures(git_pulls)
         segment_sizes = [p.stat().st_size for p in sorted((store / "projects/bench/log").glob("*.jsonl"))]
+        out["push_bytes"] = {
+            name: push_bytes(root, store, via, counter, held, env) for name, held in PUSH_CASES.items()
+        }
         out["segments"] = len(segment_sizes)
         out["largest_segment_bytes"] = max(segment_sizes)
     return out
 
 
+PUSH_CASES = {"tail_990": 990, "fresh_segment": 1000}  # events in the last segment before the push
+
+
+def top_up(store_root: Path, held: int) -> None:
+    """Append events to the bench log until its last segment holds `held` (1000: full)."""
+    from service.model.events import Assertion, Origin, make
+    from service.store import Store
+
+    store = Store.open(store_root)
+    try:
+        segments = sorted((store_root / "projects/bench/log").glob("*.jsonl"))
+        count = len(segments[-1].read_bytes().splitlines())
+        need = (held - count) % 1000
+        if need:
+            with store.transaction("bench") as tx:
+                origin = Origin("agent", True)
+                tx.append(
+                    [
+                        make(
+                            i,
+                            tx.now(),
+                            "entity.proposed",
+                            origin,
+                            "bench",
+                            Assertion(entity=i, text=f"filler {k}"),
+                        )
+                        for k, i in enumerate(tx.next_ids(need))
+                    ]
+                )
+    finally:
+        store.close()
+
+
+def push_bytes(
+    root: Path, store: Path, port: int, counter: Counter, held: int, env: dict[str, str]
+) -> dict[str, int]:
+    """One event pushed with the last segment holding `held` events: the bytes `self sync`
+    sends, and what `git push` sends for the same line in a copy of the same repository."""
+    senv = {**env, "SELF_WORKSPACE": str(store), "SELF_PROJECT": "bench"}
+    top_up(store, held)
+    run([SELF, "sync", "--json"], senv)
+    copy = root / "served" / f"git-{held}.git"
+    shutil.copytree(root / "served" / "ws.git", copy)
+    run([SELF, "state", "add", "one more record", "--label", "note"], senv)
+    counter.reset()
+    _, printed = run([SELF, "sync", "--json"], senv)
+    summary = json.loads(printed)
+    assert summary["pushed"] == 1, summary
+    self_sent, self_counted = counter.sent, summary["bytes_sent"]
+
+    segment = sorted((store / "projects/bench/log").glob("*.jsonl"))[-1]
+    line = segment.read_bytes().splitlines(keepends=True)[-1]
+    work = root / f"git-{held}"
+    run([GIT, "clone", "-q", "-b", "main", str(copy), str(work)], env)
+    with open(work / segment.relative_to(store), "ab") as handle:
+        handle.write(line)
+    run([GIT, "add", "-A"], env, cwd=work)
+    run([GIT, "commit", "-q", "-m", "one more event"], env, cwd=work)
+    counter.reset()
+    run([GIT, "push", "-q", f"git://127.0.0.1:{port}/{copy.name}", "main"], env, cwd=work)
+    return {
+        "segment_events_before": held,
+        "self_sync_sent_bytes": self_sent,
+        "self_counted_sent_bytes": self_counted,
+        "git_push_sent_bytes": counter.sent,
+    }
+
+
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [100_000]
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "events", nargs="*", type=int, metavar="EVENTS", help="events per workspace (default 100000)"
+    )
+    sizes = parser.parse_args().events or [100_000]
     version = subprocess.run([GIT, "--version"], capture_output=True, text=True).stdout.split()[-1]
     compileall.compile_dir(ROOT / "service", quiet=1)
     compileall.compile_dir(ROOT / "cli", quiet=1)
@@ -275,6 +290,12 @@ def main() -> None:
             print(line)
         sent = result["sync_one_event"]["sent_bytes"]  # type: ignore[index]
         print(f"  one-event sync sent {sent / largest:.2f} of the largest segment")  # type: ignore[operator]
+        for name, case in result["push_bytes"].items():  # type: ignore[attr-defined]
+            ours, git = case["self_sync_sent_bytes"], case["git_push_sent_bytes"]
+            print(
+                f"  one-event push, {name} ({case['segment_events_before']} events in the last segment "
+                f"before): self sync sent {ours:,} B, git push sent {git:,} B, ratio {ours / git:.2f}"
+            )
 
 
 def _spread(row: dict[str, object]) -> str:

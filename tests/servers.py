@@ -1,5 +1,6 @@
 """Real servers for the tests and the sync bench, on 127.0.0.1 only: free ports, waiting for a
-server to listen, stopping it by the process it was started as, and `git daemon`.
+server to listen, stopping it by the process it was started as, `git daemon`, and a TCP proxy
+that counts the bytes each way.
 
 The sync tests reach these through tests/integration/test_sync_support.py; bench/sync.py, run
 from the repository root, imports this module directly.
@@ -11,6 +12,7 @@ import contextlib
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,3 +81,77 @@ def git_daemon(base: Path) -> Iterator[int]:
         yield port
     finally:
         stop(proc)
+
+
+class Counter:
+    """Bytes a `proxy` moved: sent (client → server) and received (server → client)."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.received = 0
+        self.lock = threading.Lock()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.sent = self.received = 0
+
+
+@contextlib.contextmanager
+def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
+    """A loopback TCP proxy to `target_port` that counts the bytes each way; yields its port."""
+    counter = Counter()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    stop = threading.Event()
+
+    def pipe(src: socket.socket, dst: socket.socket, upstream: bool) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                with counter.lock:
+                    if upstream:
+                        counter.sent += len(data)
+                    else:
+                        counter.received += len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)
+
+    def connect(client: socket.socket) -> None:
+        with client, socket.create_connection(("127.0.0.1", target_port)) as server:
+            for end in (client, server):  # no Nagle delays added to the protocol's small writes
+                end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            back = threading.Thread(target=pipe, args=(server, client, False), daemon=True)
+            back.start()
+            pipe(client, server, True)
+            back.join()
+
+    links: list[threading.Thread] = []
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            links.append(threading.Thread(target=connect, args=(client,), daemon=True))
+            links[-1].start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1]), counter
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        for link in links:  # each ends when both of its ends have closed
+            link.join(timeout=10)

@@ -30,8 +30,9 @@ from service.store.segments import read_segment
 from service.sync import graph, identity, intake, logs, remotes
 from service.sync.errors import KeptMoving, SyncError
 from service.sync.merge import merge
+from service.sync.packing import Placed, thin_records
 from service.sync.prefix import Prefix, learn, shared_segments
-from service.sync.transport import Activity, Connection, Stage
+from service.sync.transport import Activity, Connection, Stage, is_local
 
 DEFAULT_TRIES = 8
 DEFAULT_TIMEOUT = 30.0  # seconds any one wait for the remote may take
@@ -191,7 +192,8 @@ def _push(conn: Connection, repo: Repo, opts: Options, expected: ObjectID | None
     """Push `new` over `expected` (None: an empty remote, which gets the whole history)
     between the "committed" and "pushed" hook points; True when the remote took it."""
     _point(opts, "committed")
-    pack = _pack(repo, new, expected) if expected is not None else None
+    thin = not is_local(conn.client)  # an in-process push stores the pack as it is: whole objects
+    pack = _pack(repo, new, expected, thin) if expected is not None else None
     reason = conn.push(repo, expected, new, pack=pack)
     _point(opts, "pushed")
     return reason is None
@@ -606,11 +608,12 @@ def _extends(
 
 
 def _pack(
-    repo: Repo, commit_id: ObjectID, remote_head: ObjectID
+    repo: Repo, commit_id: ObjectID, remote_head: ObjectID, thin: bool = True
 ) -> Callable[..., tuple[int, Iterator[object]]]:
     """Only what the remote lacks: each commit its head does not reach, with the trees and
     blobs that commit changes against its first parent (the rest the remote has, or another
-    of those commits brings).
+    of those commits brings). `thin`: each tree and blob as a delta against the remote head's
+    object at the same path where that is smaller (`packing.py`); else every object whole.
 
     (dulwich's own pack walk visits the whole history of the remote's head first.)
     """
@@ -618,19 +621,26 @@ def _pack(
     def generate(
         have: object, want: object, *, ofs_delta: bool = False, progress: object = None
     ) -> tuple[int, Iterator[object]]:
-        objects: dict[bytes, ShaFile] = {}
+        objects: dict[bytes, Placed] = {}
         for commit in sorted(graph.only_in(repo, [commit_id], [remote_head])):
             found = repo[commit]
             assert isinstance(found, Commit)
             parent = found.parents[0] if found.parents else None
-            for obj in _new_objects(repo, commit, parent):
-                objects.setdefault(obj.id, obj)
-        return len(objects), iter([full_unpacked_object(o) for o in objects.values()])
+            for obj, path in _new_objects(repo, commit, parent):
+                objects.setdefault(obj.id, (obj, path))
+        if not thin:
+            return len(objects), iter([full_unpacked_object(o) for o, _ in objects.values()])
+        remote = repo[remote_head]
+        assert isinstance(remote, Commit)
+        records = thin_records(repo, objects.values(), remote.tree)
+        return len(records), iter(records)
 
     return generate
 
 
-def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID | None) -> list[ShaFile]:
+def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID | None) -> list[Placed]:
+    """The commit and the trees and blobs it changes against its parent, each with its path
+    in the commit's tree ("" the root tree, None the commit)."""
     commit = repo[commit_id]
     assert isinstance(commit, Commit)
     old_tree: ObjectID | None = None
@@ -638,15 +648,15 @@ def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID | None) ->
         parent = repo[parent_id]
         assert isinstance(parent, Commit)
         old_tree = parent.tree
-    out: dict[bytes, ShaFile] = {commit.id: commit}
-    stack: list[tuple[ObjectID, ObjectID | None]] = [(commit.tree, old_tree)]
+    out: dict[bytes, Placed] = {commit.id: (commit, None)}
+    stack: list[tuple[ObjectID, ObjectID | None, str]] = [(commit.tree, old_tree, "")]
     while stack:
-        new_id, old_id = stack.pop()
+        new_id, old_id, where = stack.pop()
         if new_id == old_id or new_id in out:
             continue
         tree = repo[new_id]
         assert isinstance(tree, Tree)
-        out[tree.id] = tree
+        out[tree.id] = (tree, where)
         old_entries: dict[bytes, tuple[int, ObjectID]] = {}
         if old_id is not None:
             before_tree = repo[old_id]
@@ -656,11 +666,13 @@ def _new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID | None) ->
             before = old_entries.get(entry.path)
             if before is not None and before[1] == entry.sha:
                 continue
+            name = entry.path.decode("utf-8")
+            path = f"{where}/{name}" if where else name
             if entry.mode == gitcommit.DIR_MODE:
                 previous = before[1] if before is not None and before[0] == gitcommit.DIR_MODE else None
-                stack.append((entry.sha, previous))
+                stack.append((entry.sha, previous, path))
             elif entry.sha not in out:
-                out[entry.sha] = repo[entry.sha]
+                out[entry.sha] = (repo[entry.sha], path)
     return list(out.values())
 
 

@@ -319,7 +319,7 @@ def test_a_push_sends_the_last_segment_not_the_log(tmp_path: Path) -> None:
     append(a, 1)
     sync(a, options=FAST)
     head = a.repo.refs[gitcommit.BRANCH]
-    objects = _new_objects(a.repo, head, parent)
+    objects = [obj for obj, _ in _new_objects(a.repo, head, parent)]
     blobs = [o for o in objects if o.type_name == b"blob"]
     assert len(blobs) == 1
     assert len(blobs[0].as_raw_string()) == len((a.root / "projects/app/log/000002.jsonl").read_bytes())
