@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import msgspec
 
 from service.model import derived
+from service.model.ledger import moot
 from service.model.render import one_line, plural, shorts_for
 from service.model.state import Entity, State
 from service.model.views import is_waiting, is_work, ordered, process_word
@@ -50,7 +51,8 @@ class Deadline(msgspec.Struct, frozen=True):
 
 
 class ReviewLine(msgspec.Struct, frozen=True):
-    """A ledger record that owes a review (or stands on nothing any more)."""
+    """A ledger record status lists (it owes a review, stands on nothing any more, is
+    blocked, or is a moot question), with what explains it."""
 
     record: str
     short: str
@@ -79,6 +81,7 @@ class StatusDoc(msgspec.Struct):
     review_owed: list[ReviewLine] = msgspec.field(default_factory=list)
     unsupported: list[ReviewLine] = msgspec.field(default_factory=list)
     blocked: list[ReviewLine] = msgspec.field(default_factory=list)
+    moot: list[ReviewLine] = msgspec.field(default_factory=list)
 
 
 def current_goal(state: State) -> Entity | None:
@@ -178,6 +181,22 @@ def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list
     return owed, unsupported, blocked
 
 
+def moot_lines(state: State) -> list[ReviewLine]:
+    """Current questions whose declared answers all lead to one action (context leaves
+    them out): each with that action."""
+    found = [
+        e
+        for e in state.entities.values()
+        if e.live and "question" in e.labels and e.ledger is not None and moot(e.ledger)
+    ]
+    shorts = shorts_for([e.id for e in found], state.entities)
+    return [
+        ReviewLine(e.id, shorts[e.id], "question", e.text, "clean", [e.ledger.options[0].action])
+        for e in sorted(found, key=lambda e: e.id)
+        if e.ledger is not None
+    ]
+
+
 def _owed_text(ground: str, head: str, reason: str, shorts: dict[str, str]) -> str:
     now = f" (now {shorts.get(head, head)})" if head != ground else ""
     return f"{shorts.get(ground, ground)} {reason}{now}"
@@ -213,6 +232,7 @@ def build_status(
         review_owed=owed,
         unsupported=unsupported,
         blocked=blocked,
+        moot=moot_lines(state),
     )
 
 
@@ -240,6 +260,7 @@ def render_status(doc: StatusDoc) -> str:
         ("review owed", doc.review_owed),
         ("unsupported", doc.unsupported),
         ("blocked decisions", doc.blocked),
+        ("moot questions", doc.moot),
     ):
         if rows:
             lines.append(f"{title}: {len(rows)}")
