@@ -80,9 +80,7 @@ def test_a_review_pins_its_own_flag_and_the_inherited_one_stays() -> None:
     c = book.claim("the vendor answers within a day", state="unassessed")
     d3 = book.decision("integrate the vendor API")
     d4 = book.claim("the integration lands this quarter", supports=d3)
-    d5 = book.decision(
-        "integrate the vendor API v2", supersedes=d3, supersede_reason="revise", depends_on=c
-    )
+    d5 = book.decision("integrate the vendor API v2", supersedes=d3, supersede_reason="revise", depends_on=c)
     assert owed(book.view(d4)) == [(d3, d5, "revise")]
     book.review(d4)
     assert owed(book.view(d4)) == [(d3, d5, "blocked")]
