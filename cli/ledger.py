@@ -40,7 +40,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             None, "--supersede-reason", help="restate|revise|reverse (default revise)."
         ),
         applies_to: list[str] = typer.Option(
-            [], "--scope", help="A path or glob it applies to (repeatable)."
+            [], "--scope", help="A path or glob it is about (repeatable; recorded, decides nothing derived)."
         ),
         evidence: list[str] = typer.Option(
             [], "--evidence", help="A reference: commit, URL, file (repeatable)."
