@@ -83,8 +83,9 @@ class View(msgspec.Struct, frozen=True):
 
 
 class _Chain(msgspec.Struct, frozen=True):
-    """Where a cited id stands now: the head of its supersession chain, or why it is gone.
-    `revised`: a revision was crossed on the way (a reversal ends the chain LOST)."""
+    """Where a cited id stands now: the head of its supersession chain (None when the chain
+    ends in nothing current), why the ground is lost (`lost`), and whether a revision was
+    crossed on the way."""
 
     head: str | None
     lost: str | None
@@ -100,28 +101,33 @@ class _Ground(msgspec.Struct, frozen=True):
 
 
 def _follow(facts: dict[str, Fact], start: str) -> _Chain:
+    """The chain of `start` to its current head. A reversal on the way loses the ground
+    but the walk goes on, so the head named is the record now in its place."""
     path = [start]
     revised = False
+    reversed_ = False
     here = start
+
+    def gone(word: str) -> _Chain:
+        return _Chain(None, "reverse" if reversed_ else word, revised, tuple(path))
+
     while True:
         fact = facts.get(here)
         if fact is None:  # relations stay within a log: another log's record is not here
-            return _Chain(None, "no such record in this log", revised, tuple(path))
+            return gone("no such record in this log")
         if fact.kind not in GROUNDED:
-            return _Chain(None, "not a claim or decision", revised, tuple(path))
+            return gone("not a claim or decision")
         if fact.current:
-            return _Chain(here, None, revised, tuple(path))
+            return _Chain(here, "reverse" if reversed_ else None, revised, tuple(path))
         nxt = fact.superseded_by
         if fact.retracted or nxt is None:
-            word = "retracted" if fact.retracted else "superseded without a successor"
-            return _Chain(None, word, revised, tuple(path))
+            return gone("retracted" if fact.retracted else "superseded without a successor")
         if nxt in path:
-            return _Chain(None, "supersession cycle", revised, tuple(path))
+            return gone("supersession cycle")
         successor = facts.get(nxt)
         how = (successor.reason if successor is not None else None) or DEFAULT_REASON
         path.append(nxt)
-        if how == "reverse":
-            return _Chain(nxt, "reverse", revised, tuple(path))
+        reversed_ = reversed_ or how == "reverse"
         revised = revised or how == "revise"
         here = nxt
 
@@ -134,7 +140,7 @@ class _Deriver:
         self.level: dict[str, int] = {}
         self.circular: set[str] = set()
         self.marks: dict[str, set[tuple[str, str, str]]] = {}
-        self.blocker_memo: dict[str, list[str]] = {}
+        self.named: dict[str, list[str]] | None = None
 
     def chain(self, start: str) -> _Chain:
         found = self.chains.get(start)
@@ -185,39 +191,10 @@ class _Deriver:
 
     def blockers(self, record_id: str) -> list[str]:
         """What blocks a decision: each unavailable prerequisite, then the head its chain
-        came to, or, for a blocked head, what blocks it in turn; a head whose own blockers
-        lead back to a decision already being explained (a cycle) is named alone."""
-        return self._blockers(record_id, ())[0]
-
-    def _blockers(self, record_id: str, stack: tuple[str, ...]) -> tuple[list[str], set[str], bool]:
-        """(blockers, the records of `stack` reached, whether any cycle was met below)."""
-        memo = self.blocker_memo.get(record_id)
-        if memo is not None:
-            return memo, set(), False
-        inside = (*stack, record_id)
-        found: list[str] = []
-        reached: set[str] = set()
-        looped = False
-        for cited in self.facts[record_id].depends_on:
-            if self.prerequisite_ok(cited):
-                continue
-            chain = self.chain(cited)
-            head = chain.head
-            reasons = [head] if head is not None else []
-            if head is not None and chain.lost is None and self.blocked.get(head, False):
-                if head in inside:
-                    reached.add(head)
-                    looped = True
-                else:
-                    deeper, hit, below = self._blockers(head, inside)
-                    looped = looped or below
-                    reached |= hit
-                    reasons = [head] if hit else deeper
-            found += [r for r in dict.fromkeys((cited, *reasons)) if r not in found]
-        reached.discard(record_id)
-        if not looped:
-            self.blocker_memo[record_id] = found
-        return found, reached, looped
+        came to when that head is the trouble, or what blocks that head in turn."""
+        if self.named is None:
+            self.named = _Blockers(self).walk()
+        return self.named.get(record_id, [])
 
     # --- support -----------------------------------------------------------------------------
 
@@ -358,6 +335,77 @@ class _Deriver:
             resolved=resolved,
             resolved_by=resolved_by,
         )
+
+
+class _Loop(Exception):
+    """A prerequisite walk came back to a decision it is still explaining."""
+
+
+class _Blockers:
+    """Names what blocks each decision, as Docket names it: decisions are explained in id
+    order (the order Docket reads its file), each prerequisite as `[cited, *reasons]`, and a
+    result is kept once found. A walk that comes back to a decision still being explained
+    through a supersession (a prerequisite resolving back onto its dependent) names the head
+    it crossed to alone; one that comes back without any supersession on the way (possible
+    here only through relations another tool added) names the decision it came back to."""
+
+    def __init__(self, deriver: _Deriver) -> None:
+        self.d = deriver
+        self.found: dict[str, tuple[bool, list[str]]] = {}
+        self.visiting: set[str] = set()
+        self.hops = 0
+
+    def walk(self) -> dict[str, list[str]]:
+        for record_id in sorted(self.d.facts):
+            if self.d.facts[record_id].kind == "decision":
+                self.check(record_id)
+        return {i: names for i, (ok, names) in self.found.items() if not ok}
+
+    def check(self, record_id: str) -> tuple[bool, list[str]]:
+        if record_id in self.visiting:
+            if self.hops:
+                raise _Loop
+            return False, [record_id]
+        self.visiting.add(record_id)
+        try:
+            return self._check(record_id)
+        finally:
+            self.visiting.discard(record_id)
+
+    def _check(self, record_id: str) -> tuple[bool, list[str]]:
+        if record_id in self.found:
+            return self.found[record_id]
+        fact = self.d.facts[record_id]
+        if fact.kind == "claim":
+            ok = fact.state == "accepted" and fact.current
+            return ok, [] if ok else [record_id]
+        if fact.kind != "decision" or fact.state != "adopted" or not fact.current:
+            self.found[record_id] = (False, [record_id])
+            return self.found[record_id]
+        names: list[str] = []
+        for cited in fact.depends_on:
+            ok, reasons = self.prerequisite(cited)
+            if not ok:
+                names += [r for r in dict.fromkeys((cited, *reasons)) if r not in names]
+        self.found[record_id] = (not names, names)
+        return self.found[record_id]
+
+    def prerequisite(self, cited: str) -> tuple[bool, list[str]]:
+        chain = self.d.chain(cited)
+        head = chain.head
+        if head is None:
+            return False, []
+        if chain.lost is not None:
+            return False, [head]
+        if head == cited:
+            return self.check(head)
+        self.hops += 1
+        try:
+            return self.check(head)
+        except _Loop:
+            return False, [head]
+        finally:
+            self.hops -= 1
 
 
 def _settle(values: dict[str, T], readers: dict[str, set[str]], rule: Callable[[str], T]) -> None:

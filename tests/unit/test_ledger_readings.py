@@ -135,8 +135,22 @@ def test_a_prerequisite_that_resolves_back_onto_its_dependent_blocks() -> None:
     d2 = book.decision("ship the client", depends_on=d1)
     d3 = book.decision("ship the server", supersedes=d1, supersede_reason="restate", depends_on=d2)
     assert (book.view(d2).blocked, book.view(d3).blocked) == (True, True)
-    assert d1 in book.view(d2).blocked_by
+    # explained in id order, as Docket reads its file: d2's walk crosses to d3 and comes
+    # back, so d3 is named alone; d3 then reads what d2 was found to wait on
+    assert book.view(d2).blocked_by == (d1, d3)
+    assert book.view(d3).blocked_by == (d2, d1, d3)
     assert (book.view(d2).support, book.view(d3).support) == ("clean", "clean")
+
+
+def test_a_chain_reversed_then_revised_names_its_current_head() -> None:
+    book = Book()
+    c1 = book.claim("the license allows it")
+    d = book.decision("vendor the library", depends_on=c1)
+    c2 = book.claim("the dependent claim", supports=c1)
+    c3 = book.claim("the license forbids it", supersedes=c1, supersede_reason="reverse")
+    c4 = book.claim("the license forbids it outright", supersedes=c3, supersede_reason="revise")
+    assert book.view(d).blocked_by == (c1, c4)
+    assert [(x.ground, x.reason, x.head) for x in book.view(c2).lost] == [(c1, "reverse", c4)]
 
 
 # --- cycles ------------------------------------------------------------------------------------
