@@ -9,8 +9,9 @@ is shown, not what applies).
 
 - current: not superseded, not retracted (a proposal is current; what it does to other
   records, superseding them, waits for its confirmation);
-- chains: a cited id is followed through `restate` and `revise` supersessions to the head
-  of its chain; a `reverse`, a retraction or a supersession without successor ends it;
+- chains: a cited id is followed through supersessions to the head of its chain; a
+  `reverse` on the way loses the ground (the head is still named), a retraction or a
+  supersession without successor ends the chain in nothing;
 - blocked: an adopted decision with a prerequisite that is not *available*: the head of
   its chain is not a current accepted claim or a current adopted decision that is itself
   unblocked (least fixed point: decisions waiting on each other stay blocked). Support

@@ -173,7 +173,7 @@ def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list
         if v.review_owed
     ]
     unsupported = [
-        line(i, [f"{shorts.get(x.ground, x.ground)} {x.reason}" for x in v.lost])
+        line(i, [f"{shorts.get(x.ground, x.ground)}: {x.reason}" for x in v.lost])
         for i, v in sorted(views.items())
         if v.support == "unsupported"
     ]
@@ -199,7 +199,7 @@ def moot_lines(state: State) -> list[ReviewLine]:
 
 def _owed_text(ground: str, head: str, reason: str, shorts: dict[str, str]) -> str:
     now = f" (now {shorts.get(head, head)})" if head != ground else ""
-    return f"{shorts.get(ground, ground)} {reason}{now}"
+    return f"{shorts.get(ground, ground)}: {reason}{now}"
 
 
 def build_status(
