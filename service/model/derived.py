@@ -182,7 +182,7 @@ class _Deriver:
         is unblocked once all of them are available."""
         readers: dict[str, set[str]] = {}
         for record_id, fact in self.facts.items():
-            if fact.kind == "decision" and fact.state == "adopted" and fact.depends_on:
+            if fact.kind == "decision" and fact.state == "adopted" and fact.current and fact.depends_on:
                 self.blocked[record_id] = True
                 for cited in fact.depends_on:
                     head = self.chain(cited).head

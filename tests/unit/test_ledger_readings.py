@@ -270,3 +270,14 @@ def test_a_moot_question_leaves_context_and_status_lists_it() -> None:
     assert [line.record for line in doc.moot] == [moot]
     assert "moot questions: 1" in render_status(doc)
     assert "json or cbor?" in render_status(doc)
+
+
+def test_only_a_current_decision_is_blocked() -> None:
+    """Docket's `applicable` is false for a retired decision, naming itself; here `current`
+    says that, and `blocked` stays the view of current adopted decisions."""
+    book = Book()
+    c = book.claim("the license allows it", state="unassessed")
+    d1 = book.decision("vendor the library", depends_on=c)
+    d2 = book.decision("vendor the library, pinned", supersedes=d1, supersede_reason="restate")
+    assert (book.view(d1).current, book.view(d1).blocked, book.view(d1).blocked_by) == (False, False, ())
+    assert book.view(d2).blocked is False
