@@ -210,7 +210,6 @@ class _Deriver:
         level = self.level.get(head, CLEAN)
         if level == LOST:
             return _Ground(LOST, "unsupported", head)
-        as_of = self.as_of(chain)
         owned: str | None = None
         if head in self.circular:
             owned = "circular"
@@ -218,13 +217,16 @@ class _Deriver:
             owned = "revise"
         elif fact.state != ("accepted" if fact.kind == "claim" else "adopted"):
             owned = fact.state
-        if owned is not None and self.pinned(owner, cited, head, as_of):
-            owned = None
         inherited: str | None = None
         if fact.kind == "decision" and self.blocked.get(head, False):
             inherited = "blocked"
         elif level == FLAGGED and head not in self.circular:
             inherited = "flagged"
+        if owned is None and inherited is None:
+            return _Ground(CLEAN, None, head)
+        as_of = self.as_of(chain)
+        if owned is not None and self.pinned(owner, cited, head, as_of):
+            owned = None
         reason = owned or inherited
         if reason is None:
             return _Ground(CLEAN, None, head)
@@ -265,9 +267,10 @@ class _Deriver:
         low = dict.fromkeys(graded, LOST)
         self.level = low
         _settle(low, readers, self.record_level)
+        below = [i for i in graded if low[i] != CLEAN]  # only these can differ: high >= low
         high = dict.fromkeys(graded, CLEAN)
         self.level = high
-        _settle(high, readers, self.record_level)
+        _settle(high, readers, self.record_level, below)
         self.circular = {i for i in graded if low[i] != high[i]}
         self.level = {i: FLAGGED if i in self.circular else low[i] for i in graded}
         changed = True
@@ -409,10 +412,16 @@ class _Blockers:
             self.hops -= 1
 
 
-def _settle(values: dict[str, T], readers: dict[str, set[str]], rule: Callable[[str], T]) -> None:
-    """Apply `rule` to every key until nothing changes; a change requeues the key's readers.
-    `rule` must be monotone from the starting values (each value moves one way only)."""
-    queue = deque(sorted(values))
+def _settle(
+    values: dict[str, T],
+    readers: dict[str, set[str]],
+    rule: Callable[[str], T],
+    start: Iterable[str] | None = None,
+) -> None:
+    """Apply `rule` to the keys (of `start`, when only those may be off) until nothing
+    changes; a change requeues the key's readers. `rule` must be monotone from the starting
+    values (each value moves one way only)."""
+    queue = deque(sorted(values if start is None else start))
     queued = set(queue)
     while queue:
         record_id = queue.popleft()
