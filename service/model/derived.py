@@ -368,12 +368,18 @@ def view_row(view: View) -> dict[str, object]:
     }
 
 
+def surfaced(current: bool, state: str) -> bool:
+    """Whether a reader is shown a record's support: a current accepted claim or adopted
+    decision (one in another state already says it is not to be relied on)."""
+    return current and state in ("accepted", "adopted")
+
+
 def owing(state: State, views: dict[str, View] | None = None) -> int:
-    """How many current records owe a review (from the facts alone: a slice counts them too).
+    """How many shown records owe a review (from the facts alone: a slice counts them too).
     `views` holds those of `owes(state)` when they were derived already."""
     if views is None:
         views = derive(state, owes(state))
-    return sum(1 for i in owes(state) if views[i].review_owed)
+    return sum(1 for i in owes(state) if views[i].review_owed and surfaced(views[i].current, views[i].state))
 
 
 def owes(state: State) -> list[str]:

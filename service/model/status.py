@@ -155,7 +155,8 @@ def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
 
 
 def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list[ReviewLine]]:
-    """Current ledger records that owe a review, that lost all support, that are blocked."""
+    """Current ledger records that owe a review, that lost all support (accepted claims and
+    adopted decisions: those a reader relies on), that are blocked."""
     views = {i: v for i, v in derived.derive(state).items() if v.current and i in state.entities}
     shorts = shorts_for(
         [*views, *(x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed)))],
@@ -170,12 +171,12 @@ def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list
     owed = [
         line(i, [_owed_text(o.ground, o.head, o.reason, shorts) for o in v.review_owed])
         for i, v in sorted(views.items())
-        if v.review_owed
+        if v.review_owed and derived.surfaced(v.current, v.state)
     ]
     unsupported = [
         line(i, [f"{shorts.get(x.ground, x.ground)}: {x.reason}" for x in v.lost])
         for i, v in sorted(views.items())
-        if v.support == "unsupported"
+        if v.support == "unsupported" and derived.surfaced(v.current, v.state)
     ]
     blocked = [line(i, [shorts[b] for b in v.blocked_by]) for i, v in sorted(views.items()) if v.blocked]
     return owed, unsupported, blocked

@@ -145,10 +145,11 @@ def ledger_words(extra: Mapping[str, Any], short: Callable[[str], str] = str) ->
     words: list[str] = []
     if extra["state"] not in ("accepted", "adopted", "open"):
         words.append(extra["state"])
-    if extra["support"] == "flagged":
+    shown = derived.surfaced(extra["current"], extra["state"])
+    if shown and extra["support"] == "flagged":
         owed = ", ".join(short(o["ground"]) for o in extra["review_owed"])
         words.append(f"flagged: review owed on {owed}")
-    elif extra["support"] == "unsupported":
+    elif shown and extra["support"] == "unsupported":
         words.append("unsupported")
     if extra["blocked_by"]:
         words.append("blocked on " + ", ".join(short(i) for i in extra["blocked_by"]))

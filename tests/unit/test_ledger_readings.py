@@ -281,3 +281,20 @@ def test_only_a_current_decision_is_blocked() -> None:
     d2 = book.decision("vendor the library, pinned", supersedes=d1, supersede_reason="restate")
     assert (book.view(d1).current, book.view(d1).blocked, book.view(d1).blocked_by) == (False, False, ())
     assert book.view(d2).blocked is False
+
+
+def test_flags_show_only_on_current_accepted_or_adopted_records() -> None:
+    """Docket shows support to a reader only on a current accepted claim or adopted
+    decision; a record in another state already says it is not to be relied on."""
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    shown = book.claim("clients parse it", supports=c1)
+    hidden = book.claim("clients cache it", state="unassessed", supports=c1)
+    book.claim("the API returns JSON with a schema", supersedes=c1)
+    assert (book.view(shown).support, book.view(hidden).support) == ("flagged", "flagged")
+    state = book.state()
+    doc = build_status("app", state, {}, [], "2026-11-30")
+    assert [line.record for line in doc.review_owed] == [shown]
+    text = render_agent(build_context("app", state, [], WorkspaceConfig(), "2026-11-30", {}, 0))
+    assert "1 ledger record owes a review" in text
+    assert "clients cache it (unassessed)" in text
