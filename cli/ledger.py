@@ -174,7 +174,8 @@ def register(app: typer.Typer) -> None:
         why: str | None = typer.Option(None, "--why", help="What the review concluded."),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Acknowledge the review a ledger record owes; cleared until a ground changes again."""
+        """Acknowledge the flags a ledger record owes of its own; cleared until a ground changes
+        again (a flag it inherits from a flagged or blocked ground clears with that ground)."""
         from service.model import ledger
 
         records.write_on(record, lambda s, c, k: ledger.review(s, k, record, why), as_json)
