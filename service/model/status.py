@@ -174,7 +174,7 @@ def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list
         if v.review_owed and derived.surfaced(v.current, v.state)
     ]
     unsupported = [
-        line(i, [f"{shorts.get(x.ground, x.ground)}: {x.reason}" for x in v.lost])
+        line(i, [f"{shorts.get(x.ground, x.ground)} {x.reason}" for x in v.lost])
         for i, v in sorted(views.items())
         if v.support == "unsupported" and derived.surfaced(v.current, v.state)
     ]
@@ -192,7 +192,14 @@ def moot_lines(state: State) -> list[ReviewLine]:
     ]
     shorts = shorts_for([e.id for e in found], state.entities)
     return [
-        ReviewLine(e.id, shorts[e.id], "question", e.text, "clean", [e.ledger.options[0].action])
+        ReviewLine(
+            e.id,
+            shorts[e.id],
+            "question",
+            e.text,
+            "clean",
+            [f'every answer leads to "{e.ledger.options[0].action}"'],
+        )
         for e in sorted(found, key=lambda e: e.id)
         if e.ledger is not None
     ]
@@ -200,7 +207,7 @@ def moot_lines(state: State) -> list[ReviewLine]:
 
 def _owed_text(ground: str, head: str, reason: str, shorts: dict[str, str]) -> str:
     now = f" (now {shorts.get(head, head)})" if head != ground else ""
-    return f"{shorts.get(ground, ground)}: {reason}{now}"
+    return f"{shorts.get(ground, ground)} {reason}{now}"
 
 
 def build_status(
@@ -268,8 +275,8 @@ def render_status(doc: StatusDoc) -> str:
             lines += [
                 f"  - {r.short} [{r.kind}] {one_line(r.text, 60)}: {', '.join(r.grounds)}" for r in rows
             ]
-    if doc.review_owed:
-        lines.append("  (`self review ID` acknowledges a review)")
+        if rows and rows is doc.review_owed:
+            lines.append("  (`self review ID` acknowledges a review)")
     lines += _health_text(doc.health)
     lines += [f"process {p.short}: {p.state}" for p in doc.processes]
     return "\n".join(lines) + "\n"

@@ -201,10 +201,10 @@ def show_text(e: Entity, short: str | None = None, extra: Mapping[str, Any] | No
 
 
 def ledger_reason(item: Mapping[str, Any]) -> str:
-    """`c1: revise (now c3)`: a ground, why it counts as it does, and the head of its chain."""
+    """`c1 revise (now c3)`: a ground, why it counts as it does, and the head of its chain."""
     head = item.get("head")
     now = f" (now {head})" if head and head != item["ground"] else ""
-    return f"{item['ground']}: {item['reason']}{now}"
+    return f"{item['ground']} {item['reason']}{now}"
 
 
 def _pending_text(exposure: str | None, priority: int | None) -> str:
