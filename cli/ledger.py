@@ -42,7 +42,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             None, "--supersede-reason", help="restate|revise|reverse (default revise)."
         ),
         applies_to: list[str] = typer.Option(
-            [], "--scope", help="A path or glob it applies to (repeatable)."
+            [], "--scope", help="A path or glob it is about (repeatable; recorded, decides nothing derived)."
         ),
         evidence: list[str] = typer.Option(
             [], "--evidence", help="A reference: commit, URL, file (repeatable)."
@@ -176,7 +176,8 @@ def register(app: typer.Typer) -> None:
         why: str | None = typer.Option(None, "--why", help="What the review concluded."),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Acknowledge the review a ledger record owes; cleared until a ground changes again."""
+        """Acknowledge the flags a ledger record owes of its own; cleared until a ground changes
+        again (a flag it inherits from a flagged or blocked ground clears with that ground)."""
         from service.model import ledger
 
         records.write_on(record, lambda s, c, k: ledger.review(s, k, record, why), as_json)

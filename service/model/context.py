@@ -19,7 +19,7 @@ import msgspec
 
 from service.model import tokens
 from service.model.config import WorkspaceConfig
-from service.model.derived import View, derive, owes, owing, plain, view_row
+from service.model.derived import derive, owes, owing, plain, view_row
 from service.model.errors import Invalid
 from service.model.ledger import moot
 from service.model.render import (
@@ -32,7 +32,7 @@ from service.model.render import (
     pointer,
     shorts_for,
 )
-from service.model.slice import ColdCounts
+from service.model.slice import ColdCounts, is_hot
 from service.model.state import Entity, Pending, Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
 from service.model.views import awaits_decision, is_work, ledger_words, ordered, process_word
@@ -134,9 +134,11 @@ def _shown(entities: list[Entity]) -> set[str]:
     return shown
 
 
-def marks_of(e: Entity, view: View) -> dict[str, Any]:
-    """What a rendered ledger row's marks read: the derived view, and whether it is moot."""
-    return view_row(view) | {"moot": e.ledger is not None and moot(e.ledger)}
+def pruned(e: Entity) -> bool:
+    """A question no answer of which changes the action (value of information): context
+    leaves out the row it would show, `self status` lists it. One at search exposure shows
+    no row and stays counted with the others (so a hot slice counts it the same)."""
+    return "question" in e.labels and e.ledger is not None and moot(e.ledger) and is_hot(e)
 
 
 def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str]:
@@ -226,10 +228,15 @@ class _Builder:
         head = f"- placement [{label_of(e)}] {one_line(e.text, 80)} → {' '.join(moves)}{why}"
         self.add(WAITING, f"{head} (confirm with `{command}`)", e)
 
-    def finish(self, today: str, entities: list[Entity], health: int, owed: int = 0) -> list[Section]:
+    def finish(
+        self, today: str, entities: list[Entity], health: int, owed: int = 0, moot: int = 0
+    ) -> list[Section]:
         if owed:
             what = f"{plural(owed, 'ledger record owes', 'ledger records owe')} a review"
             self.sections[WAITING].pointers.append(pointer(what, self.cmd.status))
+        if moot:
+            what = f"{plural(moot, 'moot question')} left out (every answer leads to the same action)"
+            self.sections[INDEX].pointers.append(pointer(what, self.cmd.status))
         for d in deadlines(entities, today):
             mark = " (overdue)" if d.overdue else " (due today)" if d.target[:10] == today else ""
             text = f"- {d.target}{mark}: [{d.label}] {one_line(d.text)}"
@@ -271,9 +278,10 @@ def build_context(
     is the ISO date deadlines are judged against; `quarantined` counts log lines the store
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
     """
-    entities = collect(state, shared)
+    collected = collect(state, shared)
+    entities = [e for e in collected if not pruned(e)]
     views = derive(state, [*(e.id for e in entities if e.id in state.ledger), *owes(state)])
-    ledger = {e.id: marks_of(e, views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
+    ledger = {e.id: view_row(views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
     owed = owing(state, views)
     if shorts is None:
         shown = _shown(entities) | _cited(entities, ledger)
@@ -285,7 +293,8 @@ def build_context(
         builder.counts["open_work"] += cold.open_work
     for e in entities:
         builder.place(e)
-    sections = builder.finish(today, entities, len(state.signals) + quarantined, owed)
+    moot = len(collected) - len(entities)
+    sections = builder.finish(today, entities, len(state.signals) + quarantined, owed, moot)
     counts = dict.fromkeys(SECTION_ORDER, 0) | {s.key: len(s.rows) for s in sections}
     counts |= builder.counts | {"health": len(state.signals) + quarantined}
     known = state.projects.get(project)

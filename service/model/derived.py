@@ -3,52 +3,57 @@
 The fold keeps a `Fact` per claim, decision and question in `State.ledger`; everything here
 reads only those facts, so it is a pure function of the event set and comes out the same
 from a hot slice of the state as from the whole of it. Nothing derived is ever stored.
+Where the seed leaves a rule open, Docket's own reading is the one kept (README, "Decisions
+and why", has the table); a record's `--scope` plays no part here (Docket uses it to choose
+what a briefing shows, never to decide what applies).
 
 - current: not superseded, not retracted (a proposal is current; what it does to other
   records, superseding them, waits for its confirmation);
-- applies: a decision without a scope (`--scope`, paths or globs) applies everywhere; one
-  with a scope applies to a record without one, or whose scope overlaps its own;
-- blocked: an adopted decision with a prerequisite that is not *available* to it, i.e. not
-  (the head of its supersession chain is) a current accepted claim, or a current adopted
-  decision that is itself neither blocked nor unsupported and applies to it. Chains are
-  followed through `restate` and `revise`; a `reverse`, a retraction or a supersession
-  without successor ends them;
-- support status (truth maintenance, Doyle 1979): each AND set counts as its weakest
-  ground and a record keeps its best set. A ground is *lost* when it is reversed,
-  rejected, revoked, retracted or itself unsupported, *flagged* when it is revised,
-  unassessed, disputed or blocked, and clean otherwise. A record is `unsupported` when no
-  complete set survives, `flagged` when its best set holds a flagged ground (listed in
-  `review_owed` with the ground, the head of its chain, the reason and the event it dates
-  from), `clean` otherwise. Values are the least fixed point, so ungrounded cycles are
-  unsupported. A review acknowledges the flags owed at that moment; a flag that changes
-  (a different head, reason or later event) is owed again;
-- resolved: a question is resolved by a current accepted claim, or a current adopted
-  decision that is neither blocked nor unsupported and applies to it, that answers it
-  (`resolved_by`); superseding the answer reopens the question.
-
-An unsupported record is what Docket's automatic retraction would retract, so it neither
-resolves a question nor unblocks a decision.
+- chains: a cited id is followed through supersessions to the head of its chain; a
+  `reverse` on the way loses the ground (the head is still named), a retraction or a
+  supersession without successor ends the chain in nothing;
+- blocked: an adopted decision with a prerequisite that is not *available*: the head of
+  its chain is not a current accepted claim or a current adopted decision that is itself
+  unblocked (least fixed point: decisions waiting on each other stay blocked). Support
+  plays no part. `blocked_by` names the cited id, the head it came to when that head is
+  the trouble, and what blocks a blocked prerequisite;
+- support: each AND set counts as its weakest ground and a record keeps its best set. A
+  ground is lost when reversed, rejected, revoked, retracted or itself unsupported, and
+  flagged for a cause of its own (`circular`, `revise`, or its head's state, e.g.
+  `unassessed`) or one it inherits (`blocked`, `flagged`: its head is). A decision whose
+  prerequisite was revised is flagged too (`revise`). Records only a cycle holds up are
+  neither grounded nor withdrawn: `circular`, a flag, not a loss (the least and greatest
+  fixed points differ there). `review_owed` lists each flagged ground of every flagged
+  set, with the head of its chain, the reason and the event it dates from;
+- reviews: a review acknowledges the record's own flags, ground by ground, at the head
+  and the date (the last event on the chain) it saw; an inherited flag is never
+  acknowledged (it clears when the ground's own does), and a new head or a later event on
+  the chain (a further supersession, an assessment) owes the review again;
+- resolved: a question is resolved by a current accepted claim or a current unblocked
+  adopted decision that answers it (`resolved_by`); superseding the answer reopens it.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import msgspec
 
-from service.model.events import ReviewMark
-from service.model.globs import overlap
+from service.model.chains import DEFAULT_REASON as DEFAULT_REASON  # re-exported for callers
+from service.model.chains import GROUNDED as GROUNDED
+from service.model.chains import Blockers, Chain, follow
 from service.model.state import Fact, State
 
-DEFAULT_REASON = "revise"  # a supersession that does not say how flags what stood on it
 SUPPORT_WORDS = ("unsupported", "flagged", "clean")
 LOST, FLAGGED, CLEAN = 0, 1, 2
-GROUNDED = frozenset({"claim", "decision"})
+INHERITED = ("blocked", "flagged")  # flags a ground passes on; a review never takes them
+T = TypeVar("T")
 
 
 class Owed(msgspec.Struct, frozen=True):
-    """One flagged ground of a record's best support set, not yet acknowledged by a review."""
+    """One flagged ground of a flagged record, not yet acknowledged by a review."""
 
     ground: str
     head: str
@@ -79,204 +84,214 @@ class View(msgspec.Struct, frozen=True):
     resolved_by: tuple[str, ...] = ()
 
 
-class _Chain(msgspec.Struct, frozen=True):
-    """Where a cited id stands now: the head of its supersession chain, or why it is gone."""
-
-    head: str | None
+class _Ground(msgspec.Struct, frozen=True):
     value: int
-    reason: str | None
-    path: tuple[str, ...]
+    reason: str | None = None
+    head: str | None = None
+    as_of: str | None = None
 
 
 class _Deriver:
     def __init__(self, facts: dict[str, Fact]) -> None:
         self.facts = facts
-        self.chains: dict[str, _Chain] = {}
-        self.support: dict[str, int] = {}
+        self.chains: dict[str, Chain] = {}
         self.blocked: dict[str, bool] = {}
+        self.level: dict[str, int] = {}
+        self.circular: set[str] = set()
+        self.marks: dict[str, set[tuple[str, str, str]]] = {}
+        self.named: dict[str, list[str]] | None = None
 
-    # chains are static: they read recorded facts only
-    def chain(self, start: str) -> _Chain:
+    def chain(self, start: str) -> Chain:
         found = self.chains.get(start)
         if found is None:
-            found = self.chains[start] = self._follow(start)
+            found = self.chains[start] = follow(self.facts, start)
         return found
 
-    def _follow(self, start: str) -> _Chain:
-        path = [start]
-        value, reason = CLEAN, None
-        here = start
-        while True:
-            fact = self.facts.get(here)
-            if fact is None:  # relations stay within a log: another log's record is not here
-                return _Chain(None, LOST, "no such record in this log", tuple(path))
-            if fact.kind not in GROUNDED:
-                return _Chain(None, LOST, "not a claim or decision", tuple(path))
-            if fact.current:
-                return _Chain(here, value, reason, tuple(path))
-            nxt = fact.superseded_by
-            if fact.retracted or nxt is None:
-                word = "retracted" if fact.retracted else "superseded without a successor"
-                return _Chain(None, LOST, word, tuple(path))
-            if nxt in path:
-                return _Chain(None, LOST, "supersession cycle", tuple(path))
-            successor = self.facts.get(nxt)
-            how = (successor.reason if successor is not None else None) or DEFAULT_REASON
-            path.append(nxt)
-            if how == "reverse":
-                return _Chain(nxt, LOST, "reversed", tuple(path))
-            if how == "revise" and value == CLEAN:
-                value, reason = FLAGGED, "revised"
-            here = nxt
+    def as_of(self, chain: Chain) -> str:
+        """The last event that changed the records a chain crosses."""
+        return max(self.facts[r].changed for r in chain.path if r in self.facts)
 
-    def available(self, head: str, to: Fact) -> bool:
-        """A current accepted claim, or a current adopted decision neither blocked nor
-        unsupported that applies to the record `to`."""
+    def pinned(self, record_id: str, ground: str, head: str, as_of: str) -> bool:
+        """Whether a review acknowledged this ground at this head, with nothing on its chain
+        changed since (the reason is not compared: one review takes every cause of the
+        ground's own, as Docket's pin does, and a later change of state is a later event)."""
+        marks = self.marks.get(record_id)
+        if marks is None:
+            reviewed = self.facts[record_id].reviewed
+            marks = self.marks[record_id] = {(m.ground, m.head, m.as_of) for m in reviewed}
+        return (ground, head, as_of) in marks
+
+    # --- blocked: applicability from prerequisites alone -------------------------------------
+
+    def prerequisite_ok(self, cited: str) -> bool:
+        chain = self.chain(cited)
+        if chain.head is None or chain.lost is not None:
+            return False
+        fact = self.facts[chain.head]
+        if fact.kind == "claim":
+            return fact.state == "accepted"
+        return fact.state == "adopted" and not self.blocked.get(chain.head, False)
+
+    def is_blocked(self, fact: Fact) -> bool:
+        return not all(self.prerequisite_ok(p) for p in fact.depends_on)
+
+    def solve_blocked(self) -> None:
+        """Least fixed point: every adopted decision with prerequisites starts blocked and
+        is unblocked once all of them are available."""
+        readers: dict[str, set[str]] = {}
+        for record_id, fact in self.facts.items():
+            if fact.kind == "decision" and fact.state == "adopted" and fact.current and fact.depends_on:
+                self.blocked[record_id] = True
+                for cited in fact.depends_on:
+                    head = self.chain(cited).head
+                    if head is not None:
+                        readers.setdefault(head, set()).add(record_id)
+        _settle(self.blocked, readers, lambda i: self.is_blocked(self.facts[i]))
+
+    def blockers(self, record_id: str) -> list[str]:
+        """What blocks a decision: each unavailable prerequisite, then the head its chain
+        came to when that head is the trouble, or what blocks that head in turn."""
+        if self.named is None:
+            self.named = Blockers(self.facts, self.chain).walk()
+        return self.named.get(record_id, [])
+
+    # --- support -----------------------------------------------------------------------------
+
+    def ground(self, owner: str, cited: str) -> _Ground:
+        chain = self.chain(cited)
+        head = chain.head
+        if head is None or chain.lost is not None:
+            return _Ground(LOST, chain.lost, head)
         fact = self.facts[head]
-        if not fact.current or self.support.get(head, CLEAN) == LOST:
+        if fact.state in ("rejected", "revoked"):
+            return _Ground(LOST, fact.state, head)
+        level = self.level.get(head, CLEAN)
+        if level == LOST:
+            return _Ground(LOST, "unsupported", head)
+        owned: str | None = None
+        if head in self.circular:
+            owned = "circular"
+        elif chain.revised:
+            owned = "revise"
+        elif fact.state != ("accepted" if fact.kind == "claim" else "adopted"):
+            owned = fact.state
+        inherited: str | None = None
+        if fact.kind == "decision" and self.blocked.get(head, False):
+            inherited = "blocked"
+        elif level == FLAGGED and head not in self.circular:
+            inherited = "flagged"
+        if owned is None and inherited is None:
+            return _Ground(CLEAN, None, head)
+        as_of = self.as_of(chain)
+        if owned is not None and self.pinned(owner, cited, head, as_of):
+            owned = None
+        reason = owned or inherited
+        if reason is None:
+            return _Ground(CLEAN, None, head)
+        return _Ground(FLAGGED, reason, head, as_of)
+
+    def prerequisites_owed(self, record_id: str) -> list[Owed]:
+        """Revised prerequisites not yet reviewed (a reversed one blocks instead)."""
+        owed: list[Owed] = []
+        for cited in self.facts[record_id].depends_on:
+            chain = self.chain(cited)
+            if chain.head is None or chain.lost is not None or not chain.revised:
+                continue
+            as_of = self.as_of(chain)
+            if not self.pinned(record_id, cited, chain.head, as_of):
+                owed.append(Owed(cited, chain.head, "revise", as_of))
+        return owed
+
+    def record_level(self, record_id: str) -> int:
+        fact = self.facts[record_id]
+        value = CLEAN
+        if fact.supports:
+            value = max(min(self.ground(record_id, m).value for m in s) for s in fact.supports)
+        if fact.depends_on and self.prerequisites_owed(record_id):
+            value = min(value, FLAGGED)
+        return value
+
+    def solve_support(self) -> None:
+        """Docket's two fixed points: what only the least one denies is circular."""
+        graded = sorted(
+            i for i, f in self.facts.items() if f.kind in GROUNDED and (f.supports or f.depends_on)
+        )
+        readers: dict[str, set[str]] = {}
+        for record_id in graded:
+            for cited in (m for s in self.facts[record_id].supports for m in s):
+                head = self.chain(cited).head
+                if head is not None:
+                    readers.setdefault(head, set()).add(record_id)
+        low = dict.fromkeys(graded, LOST)
+        self.level = low
+        _settle(low, readers, self.record_level)
+        below = [i for i in graded if low[i] != CLEAN]  # only these can differ: high >= low
+        high = dict.fromkeys(graded, CLEAN)
+        self.level = high
+        _settle(high, readers, self.record_level, below)
+        self.circular = {i for i in graded if low[i] != high[i]}
+        self.level = {i: FLAGGED if i in self.circular else low[i] for i in graded}
+        changed = True
+        while changed:  # a review clears a cycle from the records it acknowledged upward
+            changed = False
+            for record_id in sorted(self.circular):
+                if self.record_level(record_id) == CLEAN:
+                    self.level[record_id] = CLEAN
+                    self.circular.discard(record_id)
+                    changed = True
+
+    def solve(self) -> None:
+        self.solve_blocked()
+        self.solve_support()
+
+    # --- views -------------------------------------------------------------------------------
+
+    def available(self, record_id: str) -> bool:
+        """A current accepted claim, or a current adopted decision that is not blocked."""
+        fact = self.facts[record_id]
+        if not fact.current:
             return False
         if fact.kind == "claim":
             return fact.state == "accepted"
-        return (
-            fact.kind == "decision"
-            and fact.state == "adopted"
-            and not self.blocked.get(head, False)
-            and applies(fact.applies_to, to.applies_to)
-        )
+        return fact.kind == "decision" and fact.state == "adopted" and not self.blocked.get(record_id, False)
 
-    def ground(self, record: Fact, target: str) -> tuple[int, str | None, str | None, str | None]:
-        """(value, reason, head, as_of) of one cited ground, acknowledged reviews applied."""
-        chain = self.chain(target)
-        if chain.head is None or chain.value == LOST:
-            return LOST, chain.reason, chain.head, None
-        head = chain.head
-        fact = self.facts[head]
-        own, own_reason = CLEAN, None
-        if fact.kind == "claim":
-            if fact.state == "rejected":
-                own, own_reason = LOST, "rejected"
-            elif fact.state != "accepted":
-                own, own_reason = FLAGGED, fact.state
-        elif fact.state == "revoked":
-            own, own_reason = LOST, "revoked"
-        elif fact.state != "adopted":
-            own, own_reason = FLAGGED, fact.state
-        elif self.blocked.get(head, False):
-            own, own_reason = FLAGGED, "blocked"
-        if own == LOST:
-            return LOST, own_reason, head, None
-        if self.support.get(head, CLEAN) == LOST:
-            return LOST, "unsupported", head, None
-        if chain.value == FLAGGED:
-            reason: str | None = chain.reason
-        elif own == FLAGGED:
-            reason = own_reason
-        else:
-            return CLEAN, None, head, None
-        assert reason is not None
-        as_of = self.as_of(chain, reason)
-        if ReviewMark(target, head, reason, as_of) in record.reviewed:
-            return CLEAN, None, head, None
-        return FLAGGED, reason, head, as_of
-
-    def as_of(self, chain: _Chain, reason: str) -> str:
-        """The last event that changed the records a flag reads."""
-        records = list(chain.path)
-        if reason == "blocked" and chain.head is not None:
-            for prerequisite in self.facts[chain.head].depends_on:
-                records += self.chain(prerequisite).path
-        return max(self.facts[r].changed for r in records if r in self.facts)
-
-    def set_value(self, record: Fact, members: Sequence[str]) -> int:
-        return min((self.ground(record, m)[0] for m in members), default=LOST)
-
-    def support_of(self, record: Fact) -> int:
-        return max((self.set_value(record, s) for s in record.supports), default=CLEAN)
-
-    def is_blocked(self, record: Fact) -> bool:
-        return any(not self._prerequisite_ok(p, record) for p in record.depends_on)
-
-    def _prerequisite_ok(self, prerequisite: str, record: Fact) -> bool:
-        chain = self.chain(prerequisite)
-        return chain.head is not None and chain.value != LOST and self.available(chain.head, record)
-
-    def solve(self) -> None:
-        """The least fixed point: start from nothing supported and every prerequisite missing,
-        and raise values until nothing changes (each value only ever rises)."""
-        readers: dict[str, set[str]] = {}
-        work: list[str] = []
-        for record_id, fact in self.facts.items():
-            if not fact.supports and not fact.depends_on:
-                continue
-            cited = [m for s in fact.supports for m in s]
-            if fact.supports:
-                self.support[record_id] = LOST
-            if _can_block(fact):
-                self.blocked[record_id] = True
-                cited += fact.depends_on
-            if not cited:
-                continue
-            work.append(record_id)
-            for target in cited:  # a record reads the support and blocking of each head it cites
-                head = self.chain(target).head
-                if head is not None:
-                    readers.setdefault(head, set()).add(record_id)
-        queue = deque(sorted(work))
-        queued = set(queue)
-        while queue:
-            record_id = queue.popleft()
-            queued.discard(record_id)
-            fact = self.facts[record_id]
-            changed = False
-            if fact.supports:
-                value = self.support_of(fact)
-                if value != self.support[record_id]:
-                    self.support[record_id] = value
-                    changed = True
-            if record_id in self.blocked:
-                blocked = self.is_blocked(fact)
-                if blocked != self.blocked[record_id]:
-                    self.blocked[record_id] = blocked
-                    changed = True
-            if changed:
-                for reader in sorted(readers.get(record_id, ())):
-                    if reader not in queued:
-                        queue.append(reader)
-                        queued.add(reader)
+    def listed(self, record_id: str, value: int) -> tuple[tuple[Owed, ...], tuple[Lost, ...]]:
+        fact = self.facts[record_id]
+        owed: list[Owed] = []
+        lost: list[Lost] = []
+        for members in fact.supports if value != CLEAN else ():
+            grounds = [(m, self.ground(record_id, m)) for m in members]
+            worst = min(g.value for _, g in grounds)
+            for member, g in grounds:
+                if value == FLAGGED and worst == FLAGGED and g.value == FLAGGED:
+                    assert g.reason and g.head and g.as_of
+                    item = Owed(member, g.head, g.reason, g.as_of)
+                    owed += [item] if item not in owed else []
+                elif value == LOST and g.value == LOST:
+                    gone = Lost(member, g.reason or "lost", g.head)
+                    lost += [gone] if gone not in lost else []
+        if value == FLAGGED:
+            owed += [o for o in self.prerequisites_owed(record_id) if o not in owed]
+        return tuple(owed), tuple(lost)
 
     def view(self, record_id: str, resolvers: dict[str, list[str]]) -> View:
         fact = self.facts[record_id]
-        value = self.support.get(record_id, CLEAN)
-        owed: list[Owed] = []
-        lost: list[Lost] = []
-        if value == FLAGGED:
-            best = next(s for s in fact.supports if self.set_value(fact, s) == FLAGGED)
-            for member in best:
-                got, reason, head, as_of = self.ground(fact, member)
-                if got == FLAGGED and reason and head and as_of:
-                    owed.append(Owed(member, head, reason, as_of))
-        elif value == LOST:
-            for members in fact.supports:
-                for member in members:
-                    got, reason, head, _ = self.ground(fact, member)
-                    if got == LOST:
-                        lost.append(Lost(member, reason or "lost", head))
+        value = self.level.get(record_id, CLEAN)
+        owed, lost = self.listed(record_id, value)
         blocked = self.blocked.get(record_id, False)
-        blocked_by = (
-            tuple(p for p in fact.depends_on if not self._prerequisite_ok(p, fact)) if blocked else ()
-        )
+        blocked_by = tuple(self.blockers(record_id)) if blocked else ()
         resolved: bool | None = None
         resolved_by: tuple[str, ...] = ()
         if fact.kind == "question":
-            resolved_by = tuple(a for a in resolvers.get(record_id, ()) if self.available(a, fact))
+            resolved_by = tuple(a for a in resolvers.get(record_id, ()) if self.available(a))
             resolved = bool(resolved_by)
         return View(
             kind=fact.kind,
             state=fact.state,
             current=fact.current,
             support=SUPPORT_WORDS[value],
-            review_owed=tuple(owed),
-            lost=tuple(lost),
+            review_owed=owed,
+            lost=lost,
             blocked=blocked,
             blocked_by=blocked_by,
             resolved=resolved,
@@ -284,14 +299,28 @@ class _Deriver:
         )
 
 
-def applies(scope: Sequence[str], to: Sequence[str]) -> bool:
-    """A decision's scope covers a record: one of the two has none, or two of their paths or
-    globs can name a common path."""
-    return not scope or not to or any(overlap(a, b) for a in scope for b in to)
-
-
-def _can_block(fact: Fact) -> bool:
-    return fact.kind == "decision" and fact.state == "adopted" and bool(fact.depends_on)
+def _settle(
+    values: dict[str, T],
+    readers: dict[str, set[str]],
+    rule: Callable[[str], T],
+    start: Iterable[str] | None = None,
+) -> None:
+    """Apply `rule` to the keys (of `start`, when only those may be off) until nothing
+    changes; a change requeues the key's readers. `rule` must be monotone from the starting
+    values (each value moves one way only)."""
+    queue = deque(sorted(values if start is None else start))
+    queued = set(queue)
+    while queue:
+        record_id = queue.popleft()
+        queued.discard(record_id)
+        value = rule(record_id)
+        if value == values[record_id]:
+            continue
+        values[record_id] = value
+        for reader in sorted(readers.get(record_id, ())):
+            if reader in values and reader not in queued:
+                queue.append(reader)
+                queued.add(reader)
 
 
 def derive(state: State, only: Iterable[str] | None = None) -> dict[str, View]:
@@ -339,14 +368,25 @@ def view_row(view: View) -> dict[str, object]:
     }
 
 
+def surfaced(current: bool, state: str) -> bool:
+    """Whether a reader is shown a record's support: a current accepted claim or adopted
+    decision (one in another state already says it is not to be relied on)."""
+    return current and state in ("accepted", "adopted")
+
+
 def owing(state: State, views: dict[str, View] | None = None) -> int:
-    """How many current records owe a review (from the facts alone: a slice counts them too).
+    """How many shown records owe a review (from the facts alone: a slice counts them too).
     `views` holds those of `owes(state)` when they were derived already."""
     if views is None:
         views = derive(state, owes(state))
-    return sum(1 for i in owes(state) if views[i].review_owed)
+    return sum(1 for i in owes(state) if views[i].review_owed and surfaced(views[i].current, views[i].state))
 
 
 def owes(state: State) -> list[str]:
-    """The current records that may owe a review: those with support sets."""
-    return [i for i, fact in state.ledger.items() if fact.supports and fact.current]
+    """The current records that may owe a review: claims and decisions with grounds or
+    prerequisites."""
+    return [
+        i
+        for i, fact in state.ledger.items()
+        if fact.current and fact.kind in GROUNDED and (fact.supports or fact.depends_on)
+    ]

@@ -18,7 +18,7 @@ import msgspec
 from service.model import commands
 from service.model.commands import AddRequest, Clock
 from service.model.config import WorkspaceConfig
-from service.model.derived import DEFAULT_REASON, GROUNDED, derive
+from service.model.derived import DEFAULT_REASON, GROUNDED, INHERITED, derive
 from service.model.errors import Invalid
 from service.model.events import (
     Assessed,
@@ -363,12 +363,21 @@ def revoke(state: State, clock: Clock, prefix: str, why: str | None) -> list[Eve
 
 
 def review(state: State, clock: Clock, prefix: str, why: str | None) -> list[Event]:
-    """Acknowledge the flags a record owes; they stay cleared until a ground changes again."""
+    """Acknowledge the flags a record owes of its own; they stay cleared until a ground
+    changes again. A flag it inherits (a ground that is itself flagged or blocked) is not
+    its to acknowledge: it clears when that ground's does."""
     entity, _ = _fact(state, prefix)
     view = derive(state, [entity.id])[entity.id]
     if not view.review_owed:
         raise Invalid(f"{entity.id} owes no review (its support is {view.support})")
-    marks = tuple(ReviewMark(o.ground, o.head, o.reason, o.as_of) for o in view.review_owed)
+    own = [o for o in view.review_owed if o.reason not in INHERITED]
+    if not own:
+        grounds = ", ".join(dict.fromkeys(o.ground for o in view.review_owed))
+        raise Invalid(
+            f"{entity.id} has nothing of its own to review: its flags come from {grounds}; "
+            "review or fix those"
+        )
+    marks = tuple(ReviewMark(o.ground, o.head, o.reason, o.as_of) for o in own)
     return [commands.event(clock, "entity.reviewed", Reviewed(entity.id, marks, why))]
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import msgspec
 
 from service.model import derived
+from service.model.ledger import moot
 from service.model.render import one_line, plural, shorts_for
 from service.model.state import Entity, State
 from service.model.views import awaits_decision, is_waiting, is_work, ordered, process_word
@@ -50,7 +51,8 @@ class Deadline(msgspec.Struct, frozen=True):
 
 
 class ReviewLine(msgspec.Struct, frozen=True):
-    """A ledger record that owes a review (or stands on nothing any more)."""
+    """A ledger record status lists (it owes a review, stands on nothing any more, is
+    blocked, or is a moot question), with what explains it."""
 
     record: str
     short: str
@@ -80,6 +82,7 @@ class StatusDoc(msgspec.Struct):
     review_owed: list[ReviewLine] = msgspec.field(default_factory=list)
     unsupported: list[ReviewLine] = msgspec.field(default_factory=list)
     blocked: list[ReviewLine] = msgspec.field(default_factory=list)
+    moot: list[ReviewLine] = msgspec.field(default_factory=list)
 
 
 def current_goal(state: State) -> Entity | None:
@@ -158,7 +161,8 @@ def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
 
 
 def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list[ReviewLine]]:
-    """Current ledger records that owe a review, that lost all support, that are blocked."""
+    """Current ledger records that owe a review, that lost all support (accepted claims and
+    adopted decisions: those a reader relies on), that are blocked."""
     views = {i: v for i, v in derived.derive(state).items() if v.current and i in state.entities}
     shorts = shorts_for(
         [*views, *(x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed)))],
@@ -178,12 +182,12 @@ def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list
     owed = [
         line(i, [_owed_text(o.ground, o.head, o.reason, named) for o in v.review_owed])
         for i, v in sorted(views.items())
-        if v.review_owed
+        if v.review_owed and derived.surfaced(v.current, v.state)
     ]
     unsupported = [
         line(i, [f"{named.get(x.ground, x.ground)} {x.reason}" for x in v.lost])
         for i, v in sorted(views.items())
-        if v.support == "unsupported"
+        if v.support == "unsupported" and derived.surfaced(v.current, v.state)
     ]
     blocked = [line(i, [named[b] for b in v.blocked_by]) for i, v in sorted(views.items()) if v.blocked]
     return owed, unsupported, blocked
@@ -197,6 +201,29 @@ def _alias(state: State, record_id: str) -> str | None:
 def _owed_text(ground: str, head: str, reason: str, named: dict[str, str]) -> str:
     now = f" (now {named.get(head, head)})" if head != ground else ""
     return f"{named.get(ground, ground)} {reason}{now}"
+
+
+def moot_lines(state: State) -> list[ReviewLine]:
+    """Current questions whose declared answers all lead to one action (context leaves
+    them out): each with that action."""
+    found = [
+        e
+        for e in state.entities.values()
+        if e.live and "question" in e.labels and e.ledger is not None and moot(e.ledger)
+    ]
+    shorts = shorts_for([e.id for e in found], state.entities)
+    return [
+        ReviewLine(
+            e.id,
+            shorts[e.id],
+            "question",
+            e.text,
+            "clean",
+            [f'every answer leads to "{e.ledger.options[0].action}"'],
+        )
+        for e in sorted(found, key=lambda e: e.id)
+        if e.ledger is not None
+    ]
 
 
 def build_status(
@@ -229,6 +256,7 @@ def build_status(
         review_owed=owed,
         unsupported=unsupported,
         blocked=blocked,
+        moot=moot_lines(state),
     )
 
 
@@ -256,6 +284,7 @@ def render_status(doc: StatusDoc) -> str:
         ("review owed", doc.review_owed),
         ("unsupported", doc.unsupported),
         ("blocked decisions", doc.blocked),
+        ("moot questions", doc.moot),
     ):
         if rows:
             lines.append(f"{title}: {len(rows)}")
@@ -264,8 +293,8 @@ def render_status(doc: StatusDoc) -> str:
                 f"{', '.join(r.grounds)}"
                 for r in rows
             ]
-    if doc.review_owed:
-        lines.append("  (`self review ID` acknowledges a review)")
+        if rows and rows is doc.review_owed:
+            lines.append("  (`self review ID` acknowledges a review)")
     lines += _health_text(doc.health)
     lines += [f"process {p.short}: {p.state}" for p in doc.processes]
     return "\n".join(lines) + "\n"

@@ -155,10 +155,11 @@ def ledger_words(extra: Mapping[str, Any], short: Callable[[str], str] = str) ->
     words: list[str] = []
     if extra["state"] not in ("accepted", "adopted", "open"):
         words.append(extra["state"])
-    if extra["support"] == "flagged":
+    shown = derived.surfaced(extra["current"], extra["state"])
+    if shown and extra["support"] == "flagged":
         owed = ", ".join(short(o["ground"]) for o in extra["review_owed"])
         words.append(f"flagged: review owed on {owed}")
-    elif extra["support"] == "unsupported":
+    elif shown and extra["support"] == "unsupported":
         words.append("unsupported")
     if extra["blocked_by"]:
         words.append("blocked on " + ", ".join(short(i) for i in extra["blocked_by"]))
@@ -210,7 +211,7 @@ def show_text(e: Entity, short: str | None = None, extra: Mapping[str, Any] | No
 
 
 def ledger_reason(item: Mapping[str, Any]) -> str:
-    """`c1 revised (now c3)`: a ground, why it counts as it does, and the head of its chain."""
+    """`c1 revise (now c3)`: a ground, why it counts as it does, and the head of its chain."""
     head = item.get("head")
     now = f" (now {head})" if head and head != item["ground"] else ""
     return f"{item['ground']} {item['reason']}{now}"

@@ -84,7 +84,7 @@ def test_decisions_and_why_runs_line_by_line(tmp_path: Path) -> None:
     lines = sh_lines("Decisions and why")
     outputs = run_lines(tmp_path, lines)
     status = next(i for i, line in enumerate(lines) if line.startswith("self status"))
-    assert "review owed: 1" in outputs[status] and "revised (now" in outputs[status], outputs[status]
+    assert "review owed: 1" in outputs[status] and "revise (now" in outputs[status], outputs[status]
     context = outputs[max(i for i, line in enumerate(lines) if line.startswith("self context"))]
     for mark in ("(disputed)", "(blocked on ", "(unresolved)"):
         assert mark in context, f"`self context --plain` lacks {mark!r}:\n{context}"

@@ -92,7 +92,7 @@ def test_supersession_reasons_through_the_cli(store: Store) -> None:
     )
     flagged = row(store, c2)
     assert flagged["support"] == "flagged"
-    assert [(o["ground"], o["head"], o["reason"]) for o in flagged["review_owed"]] == [(c1, c3, "revised")]
+    assert [(o["ground"], o["head"], o["reason"]) for o in flagged["review_owed"]] == [(c1, c3, "revise")]
     status = store.json("status")
     assert [r["record"] for r in status["review_owed"]] == [c2]
     assert "review owed: 1" in store.ok("status")
@@ -112,7 +112,7 @@ def test_supersession_reasons_through_the_cli(store: Store) -> None:
         "reverse",
     )
     lost = row(store, c2)
-    assert lost["support"] == "unsupported" and lost["lost"][0]["reason"] == "reversed"
+    assert lost["support"] == "unsupported" and lost["lost"][0]["reason"] == "reverse"
     assert "unsupported" in store.ok("status")
 
 
@@ -162,14 +162,29 @@ def test_questions_reopen_when_their_answer_is_superseded(store: Store) -> None:
     assert "(unresolved)" in store.ok("context", "--plain")
 
 
-def test_scope_decides_which_decisions_apply(store: Store) -> None:
-    q = store.add("question", "how are requests logged?", "--scope", "src/**")
-    docs = store.add("decide", "log docs builds as text", "--scope", "docs/**", "--answers", q)
-    assert (row(store, q)["resolved"], row(store, q)["applies_to"]) == (False, ["src/**"])
-    api = store.add("decide", "log api requests as JSON lines", "--scope", "src/api/*", "--answers", q)
-    assert (row(store, q)["resolved"], row(store, q)["resolved_by"]) == (True, [api])
-    retry = store.add("decide", "retry idempotent calls", "--scope", "src/**", "--depends-on", docs)
-    assert row(store, retry)["blocked_by"] == [docs]
+def test_scope_does_not_decide_what_applies(store: Store) -> None:
+    """As in Docket, applicability comes from prerequisites alone; a scope is recorded."""
+    q = store.add("question", "how are the docs built?", "--scope", "docs/**")
+    api = store.add("decide", "build everything with make", "--scope", "src/api/**", "--answers", q)
+    assert (row(store, q)["resolved_by"], row(store, q)["applies_to"]) == ([api], ["docs/**"])
+    retry = store.add("decide", "retry idempotent calls", "--scope", "docs/**", "--depends-on", api)
+    assert (row(store, retry)["blocked"], row(store, retry)["blocked_by"]) == (False, [])
+
+
+def test_flags_pass_up_and_a_revised_prerequisite_owes_a_review(store: Store) -> None:
+    c1 = store.add("claim", "the disk is fast", "--state", "accepted")
+    c2 = store.add("claim", "the fold fits in a second", "--state", "accepted", "--supports", c1)
+    c3 = store.add("claim", "context stays under a second", "--state", "accepted", "--supports", c2)
+    d = store.add("decide", "fold on every command", "--depends-on", c1)
+    c4 = store.add("claim", "the disk is fast for reads", "--state", "accepted", "--supersedes", c1)
+    owed = {i: [(o["ground"], o["head"], o["reason"]) for o in row(store, i)["review_owed"]] for i in (c3, d)}
+    assert owed == {c3: [(c2, c2, "flagged")], d: [(c1, c4, "revise")]}
+    assert (row(store, d)["blocked"], row(store, d)["support"]) == (False, "flagged")
+    assert "review owed: 3" in store.ok("status")
+    refused(store, "review", c3, says=f"its flags come from {c2}")
+    store.ok("review", c2)
+    store.ok("review", d)
+    assert {row(store, i)["support"] for i in (c2, c3, d)} == {"clean"}
 
 
 @pytest.mark.parametrize(
@@ -336,7 +351,10 @@ def test_question_check(store: Store) -> None:
     )
     assert store.json("question", "check", q)["moot"] is True
     assert "moot" in store.ok("question", "check", q)
-    assert "moot: every answer leads to the same action" in store.ok("context", "--plain")
+    context = store.ok("context", "--plain")
+    assert "json or cbor?" not in context and "1 moot question left out" in context
+    assert "moot questions: 1" in store.ok("status")
+    assert [r["record"] for r in store.json("status")["moot"]] == [q]
     live = store.add(
         "question", "sqlite or postgres?", "--option", "sqlite=embed", "--option", "postgres=run a server"
     )

@@ -117,7 +117,7 @@ class LedgerHistory(History):
         elif kind == "revoke":
             self.add("entity.revoked", {"entity": self.cite()})
         elif kind == "review":
-            mark = {"ground": self.cite(), "head": self.cite(), "reason": "revised", "as_of": self.cite()}
+            mark = {"ground": self.cite(), "head": self.cite(), "reason": "revise", "as_of": self.cite()}
             self.add("entity.reviewed", {"entity": self.cite(), "marks": [mark]})
         elif kind == "review-owed":
             target = self.cite()
@@ -169,15 +169,19 @@ def test_derived_views_are_a_function_of_the_event_set(events: list[Event], data
 @PROPERTY
 @given(events=ledger_histories())
 def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
-    """Every support value and every blocked flag is what its own rule gives from the others."""
+    """Every blocked flag is what its own rule gives from the others, and so is every
+    support value outside a cycle (a record only a cycle holds up is flagged)."""
     state = fold_all(events)
     deriver = ledger_views._Deriver(state.ledger)
     deriver.solve()
     for record_id, fact in state.ledger.items():
-        if fact.supports:
-            assert deriver.support_of(fact) == deriver.support[record_id]
         if record_id in deriver.blocked:
             assert deriver.is_blocked(fact) == deriver.blocked[record_id]
+        cited = {deriver.chain(m).head for s in fact.supports for m in s}
+        if record_id in deriver.level and not cited & deriver.circular:
+            circular = record_id in deriver.circular
+            expected = ledger_views.FLAGGED if circular else deriver.record_level(record_id)
+            assert deriver.level[record_id] == expected
     views = ledger_views.derive(state)
     for view in views.values():
         assert (view.support == "flagged") == bool(view.review_owed)
@@ -222,3 +226,28 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(events: list[Event],
         from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, near=near)
         from_whole = build_context("app", whole, [], config, "2026-11-30", {}, 0)
         assert msgspec.json.encode(from_slice) == msgspec.json.encode(from_whole)
+
+
+@PROPERTY
+@given(events=ledger_histories())
+def test_a_review_leaves_only_inherited_flags(events: list[Event]) -> None:
+    """Whatever the history, reviewing a record takes every flag of its own: what it still
+    owes comes from grounds that are themselves flagged or blocked."""
+    from service.model import ids, ledger
+    from service.model.commands import Clock
+    from service.model.events import Origin
+
+    state = fold_all(events)
+    last = [max(e.id for e in events)]
+
+    def next_id() -> str:
+        last[0] = ids.next_id(last[0], ids.time_ms(last[0]) + 1, 0)
+        return last[0]
+
+    clock = Clock(next_id, "2026-11-30T10:00:00.000Z", Origin("human", True), "app")
+    for record_id, view in ledger_views.derive(state).items():
+        if not [o for o in view.review_owed if o.reason not in ledger_views.INHERITED]:
+            continue
+        after = fold_all([*events, *ledger.review(state, clock, record_id, None)])
+        still = ledger_views.derive(after, [record_id])[record_id].review_owed
+        assert all(o.reason in ledger_views.INHERITED for o in still), still
