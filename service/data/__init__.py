@@ -1,0 +1,13 @@
+"""The team service's data directory (DATA): its workspaces and its SQLite files.
+
+```
+DATA/workspaces/<name>/   one selfhub store per workspace (`self admin workspace add`)
+DATA/auth.sqlite          users and API tokens (service/auth)
+DATA/index.sqlite         the search index of every workspace (service/index; rebuildable)
+```
+"""
+
+from service.data.errors import DataError, NoSuchWorkspace, WorkspaceExists
+from service.data.workspaces import Data
+
+__all__ = ["Data", "DataError", "NoSuchWorkspace", "WorkspaceExists"]
