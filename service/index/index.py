@@ -180,8 +180,8 @@ class SearchIndex:
         )
 
     def _drop(self, workspace: str, keep: list[str], done: Refreshed) -> None:
-        marks = ", ".join("?" * len(keep)) or "NULL"
-        where = f"workspace = ? AND log NOT IN ({marks})"
+        marks = ", ".join("?" * len(keep))
+        where = f"workspace = ? AND log NOT IN ({marks})" if keep else "workspace = ?"
         with immediate(self.db):
             gone = [r[0] for r in self.db.execute(f"SELECT log FROM logs WHERE {where}", [workspace, *keep])]
             self.db.execute(f"DELETE FROM records WHERE {where}", [workspace, *keep])
