@@ -14,8 +14,8 @@ import typer
 from cli.common import JsonOpt, echo, emit_json
 
 if TYPE_CHECKING:  # imported where used: the rest of `self` never loads SQLite
-    from service.auth import Auth
-    from service.data import Data
+    from service.auth.tokens import Auth
+    from service.data.workspaces import Data
 
 DataOpt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's data directory.")
 
@@ -23,13 +23,13 @@ DataOpt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's da
 def _data(directory: str) -> Data:
     from pathlib import Path
 
-    from service.data import Data
+    from service.data.workspaces import Data
 
     return Data(Path(directory))
 
 
 def _auth(directory: str) -> Auth:
-    from service.auth import Auth
+    from service.auth.tokens import Auth
 
     return Auth(_data(directory))
 

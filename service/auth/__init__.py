@@ -1,16 +1,5 @@
-"""Users and API tokens of a team service, in `DATA/auth.sqlite`."""
+"""Users and API tokens of a team service, in `DATA/auth.sqlite` (`tokens.Auth`).
 
-from service.auth.errors import AuthError, NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
-from service.auth.tokens import Auth, Grant, NewToken, TokenRow
-
-__all__ = [
-    "Auth",
-    "AuthError",
-    "Grant",
-    "NewToken",
-    "NoSuchToken",
-    "NoSuchUser",
-    "NotAuthenticated",
-    "TokenRow",
-    "UserExists",
-]
+Nothing is imported here: `cli/common.py` maps `errors.AuthError` to an exit code on any
+failing command, and that must not load SQLite.
+"""

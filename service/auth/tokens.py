@@ -17,8 +17,8 @@ import secrets
 import msgspec
 
 from service.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
-from service.data import Data
 from service.data.sqlite import connect, immediate
+from service.data.workspaces import Data
 from service.model.team import Role, role_of, valid_name
 from service.store.clock import now
 
@@ -135,7 +135,7 @@ class Auth:
         """A new token for `user` on `workspace` with `role`; its secret is in the answer only."""
         granted = role_of(role)
         if not self.data.has(workspace):
-            from service.data import NoSuchWorkspace
+            from service.data.errors import NoSuchWorkspace
 
             raise NoSuchWorkspace(workspace, self.data.names())
         token, token_id = new_secret(), f"tk{secrets.token_hex(6)}"

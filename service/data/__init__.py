@@ -5,9 +5,6 @@ DATA/workspaces/<name>/   one selfhub store per workspace (`self admin workspace
 DATA/auth.sqlite          users and API tokens (service/auth)
 DATA/index.sqlite         the search index of every workspace (service/index; rebuildable)
 ```
+
+Nothing is imported here (see service/auth/__init__.py): `workspaces.Data`, `errors`.
 """
-
-from service.data.errors import DataError, NoSuchWorkspace, WorkspaceExists
-from service.data.workspaces import Data
-
-__all__ = ["Data", "DataError", "NoSuchWorkspace", "WorkspaceExists"]

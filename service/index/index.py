@@ -21,8 +21,8 @@ from typing import Any
 
 import msgspec
 
-from service.data import Data
 from service.data.sqlite import connect, immediate
+from service.data.workspaces import Data
 from service.index import query
 from service.model import search, slice
 from service.model.events import Event

@@ -8,9 +8,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from service.auth import Auth, NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
-from service.auth.tokens import PREFIX, new_secret
-from service.data import Data, NoSuchWorkspace, WorkspaceExists
+from service.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
+from service.auth.tokens import PREFIX, Auth, new_secret
+from service.data.errors import NoSuchWorkspace, WorkspaceExists
+from service.data.workspaces import Data
 from service.model.errors import Invalid
 from service.model.sanitize import Unsanitary, check_strings
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.data import Data
+from service.data.workspaces import Data
 from service.index import BadLimit, QueryTooLong, SearchIndex
 from service.index.query import MAX_LIMIT, MAX_QUERY, MAX_TERMS
 from service.model import ids
