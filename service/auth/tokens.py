@@ -175,7 +175,7 @@ class Auth:
     def _rows(self, where: str | None, args: list[str]) -> list[TokenRow]:
         fields = list(TokenRow.__struct_fields__)
         rows = self.db.table("tokens").rows_where(
-            where, args, select=", ".join(fields), order_by="created, id"
+            where, args, select=", ".join(fields), order_by="created, rowid"
         )
         return [TokenRow(**row) for row in rows]
 
