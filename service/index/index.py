@@ -122,8 +122,8 @@ class SearchIndex:
         return done
 
     def _refresh_log(self, workspace: str, store: Store, log: str, done: Refreshed) -> None:
-        state, _ = store.state(log)
-        with immediate(self.db):
+        with immediate(self.db):  # the fold too: another refresh may not write a newer one between
+            state, _ = store.state(log)
             held = self._held(workspace, log)
             if held is not None and (held.last_id, held.events) == (state.last_id, state.events):
                 return
