@@ -7,6 +7,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from service.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
 from service.auth.tokens import PREFIX, Auth, new_secret
@@ -150,3 +152,36 @@ def test_workspaces_are_stores_under_data_with_checked_names(tmp_path: Path) -> 
     with pytest.raises(NoSuchWorkspace):
         data.open("empty")
     data.open("acme").close()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    steps=st.lists(st.tuples(st.sampled_from(["create", "revoke", "check"]), st.integers(0, 9)), max_size=25)
+)
+def test_a_token_is_valid_exactly_from_its_creation_until_its_revoke(
+    data: Data, steps: list[tuple[str, int]]
+) -> None:
+    """Random creates, revokes and checks through two connections (an admin's and a server's)."""
+    admin, server = Auth(data), Auth(data)
+    made: list[tuple[str, str, bool]] = []  # (id, token, revoked)
+    try:
+        for op, n in steps:
+            if op == "create":
+                new = admin.create_token("ann", "team", ("reader", "writer", "admin")[n % 3])
+                made.append((new.id, new.token, False))
+            elif made and op == "revoke":
+                token_id, token, _ = made[n % len(made)]
+                admin.revoke(token_id)
+                made[n % len(made)] = (token_id, token, True)
+            elif made:
+                token_id, token, revoked = made[n % len(made)]
+                if revoked:
+                    with pytest.raises(NotAuthenticated):
+                        server.authenticate(token)
+                else:
+                    assert server.authenticate(token).token_id == token_id
+        listed = {r.id: r.revoked is not None for r in server.tokens()}
+        assert all(listed[token_id] == revoked for token_id, _, revoked in made)
+    finally:
+        admin.close()
+        server.close()
