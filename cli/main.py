@@ -69,7 +69,8 @@ def split_globals(argv: list[str]) -> list[str]:
     """Take `--project X` and `--workspace DIR` from anywhere in the arguments.
 
     `--workspace` without a store directory after it stays where it is: on a preset verb
-    it is the flag that records the entry at workspace scope.
+    it is the flag that records the entry at workspace scope. Under `self admin` it always
+    stays: there it names a workspace of the service's data directory.
     """
     rest: list[str] = []
     i = 0
@@ -81,7 +82,7 @@ def split_globals(argv: list[str]) -> list[str]:
         elif arg == "--project" and nxt is not None:
             OPTIONS.project = nxt
             i += 1
-        elif arg.startswith("--workspace="):
+        elif arg.startswith("--workspace=") and rest[:1] != ["admin"]:
             OPTIONS.workspace = arg.split("=", 1)[1]
         elif arg == "--workspace" and nxt is not None and _is_store_dir(nxt, rest):
             OPTIONS.workspace = nxt

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from selfrun import SELF, base_env, describe, run_self
 
 PER_PROCESS = 12
@@ -82,15 +83,25 @@ def test_mistakes_are_one_line_and_exit_1(tmp_path: Path) -> None:
     assert not (tmp_path / "up").exists()
 
 
-def test_the_workspace_option_under_admin_is_never_taken_for_a_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spelling", [("--workspace", "team"), ("--workspace=team",)], ids=" ".join)
+def test_the_workspace_option_under_admin_is_never_taken_for_a_store(
+    tmp_path: Path, spelling: tuple[str, ...]
+) -> None:
     data = tmp_path / "data"
     ok(data, "workspace", "add", "team")
     ok(data, "user", "add", "ann")
     # run where `team` is also a store folder: the option still names the data's workspace
     cwd = data / "workspaces"
-    token = ok(data, "token", "create", "ann", "--workspace", "team", "--role", "reader", cwd=cwd)
+    token = ok(data, "token", "create", "ann", *spelling, "--role", "reader", cwd=cwd)
     assert token.startswith("shb_")
-    assert len(json.loads(ok(data, "token", "list", "--workspace", "team", "--json", cwd=cwd))) == 1
+    assert len(json.loads(ok(data, "token", "list", *spelling, "--json", cwd=cwd))) == 1
+
+
+def test_the_data_directory_may_come_from_self_data(tmp_path: Path) -> None:
+    env = {**base_env(), "SELF_DATA": str(tmp_path / "data")}
+    made = run_self(("admin", "workspace", "add", "team"), env)
+    assert made.returncode == 0, describe(made)
+    assert run_self(("admin", "workspace", "list"), env).stdout.split() == ["team"]
 
 
 def test_two_processes_creating_tokens_at_once_both_succeed(tmp_path: Path) -> None:
