@@ -20,6 +20,7 @@ from service.index.errors import BadLimit, QueryTooLong
 from service.model import search as ranking
 from service.model.search import Pair
 from service.model.state import Entity
+from service.store.cache import paused_gc
 
 MAX_QUERY = 1000  # characters of a query
 MAX_TERMS = 32  # distinct terms of a query
@@ -77,15 +78,13 @@ def search(
     rows = db.execute(
         f"SELECT workspace, log, entity FROM records WHERE {where} ORDER BY workspace, log, seq", args
     ).fetchall()
-    where_of: dict[int, tuple[str, str]] = {}  # by the object's identity: ids repeat across logs
-    pool: list[Pair] = []
-    for workspace, log, blob in rows:
-        entity = _decode(blob)
-        where_of[id(entity)] = (workspace, log)
-        pool.append((entity, project is not None and log == project))
-    # `(entity, current)` pairs in (workspace, log, fold) order, as `self search` builds them
-    ranked = ranking.search(q, pool, exposure is None, exposure)[:limit]
-    return [_hit(e, *where_of[id(e)], place) for place, e in enumerate(ranked, 1)]
+    with paused_gc():  # thousands of decoded records, none of them garbage
+        entities = [_decode(row[2]) for row in rows]
+        # `(entity, current)` pairs in (workspace, log, fold) order, as `self search` builds them
+        pool: list[Pair] = [(e, row[1] == project) for e, row in zip(entities, rows, strict=True)]
+        ranked = ranking.search(q, pool, exposure is None, exposure)[:limit]
+    row_of = {id(e): row for e, row in zip(entities, rows, strict=True)}  # ids repeat across logs
+    return [_hit(e, row_of[id(e)][0], row_of[id(e)][1], place) for place, e in enumerate(ranked, 1)]
 
 
 def _where(terms: list[str], workspaces: list[str], exposure: str | None) -> tuple[str, list[object]]:
