@@ -312,3 +312,19 @@ def test_query_and_limit_bounds(syntax_index: SearchIndex) -> None:
     for bad in (0, -1, MAX_LIMIT + 1):
         with pytest.raises(BadLimit):
             syntax_index.search("plain", None, ["team"], bad)
+
+
+def test_an_index_whose_making_failed_midway_is_made_again(
+    data: Data, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making the schema is one transaction: a failure leaves no version mark behind it."""
+    written(data, "team", "app", "a record to find")
+    from service.index import index as module
+
+    monkeypatch.setattr(module, "TOKENIZER", "no_such_tokenizer")
+    with pytest.raises(sqlite3.OperationalError):
+        SearchIndex(data)
+    monkeypatch.undo()
+    with SearchIndex(data) as index:
+        index.refresh()
+        assert len(index.search("find", None, ["team"])) == 1
