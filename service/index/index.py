@@ -26,9 +26,10 @@ from service.data.workspaces import Data
 from service.index import query
 from service.model import search, slice
 from service.model.events import Event
+from service.model.fold import distinct
 from service.model.search import Pair
 from service.model.state import Entity, State
-from service.store import Store
+from service.store import Store, layout, segments
 from service.store.cache import model_fingerprint
 
 INDEX_FORMAT = 1
@@ -214,13 +215,21 @@ class SearchIndex:
 
 
 def _after(store: Store, log: str, last_id: str | None) -> list[Event] | None:
-    """The distinct events after `last_id`, in id order; None when there is no mark."""
+    """The distinct events after `last_id`, in id order; None when there is no mark.
+
+    New events are appended, so segments are read from the last back to the first that holds
+    an event up to `last_id`. One that sits further back (a log rewritten by hand) is missed
+    here and caught by the caller: the count of events no longer adds up, and the log is
+    indexed again."""
     if last_id is None:
         return None
-    from service.model.fold import distinct
-
-    events, _ = distinct(store.read(log).events)
-    return [e for e in events if e.id > last_id]
+    found: list[Event] = []
+    for name in reversed(layout.segments(store.root, log)):
+        events = segments.scan(store.root, log, [name]).events
+        found += [e for e in events if e.id > last_id]
+        if any(e.id <= last_id for e in events):
+            break
+    return distinct(found)[0]
 
 
 def _row(workspace: str, log: str, seq: int, entity: Entity) -> dict[str, Any]:

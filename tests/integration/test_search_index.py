@@ -328,3 +328,22 @@ def test_an_index_whose_making_failed_midway_is_made_again(
     with SearchIndex(data) as index:
         index.refresh()
         assert len(index.search("find", None, ["team"])) == 1
+
+
+def test_a_new_event_written_into_an_earlier_segment_is_not_missed(data: Data) -> None:
+    """Only the last segments are read for new events; one placed further back by hand makes
+    the counts disagree, and the log is indexed again."""
+    log = Log("app")
+    for n in range(layout.SEGMENT_EVENTS + 1):
+        log.entity(f"record {n}")
+    hidden = log.entity("written into the first segment")
+    root = data.path("team")
+    append(root, "app", log.events[:-1])
+    with SearchIndex(data) as index:
+        index.refresh()
+        first = root / layout.log_dir("app") / layout.segment_name(0)
+        with first.open("ab") as handle:
+            handle.write(canonical(log.events[-1]))
+        assert index.refresh().rebuilt == ["team/app"]
+        assert [h.id for h in index.search("first segment", None, ["team"])] == [hidden]
+        assert len(index.entities("team", "app")) == layout.SEGMENT_EVENTS + 2
