@@ -9,6 +9,8 @@ the current project, then the newest).
 A user's query never reaches FTS5's query language: every term is one quoted phrase (a `"`
 doubled inside), so `"`, `*`, `-`, `NEAR`, `AND`, `OR` and parentheses are plain characters.
 A term shorter than three characters has no trigram: it is found with `instr` instead.
+The candidates may only be too many, never too few (a NUL is stored and looked for as
+U+FFFD): the model's ranking drops a record that matches no term.
 """
 
 from __future__ import annotations
