@@ -50,9 +50,11 @@ def exit_for(exc: BaseException) -> NoReturn:
         fail(message if message.startswith("refused:") else f"refused: {message}", 2)
     if isinstance(exc, Invalid):
         fail(str(exc), 1)
+    from service.auth.errors import AuthError
+    from service.data.errors import DataError
     from service.store.errors import StoreError
 
-    if isinstance(exc, StoreError):
+    if isinstance(exc, StoreError | DataError | AuthError):
         fail(str(exc), 1)
     if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
         where = f"{exc.filename}: " if exc.filename else ""

@@ -38,6 +38,7 @@ _TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("holds a Grafana token", r"gl(?:sa|c)_[A-Za-z0-9_\-=+/]{32,}"),
     ("holds a SendGrid API key", r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
     ("holds a Vault token", r"hv[sb]\.[A-Za-z0-9_\-]{24,}"),
+    ("holds a selfhub API token", r"shb_[A-Za-z0-9]{40,}"),  # service/auth/tokens.py
     ("holds a JSON web token", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
 )
 _TOKENS = re.compile("|".join(pattern for _, pattern in _TOKEN_PATTERNS))

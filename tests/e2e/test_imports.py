@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from selfrun import SELF, Store, describe
+from selfrun import SELF, Store, base_env, describe
 
 HEAVY = ("litestar", "rich", "sqlite_utils", "structlog")
 
@@ -45,3 +45,22 @@ def test_fast_commands_import_no_heavy_stack(store: Store, tmp_path: Path, args:
     assert {"cli", "typer"} <= modules, "the probe did not run the self command"
     loaded = sorted(modules & set(HEAVY))
     assert not loaded, f"`self {' '.join(args)}` imports {loaded}"
+
+
+def test_a_failing_command_imports_no_heavy_stack(tmp_path: Path) -> None:
+    """The error mapping (cli/common.py: exit_for) knows the data directory's and the auth
+    adapter's errors without loading SQLite."""
+    dump = tmp_path / "modules.json"
+    missing = tmp_path / "no-store"
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(dump), SELF, "--workspace", str(missing), "context"],
+        env=base_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1 and "not a selfhub workspace" in proc.stderr, describe(proc)
+    loaded = sorted(set(json.loads(dump.read_text())) & set(HEAVY))
+    assert not loaded, f"a failing `self context` imports {loaded}"

@@ -26,6 +26,8 @@ def shown(app: typer.Typer, args: list[str]) -> str:
         ["state", "--help"],
         ["state", "add", "--help"],
         ["remote", "--help"],
+        ["admin", "--help"],
+        ["admin", "token", "create", "--help"],
     ],
     ids=" ".join,
 )

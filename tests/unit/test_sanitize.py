@@ -110,6 +110,7 @@ REFUSED_TEXT: list[tuple[str, str, str]] = [
     ("concrete home in prose", "hooks live in /home/alice/.claude/settings.json", "path"),
     ("huggingface", "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH", "Hugging Face"),
     ("docker hub", "dckr_pat_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "Docker"),
+    ("selfhub token", "shb_" + "CFkBDfoDORGIFUkfT6LlPtjbEwiPnDLOVhMWZkwxvax", "selfhub API token"),
     ("secret-word prefix", "key_k9Xz2Qw7Lm4Rt8Vb1Nc6Hj3Pd5Sf0GaE", "likely secret"),
 ]
 

@@ -1,0 +1,132 @@
+"""`self admin`: the team service's data directory — workspaces, users, API tokens.
+
+These work on DATA directly, also while a service runs on it (SQLite in WAL mode). Kept
+apart from cli/admin.py, which administers one workspace store.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from cli.common import JsonOpt, echo, emit_json
+
+if TYPE_CHECKING:  # imported where used: the rest of `self` never loads SQLite
+    from service.auth.tokens import Auth
+    from service.data.workspaces import Data
+
+DataOpt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's data directory.")
+
+
+def _data(directory: str) -> Data:
+    from pathlib import Path
+
+    from service.data.workspaces import Data
+
+    return Data(Path(directory))
+
+
+def _auth(directory: str) -> Auth:
+    from service.auth.tokens import Auth
+
+    return Auth(_data(directory))
+
+
+def register(app: typer.Typer) -> None:
+    admin = typer.Typer(
+        no_args_is_help=True, add_completion=False, help="The team service's workspaces, users and tokens."
+    )
+    app.add_typer(admin, name="admin")
+    _workspaces(admin)
+    _users(admin)
+    _tokens(admin)
+
+
+def _workspaces(admin: typer.Typer) -> None:
+    group = typer.Typer(no_args_is_help=True, add_completion=False, help="Workspaces in DATA/workspaces/.")
+    admin.add_typer(group, name="workspace")
+
+    @group.command("add")
+    def workspace_add(name: str, data: str = DataOpt, as_json: bool = JsonOpt) -> None:
+        """Create workspace NAME (a new store in DATA/workspaces/NAME)."""
+        store = _data(data).add(name)
+        if as_json:
+            return emit_json({"workspace": name, "path": str(store.root)})
+        echo(f"created workspace {name} in {store.root}")
+
+    @group.command("list")
+    def workspace_list(data: str = DataOpt, as_json: bool = JsonOpt) -> None:
+        """Every workspace of DATA."""
+        names = _data(data).names()
+        if as_json:
+            return emit_json(names)
+        for name in names:
+            echo(name)
+
+
+def _users(admin: typer.Typer) -> None:
+    group = typer.Typer(no_args_is_help=True, add_completion=False, help="Users of the service.")
+    admin.add_typer(group, name="user")
+
+    @group.command("add")
+    def user_add(name: str, data: str = DataOpt) -> None:
+        """Add user NAME."""
+        with _auth(data) as auth:
+            auth.add_user(name)
+        echo(f"added user {name}")
+
+    @group.command("list")
+    def user_list(data: str = DataOpt, as_json: bool = JsonOpt) -> None:
+        """Every user."""
+        with _auth(data) as auth:
+            names = auth.users()
+        if as_json:
+            return emit_json(names)
+        for name in names:
+            echo(name)
+
+
+def _tokens(admin: typer.Typer) -> None:
+    group = typer.Typer(no_args_is_help=True, add_completion=False, help="API tokens.")
+    admin.add_typer(group, name="token")
+
+    @group.command("create")
+    def token_create(
+        user: str,
+        workspace: str = typer.Option(..., "--workspace", help="The one workspace the token opens."),
+        role: str = typer.Option(..., "--role", help="reader, writer or admin."),
+        data: str = DataOpt,
+    ) -> None:
+        """Create a token for USER; prints the token alone on stdout, this once."""
+        with _auth(data) as auth:
+            new = auth.create_token(user, workspace, role)
+        typer.echo(new.token)
+        print(
+            f"token {new.id}: {new.user} as {new.role} on {new.workspace}; it is not shown again",
+            file=sys.stderr,
+        )
+
+    @group.command("revoke")
+    def token_revoke(token_id: str = typer.Argument(..., metavar="ID"), data: str = DataOpt) -> None:
+        """Revoke token ID at once."""
+        with _auth(data) as auth:
+            row = auth.revoke(token_id)
+        echo(f"revoked {row.id} ({row.user} as {row.role} on {row.workspace}) at {row.revoked}")
+
+    @group.command("list")
+    def token_list(
+        workspace: str | None = typer.Option(None, "--workspace", help="Only this workspace's tokens."),
+        data: str = DataOpt,
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Every token: id, prefix, user, workspace, role, created, last used, revoked."""
+        with _auth(data) as auth:
+            rows = auth.tokens(workspace)
+        if as_json:
+            return emit_json(rows)
+        for r in rows:
+            state = f"revoked {r.revoked}" if r.revoked else "active"
+            used = r.last_used or "never"
+            echo(f"{r.id}  {r.prefix}…  {r.user}  {r.workspace}  {r.role}  {r.created}  used {used}  {state}")

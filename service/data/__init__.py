@@ -1,0 +1,10 @@
+"""The team service's data directory (DATA): its workspaces and its SQLite files.
+
+```
+DATA/workspaces/<name>/   one selfhub store per workspace (`self admin workspace add`)
+DATA/auth.sqlite          users and API tokens (service/auth)
+DATA/index.sqlite         the search index of every workspace (service/index; rebuildable)
+```
+
+Nothing is imported here (see service/auth/__init__.py): `workspaces.Data`, `errors`.
+"""

@@ -1,0 +1,244 @@
+"""`DATA/index.sqlite`: the live records of every log of every workspace, searchable.
+
+One row per live record (`records`), its lowercased haystack in an FTS5 table with the
+trigram tokenizer, so a MATCH finds exactly the records whose text holds a term as a
+substring (what `self search` matches). Per log, `logs` keeps the last event id and the
+number of events indexed, and the placements waiting on a record (`State.pairs`) as they
+were then. `meta` keeps the index format and the model's fingerprint: other code rebuilds.
+
+`refresh` advances each log from the events after its last indexed id: the records those
+events touch (`slice.touched`, the hot slice's rule) are written again from the folded state,
+or deleted when no longer live. A log whose older part changed (a sync inserted events
+before the last indexed id), one with a legacy event that reads the whole state, and a
+missing index are indexed again from the folded state. The index is never the record: it
+is rebuilt from the logs whenever in doubt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from service.data.sqlite import connect, immediate
+from service.data.workspaces import Data
+from service.index import query
+from service.model import search, slice
+from service.model.events import Event
+from service.model.fold import distinct
+from service.model.search import Pair
+from service.model.state import Entity, State
+from service.store import Store, layout, segments
+from service.store.cache import model_fingerprint
+
+INDEX_FORMAT = 1
+TOKENIZER = "trigram case_sensitive 1"  # the haystack is lowercased by the model already
+_encode = msgspec.msgpack.Encoder().encode
+_decode_pairs = msgspec.msgpack.Decoder(dict[str, list[str]]).decode
+
+
+class Refreshed(msgspec.Struct, frozen=True):
+    """What one refresh did, per log (`workspace/log`; the workspace log is `workspace/`)."""
+
+    advanced: list[str]
+    rebuilt: list[str]
+    dropped: list[str]
+
+
+class _Log(msgspec.Struct):
+    last_id: str | None
+    events: int
+    pairs: dict[str, list[str]]
+
+
+class SearchIndex:
+    """The search index of one data directory."""
+
+    def __init__(self, data: Data) -> None:
+        self.data = data
+        self.db = connect(data.index_db)
+        self._prepare()
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- schema ---------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        version = f"{INDEX_FORMAT}:{model_fingerprint()}"
+        with immediate(self.db):
+            meta = self.db.table("meta")
+            held = meta.exists() and next(meta.rows_where("key = 'version'", select="value"), None)
+            if held and held["value"] == version:
+                return
+            for name in ("records_fts", "records", "logs", "meta"):
+                self.db.execute(f"DROP TABLE IF EXISTS [{name}]")
+            for trigger in ("records_ai", "records_ad", "records_au"):
+                self.db.execute(f"DROP TRIGGER IF EXISTS [{trigger}]")
+            meta.create({"key": str, "value": str}, pk="key")
+            meta.insert({"key": "version", "value": version})
+            self.db.table("logs").create(
+                {"workspace": str, "log": str, "last_id": str, "events": int, "pairs": bytes},
+                pk=("workspace", "log"),
+            )
+            records = self.db.table("records")
+            records.create(
+                {
+                    "workspace": str,
+                    "log": str,
+                    "id": str,
+                    "seq": int,
+                    "exposure": str,
+                    "hay": str,
+                    "entity": bytes,
+                },
+                pk=("workspace", "log", "id"),
+            )
+            records.create_index(["workspace", "log", "seq"])
+            records.enable_fts(["hay"], tokenize=TOKENIZER, create_triggers=True)
+
+    # --- advancing ------------------------------------------------------------------------
+
+    def refresh(self, workspaces: Iterable[str] | None = None) -> Refreshed:
+        """Bring the index up to the logs of `workspaces` (default: every one in DATA)."""
+        names = self.data.names()
+        done = Refreshed([], [], [])
+        chosen = names if workspaces is None else [w for w in workspaces if w in names]
+        for name in chosen:
+            with self.data.open(name) as store:
+                logs = store.logs()
+                for log in logs:
+                    self._refresh_log(name, store, log, done)
+            self._drop(name, keep=logs, done=done)
+        if workspaces is None:
+            for gone in self._indexed_workspaces() - set(names):
+                self._drop(gone, keep=[], done=done)
+        return done
+
+    def _refresh_log(self, workspace: str, store: Store, log: str, done: Refreshed) -> None:
+        with immediate(self.db):  # the fold too: another refresh may not write a newer one between
+            state, _ = store.state(log)
+            held = self._held(workspace, log)
+            if held is not None and (held.last_id, held.events) == (state.last_id, state.events):
+                return
+            where = f"{workspace}/{log}"
+            new = _after(store, log, held.last_id) if held is not None else None
+            if held is None or new is None or held.events + len(new) != state.events:
+                self._rebuild(workspace, log, state)
+                done.rebuilt.append(where)
+                return
+            touched = slice.touched(State(pairs=held.pairs), new)
+            if touched is None:
+                self._rebuild(workspace, log, state)
+                done.rebuilt.append(where)
+                return
+            self._rewrite(workspace, log, state, touched)
+            done.advanced.append(where)
+
+    def _held(self, workspace: str, log: str) -> _Log | None:
+        row = self.db.execute(
+            "SELECT last_id, events, pairs FROM logs WHERE workspace = ? AND log = ?", [workspace, log]
+        ).fetchone()
+        return None if row is None else _Log(row[0], row[1], _decode_pairs(row[2]))
+
+    def _rebuild(self, workspace: str, log: str, state: State) -> None:
+        self.db.execute("DELETE FROM records WHERE workspace = ? AND log = ?", [workspace, log])
+        rows = [_row(workspace, log, seq, e) for seq, e in enumerate(state.entities.values()) if e.live]
+        self.db.table("records").insert_all(rows, batch_size=500)
+        self._mark(workspace, log, state)
+
+    def _rewrite(self, workspace: str, log: str, state: State, ids: set[str]) -> None:
+        chosen = sorted(ids)
+        for start in range(0, len(chosen), 500):
+            part = chosen[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            self.db.execute(
+                f"DELETE FROM records WHERE workspace = ? AND log = ? AND id IN ({marks})",
+                [workspace, log, *part],
+            )
+        seq = {entity_id: i for i, entity_id in enumerate(state.entities)}
+        live = [state.entities[i] for i in chosen if i in state.entities and state.entities[i].live]
+        self.db.table("records").insert_all([_row(workspace, log, seq[e.id], e) for e in live])
+        self._mark(workspace, log, state)
+
+    def _mark(self, workspace: str, log: str, state: State) -> None:
+        self.db.table("logs").upsert(
+            {
+                "workspace": workspace,
+                "log": log,
+                "last_id": state.last_id,
+                "events": state.events,
+                "pairs": _encode(state.pairs),
+            },
+            pk=("workspace", "log"),
+        )
+
+    def _drop(self, workspace: str, keep: list[str], done: Refreshed) -> None:
+        marks = ", ".join("?" * len(keep))
+        where = f"workspace = ? AND log NOT IN ({marks})" if keep else "workspace = ?"
+        with immediate(self.db):
+            gone = [r[0] for r in self.db.execute(f"SELECT log FROM logs WHERE {where}", [workspace, *keep])]
+            self.db.execute(f"DELETE FROM records WHERE {where}", [workspace, *keep])
+            self.db.execute(f"DELETE FROM logs WHERE {where}", [workspace, *keep])
+        done.dropped.extend(f"{workspace}/{log}" for log in gone)
+
+    def _indexed_workspaces(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT DISTINCT workspace FROM logs")}
+
+    # --- reading --------------------------------------------------------------------------
+
+    def search(
+        self,
+        q: str,
+        project: str | None = None,
+        workspaces: Iterable[str] = (),
+        limit: int = query.DEFAULT_LIMIT,
+        exposure: str | None = None,
+    ) -> list[query.Hit]:
+        """The live records of `workspaces` matching `q`, ranked as `self search` ranks them
+        (`project`'s records first); `exposure` keeps one exposure, None keeps every one."""
+        return query.search(self.db, q, project, list(workspaces), limit, exposure)
+
+    def entities(self, workspace: str, log: str) -> list[Pair]:
+        """The records indexed for one log, in the fold's order (for checks and tests)."""
+        rows = self.db.execute(
+            "SELECT entity FROM records WHERE workspace = ? AND log = ? ORDER BY seq", [workspace, log]
+        )
+        return [(query.decode_entity(row[0]), False) for row in rows]
+
+
+def _after(store: Store, log: str, last_id: str | None) -> list[Event] | None:
+    """The distinct events after `last_id`, in id order; None when there is no mark.
+
+    New events are appended, so segments are read from the last back to the first that holds
+    an event up to `last_id`. One that sits further back (a log rewritten by hand) is missed
+    here and caught by the caller: the count of events no longer adds up, and the log is
+    indexed again."""
+    if last_id is None:
+        return None
+    found: list[Event] = []
+    for name in reversed(layout.segments(store.root, log)):
+        events = segments.scan(store.root, log, [name]).events
+        found += [e for e in events if e.id > last_id]
+        if any(e.id <= last_id for e in events):
+            break
+    return distinct(found)[0]
+
+
+def _row(workspace: str, log: str, seq: int, entity: Entity) -> dict[str, Any]:
+    return {
+        "workspace": workspace,
+        "log": log,
+        "id": entity.id,
+        "seq": seq,
+        "exposure": entity.exposure,
+        "hay": query.searchable(search.haystack(entity)),
+        "entity": _encode(entity),
+    }
