@@ -193,3 +193,27 @@ def test_an_archive_superself_wrote_in_the_project_log_comes_over(fresh: Store, 
     assert (projects["demo"]["archived"], projects["back"]["archived"]) == (True, False), projects
     fresh.project = "demo"
     assert fresh.json("status")["health"] == []
+
+
+ENTITY_ERA = SAMPLE.parents[1] / "superself-legacy" / "entity-era"
+
+
+def import_entity_era(fresh: Store, tmp_path: Path) -> dict[str, object]:
+    copy = tmp_path / "superself"
+    shutil.copytree(ENTITY_ERA / "store", copy)
+    imported: dict[str, object] = fresh.json("import", "superself", str(copy))
+    fresh.project = "app"
+    return imported
+
+
+def test_an_entity_era_reach_imports_as_reached(fresh: Store, tmp_path: Path) -> None:
+    """Superself's `milestone reach` and `objective close --as reached` wrote `entity.done`
+    without evidence; after import they read as reached, as Superself showed them."""
+    import_entity_era(fresh, tmp_path)
+    every = fresh.by_id("--all")
+    assert [every[i]["execution"] for i in ("m-9hcf7", "m-f3w89", "o-j69b4")] == ["done"] * 3
+    status = fresh.json("status")
+    assert status["health"] == [] and status["objectives_open"] == 0
+    assert (status["milestones_reached"], status["milestones_total"]) == (2, 2)
+    printed = (ENTITY_ERA / "expected" / "milestone-list.txt").read_text()
+    assert printed.count("  reached  ") == 2
