@@ -217,3 +217,14 @@ def test_an_entity_era_reach_imports_as_reached(fresh: Store, tmp_path: Path) ->
     assert (status["milestones_reached"], status["milestones_total"]) == (2, 2)
     printed = (ENTITY_ERA / "expected" / "milestone-list.txt").read_text()
     assert printed.count("  reached  ") == 2
+
+
+def test_an_entity_era_undo_imports_as_taken_back(fresh: Store, tmp_path: Path) -> None:
+    """Superself's `self undo` of a withdrawal, a supersession and a retirement: after import
+    the records stand, and `self state list` names the records Superself's listed."""
+    import_entity_era(fresh, tmp_path)
+    printed = (ENTITY_ERA / "expected" / "state-list.txt").read_text().splitlines()[:-1]
+    assert set(fresh.by_id()) == {line.split()[0] for line in printed}
+    every = fresh.by_id("--all")
+    assert (every["e-8va92"]["status"], every["e-f334p"]["status"]) == ("confirmed", "confirmed")
+    assert every["e-9rx56"]["execution"] == "in-progress"

@@ -60,6 +60,19 @@ def test_the_gate_still_refuses_an_evidence_free_done_not_imported() -> None:
     assert state.entities["m-9hcf7"].execution is None
 
 
+def live_ids(state: State) -> set[str]:
+    return {
+        e.id
+        for e in state.entities.values()
+        if e.status in ("proposed", "confirmed") and e.execution not in ("done", "retired")
+    }
+
+
+def test_live_records_are_those_superself_listed(era: State) -> None:
+    printed = (ERA / "expected" / "state-list.txt").read_text().splitlines()
+    assert live_ids(era) == {line.split()[0] for line in printed[:-1]}
+
+
 def test_fixture_holds_what_the_rules_turn_on() -> None:
     types = [json.loads(line)["type"] for line in LOG.read_text().splitlines()]
     assert types.count("entity.done") >= 4 and "entity.restored" in types
