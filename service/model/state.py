@@ -26,6 +26,12 @@ def kind_of(labels: list[str] | tuple[str, ...]) -> str | None:
     return None
 
 
+def shared_with(project: str, entity: Entity) -> bool:
+    """Whether a live record of another project's log renders in `project`'s context: it is
+    workspace-scoped, or its scope names `project` (Superself's scope naming a project)."""
+    return entity.live and entity.scope in ("workspace", project)
+
+
 class Pending(msgspec.Struct, gc=False):
     """A placement proposed by an agent, waiting on a person to confirm it."""
 

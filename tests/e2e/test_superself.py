@@ -224,7 +224,18 @@ def test_an_entity_era_undo_imports_as_taken_back(fresh: Store, tmp_path: Path) 
     the records stand, and `self state list` names the records Superself's listed."""
     import_entity_era(fresh, tmp_path)
     printed = (ENTITY_ERA / "expected" / "state-list.txt").read_text().splitlines()[:-1]
-    assert set(fresh.by_id()) == {line.split()[0] for line in printed}
+    rows = {ident: row for ident, row in fresh.by_id().items() if row["scope"] in ("project", "workspace")}
+    assert set(rows) == {line.split()[0] for line in printed}
     every = fresh.by_id("--all")
     assert (every["e-8va92"]["status"], every["e-f334p"]["status"]) == ("confirmed", "confirmed")
     assert every["e-9rx56"]["execution"] == "in-progress"
+
+
+def test_a_record_scoped_to_another_project_imports_and_renders_there(fresh: Store, tmp_path: Path) -> None:
+    """Superself's `state add --scope other` in app's log: read, not skipped; it renders in
+    other's context (as `self state --project other` listed it in Superself), not in app's."""
+    imported = import_entity_era(fresh, tmp_path)
+    assert imported["skipped_lines"] == {}, imported
+    assert "shared lint rules" not in fresh.ok("context", "--plain")
+    fresh.project = "other"
+    assert "shared lint rules" in fresh.ok("context", "--plain")

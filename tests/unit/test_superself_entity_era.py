@@ -14,9 +14,10 @@ import msgspec
 import pytest
 
 from service.model import completion
+from service.model.context import collect
 from service.model.events import Event, decode_line
 from service.model.fold import fold_all
-from service.model.state import State
+from service.model.state import State, shared_with
 
 ERA = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy" / "entity-era"
 LOG = ERA / "store" / "projects" / "app" / "log.jsonl"
@@ -31,7 +32,7 @@ def imported(event: Event) -> Event:
 def events(*, stamped: bool) -> list[Event]:
     out = []
     for line in LOG.read_bytes().splitlines():
-        if not line.strip() or b'"scope":"other"' in line:
+        if not line.strip():
             continue
         event = decode_line(line)
         out.append(imported(event) if stamped else event)
@@ -70,9 +71,18 @@ def live_ids(state: State) -> set[str]:
 
 def test_live_records_are_those_superself_listed(era: State) -> None:
     printed = (ERA / "expected" / "state-list.txt").read_text().splitlines()
-    assert live_ids(era) == {line.split()[0] for line in printed[:-1]}
+    home = {e.id for e in collect(era, [])}
+    assert live_ids(era) & home == {line.split()[0] for line in printed[:-1]}
 
 
 def test_fixture_holds_what_the_rules_turn_on() -> None:
     types = [json.loads(line)["type"] for line in LOG.read_text().splitlines()]
     assert types.count("entity.done") >= 4 and "entity.restored" in types
+
+
+def test_a_scope_naming_another_project_renders_there(era: State) -> None:
+    """`state add --scope other` in app's log: Superself rendered it in `other`, not in app."""
+    lint = next(e for e in era.entities.values() if e.text == "shared lint rules")
+    assert lint.scope == "other" and lint.live
+    assert shared_with("other", lint) and not shared_with("app", lint)
+    assert lint not in collect(era, [])
