@@ -9,6 +9,8 @@ supersessions it made.
 from __future__ import annotations
 
 import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from service.model.events import Blocked, EntityWhy, Link, Linked
 from service.model.state import State
@@ -102,3 +104,37 @@ def test_a_restore_without_annuls_keeps_selfhubs_meaning() -> None:
     log.done(unit)
     log.add("entity.restored", EntityWhy(entity=unit))
     assert log.state().entities[unit].execution is None
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["retract", "retire", "link"]), st.booleans()), min_size=1, max_size=8)
+)
+@settings(max_examples=60, deadline=None)
+def test_an_undo_folds_as_if_the_event_it_names_were_never_written(steps: list[tuple[str, bool]]) -> None:
+    """Superself's rule: the annulled event is skipped. Each step acts on a record of its own
+    (a withdrawal, a retirement or a link) and is undone or not."""
+    with_undo, without = Log(), Log()
+    for log in (with_undo, without):
+        log.entity("the ground", "claim")
+    ground = with_undo.events[0].id
+    for kind, undone in steps:
+        records = [log.entity(f"record {kind}", "work") for log in (with_undo, without)]
+        assert records[0] == records[1]
+        record = records[0]
+        if kind == "retract":
+            event = with_undo.add("entity.retracted", EntityWhy(entity=record))
+        elif kind == "retire":
+            event = with_undo.add("entity.retired", EntityWhy(entity=record))
+        else:
+            event = with_undo.add("entity.linked", Linked(entity=record, link=Link("relates", ground)))
+        if undone:
+            undo(with_undo, record, event)
+        else:
+            without.events.append(with_undo.events[-1])
+        while len(without.events) < len(with_undo.events):  # keep ids in step
+            without.add("entity.unknown-kind", EntityWhy(entity=record))
+    mine, theirs = with_undo.state(), without.state()
+    for ident, entity in theirs.entities.items():
+        other = mine.entities[ident]
+        assert (other.status, other.execution, other.links) == (entity.status, entity.execution, entity.links)
+    assert [s.kind for s in mine.signals] == []
