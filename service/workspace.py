@@ -20,7 +20,7 @@ from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Actor, Event, Origin
 from service.model.slice import ColdCounts
-from service.model.state import Entity, State
+from service.model.state import Entity, State, shared_with
 from service.store import Quarantine, Store, local
 from service.store.layout import display
 
@@ -146,9 +146,7 @@ class Workspace:
         shared = [e for e in self.state(WORKSPACE_LOG).entities.values() if e.live]
         for other in self.store.logs():
             if other not in (WORKSPACE_LOG, project):
-                shared += [
-                    e for e in self.state(other).entities.values() if e.live and e.scope == "workspace"
-                ]
+                shared += [e for e in self.state(other).entities.values() if shared_with(project, e)]
         return shared
 
     def state_at(self, log: str, at: str) -> State:
@@ -187,11 +185,8 @@ class Workspace:
         shared = [e for e in workspace.state.entities.values() if e.live]
         for other in self.store.logs():
             if other not in (WORKSPACE_LOG, project):
-                shared += [
-                    e
-                    for e in self.store.hot(other).state.entities.values()
-                    if e.live and e.scope == "workspace"
-                ]
+                hot = self.store.hot(other).state
+                shared += [e for e in hot.entities.values() if shared_with(project, e)]
         cold = ColdCounts(
             mine.cold.search + workspace.cold.search, mine.cold.open_work + workspace.cold.open_work
         )

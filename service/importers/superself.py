@@ -1,9 +1,10 @@
 """`self import superself PATH`: a Superself store (registry.jsonl, projects/<slug>/log.jsonl).
 
-Every event is kept with its own id, legacy kinds included; each passes the sanitize gate
-through the store's import path. Registry rows become `project.added` events, and a project
-Superself left archived (its own log's last `project.archived` / `project.restored` by time)
-is archived in the workspace log too.
+Every event is kept with its own id, legacy kinds included, and stamped
+`refs.imported: "superself"`; each passes the sanitize gate through the store's import path.
+Registry rows become `project.added` events, and a project Superself left archived (its own
+log's last `project.archived` / `project.restored` by time) is archived in the workspace log
+too.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import json
 from pathlib import Path
 from typing import TypedDict
 
-from service.model import commands
+import msgspec
+
+from service.model import commands, completion
 from service.model.errors import Invalid
 from service.model.events import Event, Origin, ProjectAdded, ProjectChanged, decode_line, make, payload_of
 from service.store import Store
@@ -50,10 +53,16 @@ def read_log(path: Path) -> tuple[list[Event], list[tuple[int, str]]]:
         if not line.strip():
             continue
         try:
-            events.append(decode_line(line))
+            events.append(_stamped(decode_line(line)))
         except Invalid as exc:
             bad.append((number, str(exc)))
     return events, bad
+
+
+def _stamped(event: Event) -> Event:
+    """The event marked as Superself's history, so the fold reads it as Superself's fold did."""
+    refs = {**(event.refs or {}), completion.IMPORTED: completion.SUPERSELF}
+    return msgspec.structs.replace(event, refs=refs)
 
 
 def import_superself(store: Store, path: Path, origin: Origin) -> ImportSummary:

@@ -117,10 +117,12 @@ def confirm_command(e: Entity, short: str, project: str) -> str:
 
 
 def collect(state: State, shared: Iterable[Entity]) -> list[Entity]:
-    """Workspace-scoped records and this project's live records, once each, in render order."""
+    """Workspace-scoped records and this project's live records, once each, in render order
+    (a record whose scope names another project renders there, not here)."""
     chosen = {e.id: e for e in shared if e.live}
-    chosen.update((e.id, e) for e in state.live())
+    chosen.update((e.id, e) for e in state.live() if e.scope in ("project", "workspace"))
     return ordered(chosen.values())
+
 
 
 def _shown(entities: list[Entity]) -> set[str]:

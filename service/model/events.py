@@ -7,7 +7,7 @@ survive untouched (forward compatibility) and known ones are typed.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -16,6 +16,9 @@ from service.model.errors import Invalid
 Actor = Literal["agent", "human"]
 Exposure = Literal["full", "index", "search"]
 Scope = Literal["project", "workspace"]
+# What a scope read from a log may be: selfhub writes project or workspace; Superself's scope
+# could also name another project by its slug, where the record then renders.
+ScopeRead = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 LinkType = Literal["member-of", "supersedes", "relates", "supports", "depends-on", "answers"]
 
 
@@ -111,7 +114,7 @@ class Assertion(Payload, frozen=True, gc=False):
     links: tuple[Link, ...] = ()
     criteria: tuple[str, ...] = ()
     exposure: Exposure | None = None
-    scope: Scope | None = None
+    scope: ScopeRead | None = None
     priority: int | None = None
     why: str | None = None
     target: str | None = None
@@ -149,7 +152,7 @@ class Placed(Payload, frozen=True, gc=False):
     entity: str
     exposure: Exposure | None = None
     priority: int | None = None
-    scope: Scope | None = None
+    scope: ScopeRead | None = None
     why: str | None = None
     pair: str | None = None
 

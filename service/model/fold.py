@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-from service.model import completion, legacy
+from service.model import completion, legacy, undo
 from service.model.events import (
     Assertion,
     Assessed,
@@ -107,6 +107,10 @@ def _apply(state: State, event: Event) -> None:
     if payload is None:
         state.unknown += 1
         return
+    if state.annulled and event.id in state.annulled:
+        payload = undo.taken_back(state, event.id, payload)
+        if payload is None:
+            return
     handler = HANDLERS.get(event.type)
     if handler is None:
         handler = _legacy
@@ -238,6 +242,8 @@ def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why:
         return
     if old.status == "proposed" and state.awaiting:
         _unawait(state, old)
+    successor = state.entities.get(new_id or "")
+    undo.remember_status(old, successor.created if successor is not None else event.id)
     old.status = "superseded"
     old.superseded_by = new_id
     fact = state.ledger.get(old_id)
@@ -270,6 +276,7 @@ def _retracted(state: State, event: Event, payload: Payload) -> None:
         return
     if entity.status == "proposed" and state.awaiting:
         _unawait(state, entity)
+    undo.remember_status(entity, event.id)
     entity.status = "retracted"
     entity.closed_why = payload.why
     entity.pending.clear()
@@ -323,6 +330,7 @@ def _linked(state: State, event: Event, payload: Payload) -> None:
     if event.type == "entity.linked":
         if payload.link not in entity.links:
             entity.links.append(payload.link)
+            undo.remember_link(entity, event.id, payload.link)
     elif payload.link in entity.links:
         entity.links.remove(payload.link)
     fact = state.ledger.get(entity.id)
@@ -378,7 +386,8 @@ def _done(state: State, event: Event, payload: Payload) -> None:
         return
     if payload.report:  # Superself's done-time report, written inside the done
         state.reports.setdefault(entity.id, []).append(Report(event.id, event.ts, payload.report))
-    reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts)
+    judged = completion.imported_from_superself(event)
+    reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts, judged=judged)
     if reason is not None:
         _signal(state, event, "done-refused", reason, entity.id)
         return
@@ -391,14 +400,23 @@ def _retired(state: State, event: Event, payload: Payload) -> None:
     assert isinstance(payload, EntityWhy)
     entity = _target(state, event, payload.entity)
     if entity is not None and entity.execution != "done":
+        undo.remember_execution(entity, event.id)
         entity.execution = "retired"
         entity.closed_why = payload.why
         entity.superseded_by = payload.successor or entity.superseded_by
 
 
 def _restored(state: State, event: Event, payload: Payload) -> None:
-    """Undo of done or retired: the unit is open again. Retraction stays terminal."""
+    """Undo of done or retired: the unit is open again. Retraction stays terminal. With
+    `refs.annuls` (Superself's undo), the event it names is taken back instead."""
     assert isinstance(payload, EntityWhy)
+    annulled = undo.annulled_id(event)
+    if annulled is not None:
+        for record in undo.annul(state, event, payload.entity, annulled):
+            fact = state.ledger.get(record.id)
+            if fact is not None:
+                _relate(fact, record)
+        return
     entity = _target(state, event, payload.entity)
     if entity is not None and entity.execution in ("done", "retired"):
         entity.execution = "in-progress" if entity.started else None

@@ -104,7 +104,7 @@ def record(kind: str) -> dict[str, Any]:
         "status": {"enum": ["proposed", "confirmed", "superseded", "retracted"]},
         "exposure": {"enum": ["full", "index", "search"]},
         "priority": _nullable("integer"),
-        "scope": {"enum": ["project", "workspace"]},
+        "scope": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},  # or a project's slug
         "links": {"type": "array", "items": _ref("Link")},
         "superseded_by": _nullable("string"),
         "supersedes": _strings(),

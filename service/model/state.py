@@ -26,6 +26,12 @@ def kind_of(labels: list[str] | tuple[str, ...]) -> str | None:
     return None
 
 
+def shared_with(project: str, entity: Entity) -> bool:
+    """Whether a live record of another project's log renders in `project`'s context: it is
+    workspace-scoped, or its scope names `project` (Superself's scope naming a project)."""
+    return entity.live and entity.scope in ("workspace", project)
+
+
 class Pending(msgspec.Struct, gc=False):
     """A placement proposed by an agent, waiting on a person to confirm it."""
 
@@ -35,6 +41,20 @@ class Pending(msgspec.Struct, gc=False):
     scope: str | None = None
     why: str | None = None
     pair: str | None = None
+
+
+class Undo(msgspec.Struct, gc=False, omit_defaults=True):
+    """What a record's last undoable transition changed (a withdrawal, a supersession, a
+    retirement, a link added), so an `entity.restored` whose `refs.annuls` names that event —
+    Superself's `self undo` — puts it back. One per record: the transitions Superself's undo
+    takes back end the record's status or working state, so each is its last of that kind."""
+
+    event: str
+    status: str | None = None  # before a withdrawal or a supersession
+    execution: str | None = None  # before a retirement
+    closed_why: str | None = None
+    superseded_by: str | None = None
+    link: Link | None = None  # the edge a link event added
 
 
 class Entity(msgspec.Struct, gc=False):
@@ -64,6 +84,7 @@ class Entity(msgspec.Struct, gc=False):
     closed_why: str | None = None
     pending: list[Pending] = msgspec.field(default_factory=list)
     ledger: LedgerFields | None = None
+    undo: Undo | None = None
 
     @property
     def live(self) -> bool:
@@ -145,6 +166,7 @@ class State(msgspec.Struct, gc=False):
     exits: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
     awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    annulled: list[str] = msgspec.field(default_factory=list)  # annulled before they were folded
     unknown: int = 0
     events: int = 0
     last_id: str | None = None

@@ -193,3 +193,49 @@ def test_an_archive_superself_wrote_in_the_project_log_comes_over(fresh: Store, 
     assert (projects["demo"]["archived"], projects["back"]["archived"]) == (True, False), projects
     fresh.project = "demo"
     assert fresh.json("status")["health"] == []
+
+
+ENTITY_ERA = SAMPLE.parents[1] / "superself-legacy" / "entity-era"
+
+
+def import_entity_era(fresh: Store, tmp_path: Path) -> dict[str, object]:
+    copy = tmp_path / "superself"
+    shutil.copytree(ENTITY_ERA / "store", copy)
+    imported: dict[str, object] = fresh.json("import", "superself", str(copy))
+    fresh.project = "app"
+    return imported
+
+
+def test_an_entity_era_reach_imports_as_reached(fresh: Store, tmp_path: Path) -> None:
+    """Superself's `milestone reach` and `objective close --as reached` wrote `entity.done`
+    without evidence; after import they read as reached, as Superself showed them."""
+    import_entity_era(fresh, tmp_path)
+    every = fresh.by_id("--all")
+    assert [every[i]["execution"] for i in ("m-9hcf7", "m-f3w89", "o-j69b4")] == ["done"] * 3
+    status = fresh.json("status")
+    assert status["health"] == [] and status["objectives_open"] == 0
+    assert (status["milestones_reached"], status["milestones_total"]) == (2, 2)
+    printed = (ENTITY_ERA / "expected" / "milestone-list.txt").read_text()
+    assert printed.count("  reached  ") == 2
+
+
+def test_an_entity_era_undo_imports_as_taken_back(fresh: Store, tmp_path: Path) -> None:
+    """Superself's `self undo` of a withdrawal, a supersession and a retirement: after import
+    the records stand, and `self state list` names the records Superself's listed."""
+    import_entity_era(fresh, tmp_path)
+    printed = (ENTITY_ERA / "expected" / "state-list.txt").read_text().splitlines()[:-1]
+    rows = {ident: row for ident, row in fresh.by_id().items() if row["scope"] in ("project", "workspace")}
+    assert set(rows) == {line.split()[0] for line in printed}
+    every = fresh.by_id("--all")
+    assert (every["e-8va92"]["status"], every["e-f334p"]["status"]) == ("confirmed", "confirmed")
+    assert every["e-9rx56"]["execution"] == "in-progress"
+
+
+def test_a_record_scoped_to_another_project_imports_and_renders_there(fresh: Store, tmp_path: Path) -> None:
+    """Superself's `state add --scope other` in app's log: read, not skipped; it renders in
+    other's context (as `self state --project other` listed it in Superself), not in app's."""
+    imported = import_entity_era(fresh, tmp_path)
+    assert imported["skipped_lines"] == {}, imported
+    assert "shared lint rules" not in fresh.ok("context", "--plain")
+    fresh.project = "other"
+    assert "shared lint rules" in fresh.ok("context", "--plain")
