@@ -11,7 +11,7 @@ import msgspec
 
 from service.model import ids, order
 from service.model.events import decode_unchecked
-from service.store.aside import is_marker
+from service.store.aside import is_marker as is_marker  # sync reads markers through logs
 
 _PREFIX = b'{"id":"'
 _plain = msgspec.json.Decoder()
