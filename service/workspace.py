@@ -141,16 +141,6 @@ class Workspace:
     def config(self) -> WorkspaceConfig:
         return self.store.config()
 
-    def shared(self, project: str) -> list[Entity]:
-        """Workspace-scoped records every project's context shows."""
-        shared = [e for e in self.state(WORKSPACE_LOG).entities.values() if e.live]
-        for other in self.store.logs():
-            if other not in (WORKSPACE_LOG, project):
-                shared += [
-                    e for e in self.state(other).entities.values() if e.live and e.scope == "workspace"
-                ]
-        return shared
-
     def state_at(self, log: str, at: str) -> State:
         """Time travel: the fold of the log's prefix up to an event id or an ISO date/time."""
         from service.model.fold import fold_all

@@ -419,11 +419,6 @@ def _most(fits: Callable[[int], bool], upper: int) -> int:
     return low
 
 
-def render_json(doc: ContextDoc) -> bytes:
-    """The document as JSON (sections, rows, counts, pointers)."""
-    return msgspec.json.encode(doc)
-
-
 # --- outside a project --------------------------------------------------------------------------
 
 

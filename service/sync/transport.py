@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import urlparse
 
-from dulwich.client import GitClient, HTTPUnauthorized, LocalGitClient
+from dulwich.client import HTTPUnauthorized, LocalGitClient
 from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 from dulwich.file import FileLocked
 from dulwich.objects import ZERO_SHA, ObjectID
@@ -391,7 +391,3 @@ def _close_connections(exc: BaseException) -> None:
                 with contextlib.suppress(Exception):
                     value.close()
         tb = tb.tb_next
-
-
-def is_local(client: GitClient) -> bool:
-    return isinstance(client, LocalGitClient)
