@@ -19,7 +19,7 @@ from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Actor, Event, Origin
-from service.model.slice import ColdCounts
+from service.model.hotslice import ColdCounts
 from service.model.state import Entity, State
 from service.store import Quarantine, Store, local
 from service.store.layout import display
