@@ -1,7 +1,7 @@
 """Real servers for the tests and the sync bench, on 127.0.0.1 only: free ports, waiting for a
 server to listen, stopping it by the process it was started as, and `git daemon`.
 
-The sync tests reach these through tests/integration/test_sync_support.py; bench/sync.py, run
+The sync tests reach these through tests/integration/sync_support.py; bench/sync.py, run
 from the repository root, imports this module directly.
 """
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from collections import Counter
 
-from selfrun import SELF, Store
+from tests.e2e.selfrun import SELF, Store
 
 PER_WRITER = 30
 LOOP = """

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from selfrun import Store, describe
+
+from tests.e2e.selfrun import Store, describe
 
 HUGE = 120_000  # characters: under one argument's limit, far over any budget
 

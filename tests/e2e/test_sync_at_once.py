@@ -9,7 +9,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from selfrun import SELF, Store, base_env, describe, run_self
+from tests.e2e.selfrun import SELF, Store, base_env, describe, run_self
 
 CLONES = 3
 ROUNDS = 10  # 30 syncs, three at a time

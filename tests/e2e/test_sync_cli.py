@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from selfrun import REPO, Store, base_env, describe, run_self
-
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from test_sync_support import free_port, http_git
+from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.integration.sync_support import free_port, http_git
 
 
 def bare(path: Path) -> Path:

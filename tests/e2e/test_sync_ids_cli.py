@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from selfrun import Store, base_env, describe, run_self
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 
 AHEAD = {"SELF_CLOCK_OFFSET_MS": "5000"}
 

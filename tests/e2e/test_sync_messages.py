@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from selfrun import REPO, Store, base_env, describe, run_self
-
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 from tests.servers import refusing_port
 
 

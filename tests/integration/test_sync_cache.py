@@ -11,13 +11,13 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync_support import FAST, append, close_all, pair
 
 from service.model.events import Event
 from service.model.fold import fold_all
 from service.model.state import State
 from service.store import Store, cache
 from service.sync import sync
+from tests.integration.sync_support import FAST, append, close_all, pair
 
 
 class Folds:

@@ -11,7 +11,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from test_sync_support import (
+from service.store import Store
+from service.sync import Options, clone, remotes, sync
+from tests.integration.sync_support import (
     bare,
     close_all,
     event_ids,
@@ -22,9 +24,6 @@ from test_sync_support import (
     remote_ids,
     track,
 )
-
-from service.store import Store
-from service.sync import Options, clone, remotes, sync
 
 PROCESSES = 8
 EVENTS = 250
@@ -37,7 +36,7 @@ import json, random, sys, time
 from pathlib import Path
 from service.store import Store
 from service.sync import Options, sync
-from test_sync_support import append
+from tests.integration.sync_support import append
 
 root, events, batch = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 store = Store.open(root)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from test_sync_support import (
+from service.store import Store
+from service.sync import doctor, sync
+from tests.integration.sync_support import (
     FAST,
     append,
     event_ids,
@@ -18,9 +20,6 @@ from test_sync_support import (
     status_clean,
     track,
 )
-
-from service.store import Store
-from service.sync import doctor, sync
 
 SEGMENT = "projects/app/log/000000.jsonl"
 

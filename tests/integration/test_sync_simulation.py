@@ -25,7 +25,13 @@ from pathlib import Path
 from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync_support import (
+
+from service.model.events import canonical
+from service.store import Store, gitcommit
+from service.store import store as store_module
+from service.sync import Options, clone, logs, remotes, sync
+from tests.eventcheck import checked_tempdir
+from tests.integration.sync_support import (
     append,
     clock_offset,
     event_ids,
@@ -36,12 +42,6 @@ from test_sync_support import (
     remote_ids,
     remote_lines,
 )
-
-from service.model.events import canonical
-from service.store import Store, gitcommit
-from service.store import store as store_module
-from service.sync import Options, clone, logs, remotes, sync
-from tests.eventcheck import checked_tempdir
 
 SCHEDULES = int(os.environ.get("SELF_SYNC_SCHEDULES", "60"))
 LOGS = ("app", "web")
