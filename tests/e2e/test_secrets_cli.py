@@ -54,6 +54,7 @@ def plant(store: Store, name: str, url: str) -> None:
         subprocess.run(["git", "config", "-f", str(config), f"remote.{name}.{key}", value], check=True)
 
 
+@pytest.mark.slow
 def test_a_url_with_credentials_already_in_git_config_is_never_printed(store: Store, tmp_path: Path) -> None:
     root = tmp_path / "served"
     root.mkdir()

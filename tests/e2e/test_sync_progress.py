@@ -102,6 +102,7 @@ def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
             yield f"http://127.0.0.1:{port}/ws.git", extra
 
 
+@pytest.mark.slow
 def test_progress_on_a_terminal_only(
     store: Store, tmp_path: Path, remote: tuple[str, dict[str, str]]
 ) -> None:

@@ -11,6 +11,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from service.store import Store
 from service.sync import Options, clone, remotes, sync
 from tests.integration.sync_support import (
@@ -53,6 +55,7 @@ print(json.dumps({"written": written, "retries": retries, "syncs": syncs}))
 """
 
 
+@pytest.mark.slow
 def test_eight_processes_against_one_git_daemon(tmp_path: Path) -> None:
     base = tmp_path / "served"
     base.mkdir()

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -217,6 +218,7 @@ def check(world: World) -> None:
     assert all(lines[line] == 1 for line in world.acknowledged), "an acknowledged event was lost"
 
 
+@pytest.mark.slow
 @settings(
     max_examples=SCHEDULES,
     deadline=None,

@@ -181,6 +181,7 @@ def two_remote_schedules(draw: st.DrawFn) -> list[tuple[str, int, str]]:
     return draw(st.lists(step, min_size=1, max_size=20))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=int(os.environ.get("SELF_SYNC_SCHEDULES", "60")) // 3 or 1,
     deadline=None,
