@@ -323,7 +323,8 @@ def register(app: typer.Typer) -> None:
 def _as_dict(summary: object) -> dict[str, object]:
     import msgspec
 
-    return msgspec.to_builtins(summary)
+    found: dict[str, object] = msgspec.to_builtins(summary)
+    return found
 
 
 def _print_summary(summary: Summary) -> None:

@@ -19,7 +19,7 @@ from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Actor, Event, Origin
-from service.model.slice import ColdCounts
+from service.model.hotslice import ColdCounts
 from service.model.state import Entity, State, shared_with
 from service.store import Quarantine, Store, local
 from service.store.layout import display
@@ -140,14 +140,6 @@ class Workspace:
 
     def config(self) -> WorkspaceConfig:
         return self.store.config()
-
-    def shared(self, project: str) -> list[Entity]:
-        """Workspace-scoped records every project's context shows."""
-        shared = [e for e in self.state(WORKSPACE_LOG).entities.values() if e.live]
-        for other in self.store.logs():
-            if other not in (WORKSPACE_LOG, project):
-                shared += [e for e in self.state(other).entities.values() if shared_with(project, e)]
-        return shared
 
     def state_at(self, log: str, at: str) -> State:
         """Time travel: the fold of the log's prefix up to an event id or an ISO date/time."""

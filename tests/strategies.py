@@ -195,7 +195,6 @@ class History:
             verb = self.draw(st.sampled_from(("added", "archived", "restored")))
             self.add(f"project.{verb}", {"slug": slug, "why": "x"})
 
-
     def legacy(self, kind: str) -> None:
         """Superself's pre-entity kinds, in the shapes its verbs wrote them."""
         text = self.draw(TEXT)

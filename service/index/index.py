@@ -7,7 +7,7 @@ number of events indexed, and the placements waiting on a record (`State.pairs`)
 were then. `meta` keeps the index format and the model's fingerprint: other code rebuilds.
 
 `refresh` advances each log from the events after its last indexed id: the records those
-events touch (`slice.touched`, the hot slice's rule) are written again from the folded state,
+events touch (`hotslice.touched`, the hot slice's rule) are written again from the folded state,
 or deleted when no longer live. A log whose older part changed (a sync inserted events
 before the last indexed id), one with a legacy event that reads the whole state, and a
 missing index are indexed again from the folded state. The index is never the record: it
@@ -24,7 +24,7 @@ import msgspec
 from service.data.sqlite import connect, immediate
 from service.data.workspaces import Data
 from service.index import query
-from service.model import search, slice
+from service.model import hotslice, search
 from service.model.events import Event
 from service.model.fold import distinct
 from service.model.search import Pair
@@ -134,7 +134,7 @@ class SearchIndex:
                 self._rebuild(workspace, log, state)
                 done.rebuilt.append(where)
                 return
-            touched = slice.touched(State(pairs=held.pairs), new)
+            touched = hotslice.touched(State(pairs=held.pairs), new)
             if touched is None:
                 self._rebuild(workspace, log, state)
                 done.rebuilt.append(where)

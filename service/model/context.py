@@ -21,6 +21,7 @@ from service.model import tokens
 from service.model.config import WorkspaceConfig
 from service.model.derived import derive, owes, owing, plain, view_row
 from service.model.errors import Invalid
+from service.model.hotslice import ColdCounts, is_hot
 from service.model.ledger import moot
 from service.model.render import (
     Near,
@@ -32,7 +33,6 @@ from service.model.render import (
     pointer,
     shorts_for,
 )
-from service.model.slice import ColdCounts, is_hot
 from service.model.state import Entity, Pending, Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
 from service.model.views import awaits_decision, is_work, ledger_words, ordered, process_word
@@ -275,7 +275,7 @@ def build_context(
 
     `shared` holds workspace-scoped records (the workspace log's and other projects');
     `runs` maps work id → local liveness word; `cold` counts live records left out of a
-    hot slice (`service.model.slice`) and `near` finds the ids of those records that sort next
+    hot slice (`service.model.hotslice`) and `near` finds the ids of those records that sort next
     to the ones shown (a short id is decided by its neighbours); `today`
     is the ISO date deadlines are judged against; `quarantined` counts log lines the store
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
@@ -428,11 +428,6 @@ def _most(fits: Callable[[int], bool], upper: int) -> int:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid) else (low, mid - 1)
     return low
-
-
-def render_json(doc: ContextDoc) -> bytes:
-    """The document as JSON (sections, rows, counts, pointers)."""
-    return msgspec.json.encode(doc)
 
 
 # --- outside a project --------------------------------------------------------------------------

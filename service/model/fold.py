@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-from service.model import completion, legacy, undo
+from service.model import completion, legacy, order, undo
 from service.model.events import (
     Assertion,
     Assessed,
@@ -53,7 +53,7 @@ def fold(events: Iterable[Event], state: State | None = None) -> State:
     """Advance `state` (or a new one) by `events`, which must come in increasing id order."""
     state = State() if state is None else state
     for event in events:
-        if state.last_id is not None and event.id <= state.last_id:
+        if not order.after(event.id, state.last_id):
             raise ValueError(f"event {event.id} is not after {state.last_id}; use fold_all")
         _apply(state, event)
     return state
@@ -68,19 +68,10 @@ def fold_all(events: Iterable[Event]) -> State:
 
 
 def distinct(events: Iterable[Event]) -> tuple[list[Event], list[str]]:
-    """The events in id order, one copy of each id (of two that differ, the one whose encoding
-    sorts first), and the sorted ids whose copies differ."""
-    by_id: dict[str, Event] = {}
-    conflicts: list[str] = []
-    for event in events:
-        seen = by_id.get(event.id)
-        if seen is None:
-            by_id[event.id] = event
-        elif seen != event:
-            conflicts.append(event.id)
-            if _sort_key(event) < _sort_key(seen):
-                by_id[event.id] = event
-    return sorted(by_id.values(), key=_id_of), sorted(set(conflicts))
+    """The events in id order, one copy of each id (the winner, `order`), and the sorted ids
+    whose copies differ."""
+    found = order.distinct(events, _id_of, order.event_rank)
+    return found.kept, found.conflicts
 
 
 def conflict_signals(ids: list[str]) -> list[Signal]:
@@ -90,10 +81,6 @@ def conflict_signals(ids: list[str]) -> list[Signal]:
 
 def _id_of(event: Event) -> str:
     return event.id
-
-
-def _sort_key(event: Event) -> bytes:
-    return msgspec.json.encode(event)
 
 
 def _apply(state: State, event: Event) -> None:

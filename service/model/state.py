@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
 from service.model.events import LedgerFields, Link, ReviewMark
 
-Status = Literal["proposed", "confirmed", "superseded", "retracted"]
-Execution = Literal["in-progress", "blocked", "done", "retired"]
 LIVE_STATUSES = ("proposed", "confirmed")
 CLOSED_EXECUTIONS = ("done", "retired")
 # Ledger records: the label that makes an entity a claim, decision or question, and the

@@ -40,16 +40,6 @@ ROW_KEYS = (
 )
 
 
-def recency(created: str) -> tuple[int, ...]:
-    """A sort key that puts later ids first (descending string order as an ascending key)."""
-    return (*(-ord(c) for c in created), 1)
-
-
-def order_key(e: Entity) -> tuple[object, ...]:
-    """Priority ascending (no priority last), ties broken by the most recently created first."""
-    return (e.priority is None, e.priority or 0, recency(e.created))
-
-
 def ordered(entities: Iterable[Entity]) -> list[Entity]:
     """Entities in render order: priority, then recency (two stable sorts, no per-key tuples)."""
     by_recency = sorted(entities, key=_created, reverse=True)
@@ -178,14 +168,6 @@ def list_line(
     """One `state list` line: short id, label, placement, text, and marks (ids in marks
     through `shorts`)."""
     return f"{short}  {label_of(e)}  {_placement(e)}  {one_line(e.text)}{_marks(e, extra, shorts)}"
-
-
-def list_text(entities: list[Entity], shorts: dict[str, str], all_: bool = False) -> str:
-    """The `state list` text: one line per record and a count."""
-    lines = [list_line(e, shorts.get(e.id, e.id)) for e in entities]
-    noun = "record" if all_ else "live entity"
-    lines.append(plural(len(entities), noun, "records" if all_ else "live entities"))
-    return "\n".join(lines) + "\n"
 
 
 def show_text(e: Entity, short: str | None = None, extra: Mapping[str, Any] | None = None) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from dulwich.repo import Repo
 
-from service.model import ids
+from service.model import ids, order
 from service.model.errors import Invalid
 from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
 from service.store import aside, gitcommit, layout
@@ -50,21 +50,22 @@ def append(
 def import_events(
     root: Path, repo: Repo, log: str, events: list[Event], local: Sequence[str] = ()
 ) -> list[Event]:
-    """Append events keeping their own ids: sorted, ids already in the log skipped.
+    """Append events keeping their own ids: in id order, one copy of each (the winner,
+    `order`), ids already in the log skipped.
 
     Legacy and unknown types are kept (an import keeps every event); the sanitize gate
     still runs. Returns the events written.
     """
     present = {event.id for event in read_log(root, log).events}
-    fresh: dict[str, Event] = {}
-    for event in sorted(events, key=lambda e: e.id):
-        if event.id not in present:
-            fresh.setdefault(event.id, event)
-    batch = list(fresh.values())
+    batch = [e for e in order.distinct(events, _id_of, order.event_rank).kept if e.id not in present]
     if batch:
         lines = [_checked(log, event, writable=False, local=local) for event in batch]
         _write(root, repo, log, lines, f"import: {_count(len(lines))} to {display(log)}")
     return batch
+
+
+def _id_of(event: Event) -> str:
+    return event.id
 
 
 def _count(n: int) -> str:
@@ -72,14 +73,12 @@ def _count(n: int) -> str:
 
 
 def _in_order(events: list[Event], last_id: str | None) -> list[Event]:
-    previous = last_id
-    for event in events:
-        if previous is not None and event.id <= previous:
-            raise Invalid(
-                f"event {event.id} is not after {previous}, the last id of its log; "
-                "take ids from the transaction's next_ids()"
-            )
-        previous = event.id
+    found = order.not_after((e.id for e in events), last_id)
+    if found is not None:
+        raise Invalid(
+            f"event {found[0]} is not after {found[1]}, the last id of its log; "
+            "take ids from the transaction's next_ids()"
+        )
     return events
 
 

@@ -21,7 +21,6 @@ import contextlib
 import functools
 import gc
 import hashlib
-import itertools
 import mmap
 import os
 import secrets
@@ -32,7 +31,7 @@ from typing import Protocol
 
 import msgspec
 
-from service.model import fold, state
+from service.model import fold, order, state
 from service.model.events import Event
 from service.model.fold import fold_all
 from service.model.state import State
@@ -137,7 +136,7 @@ def _from_base(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Q
     if base is None or found is None:
         return None
     events, conflicts = fold.distinct(found.events)
-    if events and base.last_id is not None and events[0].id <= base.last_id:
+    if events and not order.after(events[0].id, base.last_id):
         return None
     _forward(base, found, events, conflicts)
     return base, found.fragment
@@ -222,12 +221,7 @@ def _stat(root: Path, log: str, name: str) -> os.stat_result | None:
 
 def extends(position: Position, events: list[Event]) -> bool:
     """True when `events` can be folded on top: every id after the last, in order."""
-    previous = position.last_id
-    for event in events:
-        if previous is not None and event.id <= previous:
-            return False
-        previous = event.id
-    return True
+    return order.ascending((e.id for e in events), position.last_id)
 
 
 def advance(current: State, tail: list[Event], conflicts: list[str] | None = None) -> None:
@@ -245,7 +239,7 @@ def advance(current: State, tail: list[Event], conflicts: list[str] | None = Non
 
 def fold_log(log_events: list[Event]) -> State:
     """fold_all, skipping its sort when the file order is already strictly by id."""
-    ordered = all(a.id < b.id for a, b in itertools.pairwise(log_events))
+    ordered = order.ascending(e.id for e in log_events)
     return fold.fold(log_events) if ordered else fold_all(log_events)
 
 

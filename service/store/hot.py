@@ -1,6 +1,6 @@
 """The hot-slice cache: what context renders, readable without loading the whole state.
 
-`.local/cache/<log>.hot.msgpack` holds the slice (`service.model.slice`) and the counts of
+`.local/cache/<log>.hot.msgpack` holds the slice (`service.model.hotslice`) and the counts of
 the live records outside it; `<log>.cold.sqlite` holds the records outside it, one row each,
 keyed by id (so the ids next to a shown one, which decide its short id, are two lookups).
 New events are folded into the slice after fetching the cold records they name, and
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import msgspec
 
-from service.model import slice as hot_slice
+from service.model import hotslice
 from service.model.events import Event
+from service.model.hotslice import ColdCounts, ColdRecord
 from service.model.render import neighbours
-from service.model.slice import ColdCounts, ColdRecord
 from service.model.state import State
 from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
@@ -110,13 +110,13 @@ def hot(root: Path, log: str) -> Hot:
 def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[str] | None:
     """Fold `events` into the slice; the ids of records that left it, or None when one of
     the events needs the whole state."""
-    touched = hot_slice.touched(snap.state, events)
+    touched = hotslice.touched(snap.state, events)
     if touched is None:
         return None
     missing = sorted(i for i in touched if i not in snap.state.entities)
-    hot_slice.bring_in(snap.state, snap.cold, _fetch(table, missing))
+    hotslice.bring_in(snap.state, snap.cold, _fetch(table, missing))
     cache.advance(snap.state, events)
-    leaving = hot_slice.push_out(snap.state, snap.cold, touched)
+    leaving = hotslice.push_out(snap.state, snap.cold, touched)
     _store(table, leaving)
     return [r.entity.id for r in leaving]
 
@@ -125,7 +125,7 @@ def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Conn
     whole, fragment = cache.snapshot(root, log)
     state = whole.state
     with cache.paused_gc():
-        sliced, cold, counts = hot_slice.split(state)
+        sliced, cold, counts = hotslice.split(state)
     snapshot = HotSnapshot(
         HOT_FORMAT,
         _fingerprint(),

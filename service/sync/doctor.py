@@ -8,7 +8,8 @@ twice; with other bytes, a conflict), lines that are not events, segments not la
 1,000 events each, working files that differ from main, and git lock files in `.git` (a
 crash's, or those of a git command under way). `repair` removes the lock files at least
 `gitcommit.STALE_LOCK` seconds old, moves torn lines to `.local/quarantine/`, removes
-markers and second copies (the first copy in file order stays, so no event is lost), lays
+markers and the other copies of a repeated id (the winner stays, `model/order.py`: the copy
+every fold keeps, so a repair changes no state), lays
 the segments out again and commits the result; other lines that are not events stay where
 they are (reads quarantine them). It also lists the remotes whose last sync stopped on an
 event they hold in other bytes (`identity`).
@@ -32,7 +33,7 @@ class LogReport(msgspec.Struct):
     events: int
     markers: int
     duplicates: int
-    conflicting: int  # repeats whose bytes differ from the first copy
+    conflicting: int  # repeats whose bytes differ from the first copy (in file order)
     unreadable: int
     laid_out: bool  # segments are 1,000 lines each but the last
     torn: int = 0  # lines a crash cut short (set aside by a repair)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model import ids
+from service.model import ids, order
 from service.model.events import decode_unchecked
-from service.store.aside import is_marker
+from service.store.aside import is_marker as is_marker  # sync reads markers through logs
 
 _PREFIX = b'{"id":"'
 _plain = msgspec.json.Decoder()
@@ -75,10 +75,10 @@ class Repair(msgspec.Struct):
         return bool(self.markers or self.duplicates)
 
 
-def repaired(lines: list[bytes], seen: set[str] | None = None) -> Repair:
-    """The lines without conflict markers and without second copies of an id (the first copy,
-    in file order, stays). No event is lost: only markers and repeats go."""
-    known = set() if seen is None else set(seen)
+def repaired(lines: list[bytes]) -> Repair:
+    """The lines without conflict markers and with one copy of each id, the winner (`order`),
+    where it stood. Only markers and the other copies go."""
+    kept = order.winners((found, line) for line in lines if not is_marker(line) and (found := line_id(line)))
     out = Repair([])
     for line in lines:
         if is_marker(line):
@@ -86,10 +86,10 @@ def repaired(lines: list[bytes], seen: set[str] | None = None) -> Repair:
             continue
         found = line_id(line)
         if found is not None:
-            if found in known:
+            if kept.get(found) != line:
                 out.duplicates += 1
                 continue
-            known.add(found)
+            del kept[found]  # a second copy in the same bytes goes too
         out.lines.append(line)
     return out
 
@@ -102,17 +102,16 @@ class Picked(msgspec.Struct):
 
 
 def local_only(local: list[bytes], remote_ids: set[str], remote_lines: set[bytes] | None = None) -> Picked:
-    """The local lines to append after the remote's: one copy per id, in id order."""
-    chosen: dict[str, bytes] = {}
-    unreadable: list[bytes] = []
-    for line in local:
-        if is_marker(line):
-            continue
-        found = line_id(line)
-        if found is not None and found in remote_ids:
-            continue
-        if found is not None and found not in chosen and is_event(line):
-            chosen[found] = line
-        elif (found is None or found not in chosen) and (remote_lines is None or line not in remote_lines):
-            unreadable.append(line)
-    return Picked([chosen[k] for k in sorted(chosen)], unreadable)
+    """The local lines to append after the remote's: the winning copy of each id the remote
+    lacks (`order`), in id order; and the local lines that are not events, but copies of an id
+    an event wins."""
+    named = [(line_id(line), line) for line in local if not is_marker(line)]
+    named = [(found, line) for found, line in named if found not in remote_ids]
+    readable = [(found, line) for found, line in named if found is not None and is_event(line)]
+    kept = order.winners(readable)
+    unreadable = [
+        line
+        for found, line in named
+        if (found is None or found not in kept) and (remote_lines is None or line not in remote_lines)
+    ]
+    return Picked([kept[k] for k in sorted(kept)], unreadable)

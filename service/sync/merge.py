@@ -14,6 +14,7 @@ from __future__ import annotations
 from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
+from service.model import order
 from service.store import gitcommit, layout
 from service.sync import identity, logs
 
@@ -36,22 +37,29 @@ def merged_lines(ours: list[bytes], theirs: list[bytes]) -> list[bytes]:
         found = logs.line_id(line)
         if found is not None:
             in_prefix.setdefault(found, line)
-    events: dict[str, bytes] = {}
+    named: list[tuple[str, bytes]] = []
     other: set[bytes] = set()
-    differ: set[str] = set()
     for line in ours[shared:] + theirs[shared:]:
         if logs.is_marker(line):
             continue
         found = logs.line_id(line)
-        if found is None:
-            if line not in prefix:
-                other.add(line)
-        elif events.setdefault(found, in_prefix.get(found, line)) != line:
-            differ.add(found)
-    if differ:
-        raise identity.EventsDiffer(sorted(differ))
-    fresh = sorted(k for k in events if k not in in_prefix)
-    return prefix + [events[k] for k in fresh] + sorted(other)
+        if found is not None:
+            named.append((found, line))
+        elif line not in prefix:
+            other.add(line)
+    union = order.distinct([*in_prefix.items(), *named], _id_of, _rank)
+    if union.conflicts:
+        raise identity.EventsDiffer(union.conflicts)
+    fresh = [line for found, line in union.kept if found not in in_prefix]
+    return prefix + fresh + sorted(other)
+
+
+def _id_of(pair: tuple[str, bytes]) -> str:
+    return pair[0]
+
+
+def _rank(pair: tuple[str, bytes]) -> order.Rank:
+    return order.line_rank(pair[1])  # moot: copies that differ are refused
 
 
 def merge(repo: Repo, a: ObjectID, b: ObjectID) -> ObjectID:

@@ -371,6 +371,11 @@ class _Said:
         return " / ".join(kept)
 
 
+def is_local(client: GitClient) -> bool:
+    """A remote on a path or `file://`, which dulwich reads and writes in-process."""
+    return isinstance(client, LocalGitClient)
+
+
 def _from_http(exc: Exception) -> bool:
     """An error of urllib3 or http.client (never imported here: most syncs use neither)."""
     http = sys.modules.get("http.client")
@@ -391,7 +396,3 @@ def _close_connections(exc: BaseException) -> None:
                 with contextlib.suppress(Exception):
                     value.close()
         tb = tb.tb_next
-
-
-def is_local(client: GitClient) -> bool:
-    return isinstance(client, LocalGitClient)

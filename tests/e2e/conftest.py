@@ -13,7 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from selfrun import PROJECT, Store, base_env, describe, run_self
+
+from tests.e2e.selfrun import PROJECT, Store, base_env, describe, run_self
 
 
 @pytest.fixture(scope="session")

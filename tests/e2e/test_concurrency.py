@@ -8,7 +8,9 @@ import subprocess
 import sys
 from collections import Counter
 
-from selfrun import SELF, Store
+import pytest
+
+from tests.e2e.selfrun import SELF, Store
 
 PER_WRITER = 30
 LOOP = """
@@ -22,6 +24,7 @@ for i in range(count):
 """
 
 
+@pytest.mark.slow
 def test_two_writers_add_every_record_once_in_id_order(store: Store) -> None:
     writers = [
         subprocess.Popen(

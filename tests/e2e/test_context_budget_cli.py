@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from selfrun import Store, describe
+
+from tests.e2e.selfrun import Store, describe
 
 HUGE = 60_000  # characters: under the 64 KiB event cap, far over any budget
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from selfrun import Store, describe
+
+from tests.e2e.selfrun import Store, describe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
 FIRST, SECOND = FIXTURES / "first.jsonl", FIXTURES / "second.jsonl"

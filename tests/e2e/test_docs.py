@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from selfrun import REPO, base_env
+from tests.e2e.selfrun import REPO, base_env
 
 README = REPO / "README.md"
 MARK = "@@@ quick-start line "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from selfrun import Store, describe
+
+from tests.e2e.selfrun import Store, describe
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from dulwich import porcelain
-from selfrun import Store, base_env, describe, run_self
+
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 
 
 def checkout(folder: Path, branch: str, upstream: str | None) -> Path:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from selfrun import Store
+
+from tests.e2e.selfrun import Store
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from selfrun import SELF, Store, base_env, describe
+
+from tests.e2e.selfrun import SELF, Store, base_env, describe
 
 HEAVY = ("litestar", "rich", "sqlite_utils", "structlog")
 

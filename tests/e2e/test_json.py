@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from selfrun import Store, describe
+
+from tests.e2e.selfrun import Store, describe
 
 ROW_KEYS = {
     "id",

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from selfrun import Store, describe
+
+from tests.e2e.selfrun import Store, describe
 
 CONTRACT = {"kind", "state", "support", "review_owed", "blocked_by", "resolved", "resolved_by"}
 

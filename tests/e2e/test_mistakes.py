@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from selfrun import Store, base_env, describe, run_self
+
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from selfrun import REPO, Store, describe
 
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from test_sync_support import free_port, http_git
+from tests.e2e.selfrun import Store, describe
+from tests.integration.sync_support import free_port, http_git
 
 GH = "ghp_" + "Q7w9E1r3T5y7U9i1O3p5A7s9D1f3G5h7J9k1"
 PLAIN = "tok3f9a8c1e7b2d"
@@ -56,6 +54,7 @@ def plant(store: Store, name: str, url: str) -> None:
         subprocess.run(["git", "config", "-f", str(config), f"remote.{name}.{key}", value], check=True)
 
 
+@pytest.mark.slow
 def test_a_url_with_credentials_already_in_git_config_is_never_printed(store: Store, tmp_path: Path) -> None:
     root = tmp_path / "served"
     root.mkdir()
@@ -120,7 +119,7 @@ def test_a_control_character_is_refused_as_one(store: Store, text: str, shown: s
 
 
 def test_help_sanitize_prints_the_rule() -> None:
-    from selfrun import base_env, run_self
+    from tests.e2e.selfrun import base_env, run_self
 
     proc = run_self(("help", "sanitize"), base_env())
     assert proc.returncode == 0, describe(proc)

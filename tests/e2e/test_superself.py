@@ -6,11 +6,11 @@ import re
 import shutil
 from pathlib import Path
 
-from selfrun import Store
-
+from tests.e2e.selfrun import Store
 from tests.samples import SUPERSELF_SAMPLE as SAMPLE
 
 ROW = re.compile(r"^(\S+)  (\S+)  (full|index|search)(?: p(\d+))?  (.*?)(  \(proposed\))?$")
+
 
 def expected(name: str) -> str:
     return (SAMPLE / "expected" / name).read_text("utf-8")

@@ -9,7 +9,9 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from selfrun import SELF, Store, base_env, describe, run_self
+import pytest
+
+from tests.e2e.selfrun import SELF, Store, base_env, describe, run_self
 
 CLONES = 3
 ROUNDS = 10  # 30 syncs, three at a time
@@ -50,6 +52,7 @@ def remote_ids(remote: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_concurrent_syncs_to_a_path_remote_all_succeed(store: Store, tmp_path: Path) -> None:
     remote = tmp_path / "team.git"
     store.ok("remote", "add", str(remote), "--init")

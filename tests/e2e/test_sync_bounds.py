@@ -4,15 +4,12 @@ exit 1, within the deadline, nothing left behind."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from selfrun import REPO, Store, base_env, describe, run_self
-
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from test_sync_deadline import OPENINGS, REASON, _refusing, trickler
-from test_sync_support import bare, git_daemon
+from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.integration.bad_servers import OPENINGS, REASON, refusing, trickler
+from tests.integration.sync_support import bare, git_daemon
 
 
 def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -47,7 +44,7 @@ def test_a_push_the_server_refuses_says_why_once(store: Store, tmp_path: Path) -
     with git_daemon(root) as port:
         store.ok("remote", "add", f"git://127.0.0.1:{port}/ws.git")
         store.ok("sync")
-        _refusing(repo)
+        refusing(repo)
         store.ok("idea", "one more idea")
         proc = store.run("sync", "--tries", "8")
     err = _one_line(proc)

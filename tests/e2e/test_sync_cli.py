@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from selfrun import REPO, Store, base_env, describe, run_self
+import pytest
 
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from test_sync_support import free_port, http_git
+from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.integration.sync_support import free_port, http_git
 
 
 def bare(path: Path) -> Path:
@@ -117,6 +116,7 @@ def test_a_wrong_token_is_never_printed(store: Store, tmp_path: Path) -> None:
     assert secret.encode() not in (store.root / ".git" / "config").read_bytes()
 
 
+@pytest.mark.slow
 def test_two_remotes_diverged_sync_pushes_one_merge(store: Store, tmp_path: Path) -> None:
     for name in ("x", "y"):
         store.ok("remote", "add", str(tmp_path / f"{name}.git"), "--init", "--name", name)

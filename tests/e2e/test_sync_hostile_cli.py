@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from selfrun import Store, base_env, describe, run_self
 
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 from tests.forge import forge, head, hostile_trees, reset
 from tests.servers import git_daemon
 

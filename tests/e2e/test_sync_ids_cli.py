@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from selfrun import Store, base_env, describe, run_self
+import pytest
+
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 
 AHEAD = {"SELF_CLOCK_OFFSET_MS": "5000"}
 
@@ -22,6 +24,7 @@ def joined(store: Store, tmp_path: Path, name: str) -> Store:
     return Store(tmp_path / name, store.project)
 
 
+@pytest.mark.slow
 def test_three_replicas_one_clock_five_seconds_ahead_lose_nothing(store: Store, tmp_path: Path) -> None:
     """The reported case: the fast clock writes and syncs; two correct clocks fetch it and
     write two events each; then everyone syncs. Every event must be everywhere, once."""
@@ -46,6 +49,7 @@ def test_three_replicas_one_clock_five_seconds_ahead_lose_nothing(store: Store, 
     assert store.files() == bob.files() == carol.files()
 
 
+@pytest.mark.slow
 def test_a_remote_edit_of_an_event_fails_the_sync_and_doctor_names_it(store: Store, tmp_path: Path) -> None:
     store.ok("remote", "add", str(tmp_path / "team.git"), "--init")
     store.ok("sync")

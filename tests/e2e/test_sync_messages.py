@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from selfrun import REPO, Store, base_env, describe, run_self
+import pytest
 
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
+from tests.e2e.selfrun import Store, base_env, describe, run_self
 from tests.servers import refusing_port
 
 
@@ -81,6 +79,7 @@ def test_every_failing_remote_gets_its_own_line(store: Store) -> None:
     assert all(len(line) < 200 and "connection refused" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_stores_made_apart_keep_every_project_description(tmp_path: Path) -> None:
     remote = tmp_path / "team.git"
     env = base_env()

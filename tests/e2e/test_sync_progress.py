@@ -9,16 +9,14 @@ import re
 import select
 import string
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from selfrun import REPO, SELF, TIMEOUT, Store, base_env
 
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-from test_sync_support import ORIGIN, TS, bare, git_daemon, http_git
+from tests.e2e.selfrun import SELF, TIMEOUT, Store, base_env
+from tests.integration.sync_support import ORIGIN, TS, bare, git_daemon, http_git
 
 USER, TOKEN = "alice", "tok-0c4f2b9e81"
 
@@ -104,6 +102,7 @@ def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
             yield f"http://127.0.0.1:{port}/ws.git", extra
 
 
+@pytest.mark.slow
 def test_progress_on_a_terminal_only(
     store: Store, tmp_path: Path, remote: tuple[str, dict[str, str]]
 ) -> None:

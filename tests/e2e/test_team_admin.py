@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from selfrun import SELF, base_env, describe, run_self
+
+from tests.e2e.selfrun import SELF, base_env, describe, run_self
 
 PER_PROCESS = 12
 LOOP = """

@@ -1,4 +1,4 @@
-"""Integration fixtures: the stores a test opened through test_sync_support (`new_store`,
+"""Integration fixtures: the stores a test opened through sync_support (`new_store`,
 `replica`, `track`) are closed when it ends, whatever it asserted."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from test_sync_support import close_all
+
+from tests.integration.sync_support import close_all
 
 
 @pytest.fixture(autouse=True)

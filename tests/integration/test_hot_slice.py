@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def contexts(root: Path, events: list[Event]) -> tuple[bytes, bytes]:
     return msgspec.json.encode(from_slice), msgspec.json.encode(from_whole)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=histories(max_steps=50),

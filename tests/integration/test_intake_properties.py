@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from dulwich.object_store import tree_lookup_path
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
@@ -75,6 +76,7 @@ def _write(repo: Repo, node: object) -> tuple[int, bytes]:
     return (0o100644 if mode == 0o040000 else mode), blob.id
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(entries=ENTRIES, with_settings=st.booleans())
 @example(entries={(b"projects", b"app", b"log", b"000000.jsonl"): (0o120000, b"")}, with_settings=True)

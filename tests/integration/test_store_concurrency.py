@@ -66,6 +66,7 @@ def run_writers(tmp_path: Path, store: Store, jobs: list[tuple[str, str]], count
         assert proc.returncode == 0, err.decode()
 
 
+@pytest.mark.slow
 def test_two_processes_appending_at_once_lose_nothing(tmp_path: Path) -> None:
     store = Store.init(tmp_path / "ws")
     run_writers(tmp_path, store, [("app", "one"), ("app", "two")], 200)
@@ -175,6 +176,7 @@ def test_import_keeps_ids_sorts_skips_known_and_commits_once(tmp_path: Path) -> 
     assert state == fold_all(events)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     jobs=st.lists(st.sampled_from(["app", "web", ""]), min_size=2, max_size=3),

@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 from dulwich.repo import Repo
-from test_sync_support import (
+
+from service.store import Store, gitcommit, layout
+from service.store.clock import high_water
+from service.sync import NotSelfhub, Options, SyncError, Unreachable, clone, remotes, sync
+from service.sync.engine import last_synced
+from tests.integration.sync_support import (
     FAST,
     append,
     bare,
@@ -30,11 +35,6 @@ from test_sync_support import (
     status_clean,
     track,
 )
-
-from service.store import Store, gitcommit, layout
-from service.store.clock import high_water
-from service.sync import NotSelfhub, Options, SyncError, Unreachable, clone, remotes, sync
-from service.sync.engine import last_synced
 
 
 @pytest.fixture(scope="module")

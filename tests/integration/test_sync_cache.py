@@ -11,13 +11,13 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync_support import FAST, append, close_all, pair
 
 from service.model.events import Event
 from service.model.fold import fold_all
 from service.model.state import State
 from service.store import Store, cache
 from service.sync import sync
+from tests.integration.sync_support import FAST, append, close_all, pair
 
 
 class Folds:
@@ -119,6 +119,7 @@ def steps() -> st.SearchStrategy[tuple[str, int, int]]:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedule=st.lists(steps(), min_size=8, max_size=30), rewrite=st.sampled_from([1, 2000]))
 def test_the_cached_state_equals_a_full_fold_through_random_syncs(

@@ -11,84 +11,18 @@ not contention: the sync stops at once and says what the server said.
 from __future__ import annotations
 
 import contextlib
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, files, git_daemon, http_git, new_store
 
 from service.sync import Options, SyncError, Unreachable, clone, remotes, sync
+from tests.integration.bad_servers import OPENINGS, REASON, black_hole, refusing, trickler
+from tests.integration.sync_support import append, bare, files, git_daemon, http_git, new_store
 
 TIMEOUT, DEADLINE = 1.0, 2.0
 SLACK = 3.0  # process scheduling on a busy two-core machine
-STEP = 0.3  # seconds between two bytes of a trickle: each read is answered well within TIMEOUT
-
-# what each protocol's first answer starts with, sent one byte at a time and never finished
-OPENINGS = {
-    "http": b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nX-Slow: "
-    + b"a" * 4096,
-    "git": b"0fff" + b"a" * 4096,
-}
-
-
-@contextlib.contextmanager
-def black_hole() -> Iterator[int]:
-    """Accepts connections (the kernel's backlog does) and never reads or writes."""
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen(16)
-        yield int(server.getsockname()[1])
-
-
-@contextlib.contextmanager
-def trickler(opening: bytes, seconds: float = 30.0) -> Iterator[int]:
-    """Answers every connection with `opening`, one byte every STEP seconds, for at most
-    `seconds`; stops when the client goes away."""
-    stop = threading.Event()
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.1)
-
-    def serve(conn: socket.socket) -> None:
-        with conn:
-            ends = time.monotonic() + seconds
-            for byte in opening:
-                if stop.is_set() or time.monotonic() > ends:
-                    return
-                try:
-                    conn.sendall(bytes([byte]))
-                except OSError:
-                    return  # the client cut the connection
-                stop.wait(STEP)
-
-    def accept() -> None:
-        workers = []
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                break
-            worker = threading.Thread(target=serve, args=(conn,), daemon=True)
-            worker.start()
-            workers.append(worker)
-        for worker in workers:
-            worker.join(timeout=5)
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield int(server.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        server.close()
-
 
 BOUNDED = Options(tries=3, timeout=TIMEOUT, deadline=DEADLINE, pause=0.01, max_pause=0.05)
 
@@ -172,14 +106,6 @@ def test_a_sync_within_its_deadline_is_untouched_by_it(tmp_path: Path) -> None:
 
 # --- a push the server refuses --------------------------------------------------------------------
 
-REASON = "main is frozen for the release; ask the release manager"
-
-
-def _refusing(repo: Path) -> None:
-    hook = repo / "hooks" / "pre-receive"
-    hook.write_text(f"#!/bin/sh\necho '{REASON}' >&2\nexit 1\n")
-    hook.chmod(0o755)
-
 
 @contextlib.contextmanager
 def _served(root: Path, scheme: str) -> Iterator[str]:
@@ -204,7 +130,7 @@ def test_a_push_the_server_refuses_stops_at_once_with_its_reason(
         store = new_store(tmp_path / "a")
         remotes.add(store.repo, url)
         assert sync(store, options=BOUNDED).created
-        _refusing(repo)
+        refusing(repo)
         append(store, 1)
         pushes: list[str] = []
         hooked = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05, hook=pushes.append)

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import FAST, append, bare, files, git_daemon, new_store, replica, track
 
 from service.store import Store
 from service.sync import SyncError, clone, remotes, sync
@@ -23,6 +22,7 @@ from service.sync.intake import (
     bad_name,
 )
 from tests.forge import SEGMENT, forge, head, hostile_trees, leaky_event, read, reset
+from tests.integration.sync_support import FAST, append, bare, files, git_daemon, new_store, replica, track
 
 EXPECTED: dict[str, tuple[type[RemoteRefused], str, str]] = {
     # case: (error, the path named, what the message says)

@@ -10,7 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-from test_sync_support import (
+
+from service.model import ids
+from service.model.events import Assertion, Event, canonical, make
+from service.store import Store
+from service.store.clock import high_water
+from service.store.errors import StoreError
+from service.sync import SyncError, clone, doctor, sync
+from service.sync.every import sync_every
+from tests.integration.sync_support import (
     FAST,
     ORIGIN,
     TS,
@@ -25,14 +33,6 @@ from test_sync_support import (
     replica,
     same,
 )
-
-from service.model import ids
-from service.model.events import Assertion, Event, canonical, make
-from service.store import Store
-from service.store.clock import high_water
-from service.store.errors import StoreError
-from service.sync import SyncError, clone, doctor, sync
-from service.sync.every import sync_every
 
 DAY_MS = 24 * 3600 * 1000
 
@@ -201,7 +201,7 @@ def test_an_edit_is_refused_even_after_a_local_sync_with_nothing_to_push(tmp_pat
 
 def test_a_merge_of_two_published_histories_never_takes_an_edit(tmp_path: Path) -> None:
     """Two remotes: the event was edited on Y, the local history is on X; no merge is made."""
-    from test_sync_two_remotes import World
+    from tests.integration.sync_support import World
 
     w = World(tmp_path)
     [event] = append(w.a, 1, text="the original words")
@@ -238,7 +238,7 @@ def test_a_bad_clock_offset_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_merge_of_two_published_histories_refuses_an_id_far_ahead(tmp_path: Path) -> None:
-    from test_sync_two_remotes import World
+    from tests.integration.sync_support import World
 
     w = World(tmp_path)
     late = at(now_ms() + 2 * DAY_MS)

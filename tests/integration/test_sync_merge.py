@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from dulwich.client import LocalGitClient
 from dulwich.objects import Commit
-from test_sync_support import append, new_store, track
 
 from service.store import Store, gitcommit
 from service.sync import logs
 from service.sync.identity import EventsDiffer
 from service.sync.merge import IDENTITY, MESSAGE, merge, merged_lines
+from tests.integration.sync_support import append, new_store, track
 
 
 def fetch(into: Store, source: Store) -> bytes:

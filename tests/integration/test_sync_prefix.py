@@ -7,10 +7,10 @@ import collections
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, new_store, remote_ids, track
 
 from service.store import Store, gitcommit
 from service.sync import Options, clone, prefix, remotes, sync
+from tests.integration.sync_support import append, bare, new_store, remote_ids, track
 
 FAST = Options(tries=3, timeout=5, pause=0.01, max_pause=0.05)
 LOG = "projects/app/log"

@@ -11,7 +11,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from test_sync_support import (
+import pytest
+
+from service.store import Store
+from service.sync import Options, clone, remotes, sync
+from tests.integration.sync_support import (
     bare,
     close_all,
     event_ids,
@@ -22,9 +26,6 @@ from test_sync_support import (
     remote_ids,
     track,
 )
-
-from service.store import Store
-from service.sync import Options, clone, remotes, sync
 
 PROCESSES = 8
 EVENTS = 250
@@ -37,7 +38,7 @@ import json, random, sys, time
 from pathlib import Path
 from service.store import Store
 from service.sync import Options, sync
-from test_sync_support import append
+from tests.integration.sync_support import append
 
 root, events, batch = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 store = Store.open(root)
@@ -54,6 +55,7 @@ print(json.dumps({"written": written, "retries": retries, "syncs": syncs}))
 """
 
 
+@pytest.mark.slow
 def test_eight_processes_against_one_git_daemon(tmp_path: Path) -> None:
     base = tmp_path / "served"
     base.mkdir()

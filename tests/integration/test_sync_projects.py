@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import FAST, ORIGIN, TS, bare, close_all, track
 
 from service.model.events import ProjectAdded, make
 from service.store import Store
 from service.sync import remotes, sync
+from tests.integration.sync_support import FAST, ORIGIN, TS, bare, close_all, track
 
 
 @pytest.fixture(autouse=True)

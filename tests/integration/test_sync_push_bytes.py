@@ -17,7 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync_ssh import SSHD, ssh_command
 from test_sync_ssh import sshd as sshd  # the fixture, for the ssh case
-from test_sync_support import (
+
+from service.store import Store, gitcommit
+from service.sync import Options, clone, remotes, sync
+from service.sync.packing import affix_delta
+from tests.integration.sync_support import (
     append,
     bare,
     files,
@@ -29,10 +33,6 @@ from test_sync_support import (
     status_clean,
     track,
 )
-
-from service.store import Store, gitcommit
-from service.sync import Options, clone, remotes, sync
-from service.sync.packing import affix_delta
 from tests.servers import proxy
 
 USER, TOKEN = "alice", "tok-7a1c0e5d2b"
@@ -183,9 +183,8 @@ def test_pushed_remote_equals_the_local_tree(
 
 
 def _add_projects(store: Store, slugs: list[str]) -> None:
-    from test_sync_support import ORIGIN, TS
-
     from service.model.events import ProjectAdded, make
+    from tests.integration.sync_support import ORIGIN, TS
 
     with store.transaction("") as tx:
         tx.append(

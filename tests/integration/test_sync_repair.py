@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from test_sync_support import (
+import msgspec
+
+from service.model.events import canonical
+from service.store import Store
+from service.sync import doctor, sync
+from tests.integration.sync_support import (
     FAST,
     append,
     event_ids,
@@ -18,9 +23,7 @@ from test_sync_support import (
     status_clean,
     track,
 )
-
-from service.store import Store
-from service.sync import doctor, sync
+from tests.strategies import raw
 
 SEGMENT = "projects/app/log/000000.jsonl"
 
@@ -147,3 +150,23 @@ def test_doctor_sets_aside_a_torn_line_an_append_committed(tmp_path: Path) -> No
     assert later[0].id in event_ids(a) and a.read("app").quarantined == []
     assert (a.root / ".local" / "quarantine" / "app.jsonl").read_bytes() == TORN + b"\n"
     assert status_clean(a)
+
+
+def test_doctor_repair_keeps_the_copy_every_read_folds(tmp_path: Path) -> None:
+    """A hand edit put another copy of an event, in other bytes, before it: reads fold the
+    copy the order rule picks, and the repair keeps that same copy, so the state is unchanged."""
+    store = new_store(tmp_path / "s")
+    (event,) = append(store, 1, text="kept")
+    segment = store.root / SEGMENT
+    lines = segment.read_bytes().splitlines(keepends=True)
+    other = canonical(msgspec.structs.replace(event, payload=raw({"entity": event.id, "text": "zz edited"})))
+    assert other > canonical(event)  # the edited copy loses, though it comes first in the file
+    segment.write_bytes(b"".join([other, *lines]))
+    before = store.state("app")[0]
+    assert before.entities[event.id].text == "kept 0"
+    assert [s.kind for s in before.signals] == ["conflicting-copies"]
+    doctor.repair(store)
+    assert segment.read_bytes().count(event.id.encode() + b'","origin"') == 1
+    after = store.refold("app")[0]
+    assert after.entities[event.id].text == "kept 0"
+    assert status_clean(store)

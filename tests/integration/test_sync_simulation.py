@@ -22,10 +22,17 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync_support import (
+
+from service.model.events import canonical
+from service.store import Store, gitcommit
+from service.store import store as store_module
+from service.sync import Options, clone, logs, remotes, sync
+from tests.eventcheck import checked_tempdir
+from tests.integration.sync_support import (
     append,
     clock_offset,
     event_ids,
@@ -36,12 +43,6 @@ from test_sync_support import (
     remote_ids,
     remote_lines,
 )
-
-from service.model.events import canonical
-from service.store import Store, gitcommit
-from service.store import store as store_module
-from service.sync import Options, clone, logs, remotes, sync
-from tests.eventcheck import checked_tempdir
 
 SCHEDULES = int(os.environ.get("SELF_SYNC_SCHEDULES", "60"))
 LOGS = ("app", "web")
@@ -217,6 +218,7 @@ def check(world: World) -> None:
     assert all(lines[line] == 1 for line in world.acknowledged), "an acknowledged event was lost"
 
 
+@pytest.mark.slow
 @settings(
     max_examples=SCHEDULES,
     deadline=None,

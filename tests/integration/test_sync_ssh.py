@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync_support import append, bare, files, new_store, same, track
 
 from service.sync import AuthFailed, Options, clone, remotes, sync
+from tests.integration.sync_support import append, bare, files, new_store, same, track
 from tests.servers import free_port, stop, wait_port
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"

@@ -50,6 +50,7 @@ def copy_from_disk(event: Event) -> Event:
     return decode_unchecked(canonical(event))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(events=histories(), data=st.data())
 def test_fold_all_ignores_file_order(events: list[Event], data: st.DataObject) -> None:
@@ -57,6 +58,7 @@ def test_fold_all_ignores_file_order(events: list[Event], data: st.DataObject) -
     assert encoded(fold_all(shuffled)) == encoded(fold_all(events))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(events=histories(), data=st.data())
 def test_fold_all_drops_duplicate_copies(events: list[Event], data: st.DataObject) -> None:

@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.model import derived as ledger_views
-from service.model import slice as hot_slice
+from service.model import hotslice
 from service.model.config import WorkspaceConfig
 from service.model.context import build_context
 from service.model.events import Event, canonical, decode_unchecked
 from service.model.fold import fold, fold_all
+from service.model.hotslice import ColdRecord
 from service.model.render import neighbours
-from service.model.slice import ColdRecord
 from service.model.state import State
 from tests.strategies import History
 
@@ -191,16 +191,16 @@ def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
 
 
 def advance_slice(
-    hot: State, cold: dict[str, ColdRecord], counts: hot_slice.ColdCounts, tail: list[Event]
+    hot: State, cold: dict[str, ColdRecord], counts: hotslice.ColdCounts, tail: list[Event]
 ) -> bool:
     """What the store's hot cache does with appended events (service/store/hot.py)."""
-    touched = hot_slice.touched(hot, tail)
+    touched = hotslice.touched(hot, tail)
     if touched is None:
         return False
     fetched = [cold.pop(i) for i in sorted(touched) if i not in hot.entities and i in cold]
-    hot_slice.bring_in(hot, counts, fetched)
+    hotslice.bring_in(hot, counts, fetched)
     fold(tail, hot)
-    for record in hot_slice.push_out(hot, counts, touched):
+    for record in hotslice.push_out(hot, counts, touched):
         cold[record.entity.id] = record
     return True
 
@@ -209,7 +209,7 @@ def advance_slice(
 @given(events=ledger_histories(), cuts=st.lists(st.integers(1, 30), max_size=3))
 def test_a_hot_slice_derives_and_renders_as_the_whole_state(events: list[Event], cuts: list[int]) -> None:
     first = min([*cuts, len(events)])
-    hot, cold_records, counts = hot_slice.split(fold(events[:first]))
+    hot, cold_records, counts = hotslice.split(fold(events[:first]))
     hot = msgspec.msgpack.decode(msgspec.msgpack.encode(hot), type=State)  # as read from the cache
     cold = {r.entity.id: r for r in cold_records}
     done = first

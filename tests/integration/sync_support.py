@@ -14,6 +14,7 @@ import http.server
 import os
 import subprocess
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,8 @@ import msgspec
 from service.model.events import Assertion, Event, Origin, ProjectAdded, make
 from service.store import Store
 from service.store.clock import OFFSET_ENV
-from service.sync import Options, clone, remotes, sync
+from service.sync import Options, Summary, clone, remotes, sync
+from service.sync.engine import last_synced
 from tests.servers import GIT
 from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
 from tests.servers import git_daemon as git_daemon
@@ -286,3 +288,64 @@ def clock_offset(ms: int | str) -> Iterator[None]:
 
 def status_clean(store: Store) -> bool:
     return git("status", "--porcelain", cwd=store.root).strip() == ""
+
+
+class World:
+    """Remotes X and Y, replica A (published to both) and replica B (cloned from X, joined to Y)."""
+
+    def __init__(self, root: Path) -> None:
+        self.x = bare(root / "x.git")
+        self.y = bare(root / "y.git")
+        self.a = self.join(new_store(root / "a"), "x", "y")
+        self.b = self.join(track(clone(str(self.x), root / "b", FAST)[0]), "x", "y")
+
+    def join(self, store: Store, *names: str) -> Store:
+        """Add remotes X and Y to `store`, then sync it with each of `names` in turn."""
+        remotes.add(store.repo, str(self.x), "x")
+        remotes.add(store.repo, str(self.y), "y")
+        for name in names:
+            self.sync(store, name)
+        return store
+
+    def path(self, name: str) -> Path:
+        return self.x if name == "x" else self.y
+
+    def sync(self, store: Store, name: str) -> Summary:
+        """Sync, checking that the remote's main only moved forward and nothing was rejected."""
+        path = self.path(name)
+        before = git("rev-parse", "--verify", "-q", "main", cwd=path, check=False).strip()
+        summary = sync(store, name, FAST)
+        after = git("rev-parse", "main", cwd=path).strip()
+        assert summary.retries == 0, "a push was rejected"
+        if before:
+            git("merge-base", "--is-ancestor", before, after, cwd=path)  # fails unless a fast-forward
+        assert after == summary.head == store.head()
+        return summary
+
+    def diverge(self, a: int = 2, b: int = 2) -> None:
+        """A publishes `a` events to X, then B `b` events to Y: the remotes' histories part."""
+        append(self.a, a, text="a")
+        self.sync(self.a, "x")
+        append(self.b, b, text="b")
+        self.sync(self.b, "y")
+
+    def catch_up(self) -> None:
+        """A syncs with X, B with X and then Y; after that everything must be settled."""
+        self.sync(self.a, "x")
+        self.sync(self.b, "x")
+        self.sync(self.b, "y")
+        self.settled()
+
+    def settled(self) -> None:
+        """Every replica and remote on one commit, byte-identical, every event once."""
+        head = git("rev-parse", "main", cwd=self.x).strip()
+        assert git("rev-parse", "main", cwd=self.y).strip() == head
+        assert self.a.head() == self.b.head() == head
+        same(self.a, self.b)
+        ids = Counter(remote_ids(self.x))
+        assert set(ids.values()) == {1}, "an event is on a remote twice"
+        assert Counter(remote_ids(self.y)) == ids
+        for store in (self.a, self.b):
+            assert Counter(event_ids(store)) == ids
+            assert status_clean(store)
+            assert last_synced(store, "x") == last_synced(store, "y") == head
