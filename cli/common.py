@@ -9,7 +9,7 @@ import msgspec
 import typer
 
 from service.model.controls import escape
-from service.model.errors import Invalid, Refused
+from service.model.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
     from service.workspace import Workspace
@@ -45,15 +45,21 @@ def fail(message: str, code: int) -> NoReturn:
 
 
 def exit_for(exc: BaseException) -> NoReturn:
-    if isinstance(exc, Refused):
-        message = str(exc)  # some rules word their refusal with the prefix already
-        fail(message if message.startswith("refused:") else f"refused: {message}", 2)
-    if isinstance(exc, Invalid):
-        fail(str(exc), 1)
+    """One line on stderr and the exit code the code's row names (1 bad input, 2 refused)."""
+    from service.model.problems import REFUSED, problem
+
+    if isinstance(exc, ModelError):
+        from cli.problems import message
+
+        shown = message(exc)
+        exit_code = problem(exc.code).exit
+        if exit_code == REFUSED and not shown.startswith("refused:"):  # some rules word it so already
+            shown = f"refused: {shown}"
+        fail(shown, exit_code)
     from service.store.errors import StoreError
 
     if isinstance(exc, StoreError):
-        fail(str(exc), 1)
+        fail(str(exc), problem(getattr(exc, "code", "store")).exit)
     if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
         where = f"{exc.filename}: " if exc.filename else ""
         fail(f"{where}{exc.strerror}; check that the path exists and that you may write there", 1)

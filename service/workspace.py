@@ -103,9 +103,11 @@ class Workspace:
                 raise
             here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (target, other))
             raise Invalid(
-                f"{exc.flag} {exc.prefix}: that record is in {there}, and a ledger relation names "
+                f"{{{exc.field}}} {exc.prefix}: that record is in {there}, and a ledger relation names "
                 f"records of its own log ({here}): record the ground in {here} too, or this record "
-                f"in {there}" + (" (--workspace)" if other == WORKSPACE_LOG else "")
+                f"in {there}" + (" (--workspace)" if other == WORKSPACE_LOG else ""),
+                code="other-log",
+                field=exc.fields,
             ) from exc
 
     def _holds(self, log: str, prefix: str) -> bool:

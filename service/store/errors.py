@@ -6,9 +6,13 @@ from __future__ import annotations
 class StoreError(Exception):
     """Root of every error the store raises."""
 
+    code = "store"
+
 
 class NotAStore(StoreError):
     """The path holds no workspace store."""
+
+    code = "not-a-store"
 
     def __init__(self, path: object) -> None:
         super().__init__(
@@ -19,6 +23,8 @@ class NotAStore(StoreError):
 
 class AlreadyAStore(StoreError):
     """`init` on a path that already holds a store."""
+
+    code = "already-a-store"
 
     def __init__(self, path: object) -> None:
         super().__init__(f"{path} is already a selfhub workspace; open it instead of running `self init`")
@@ -31,6 +37,8 @@ class NotAFolder(StoreError):
 class StoreLocked(StoreError):
     """Another process holds the store lock for longer than the timeout."""
 
+    code = "store-locked"
+
     def __init__(self, lock_file: object, timeout: float) -> None:
         super().__init__(
             f"the workspace is locked by another process ({lock_file}, waited {timeout:g} s); "
@@ -40,6 +48,8 @@ class StoreLocked(StoreError):
 
 class RefMoved(StoreError):
     """refs/heads/main moved while a commit was being built (compare-and-swap failed)."""
+
+    code = "ref-moved"
 
     def __init__(self, expected: str | None, found: str | None) -> None:
         super().__init__(
@@ -52,9 +62,13 @@ class RefMoved(StoreError):
 class CorruptFile(StoreError):
     """A machine-local or settings file cannot be read."""
 
+    code = "corrupt-file"
+
 
 class NotRegular(StoreError):
     """A log segment that is a symbolic link or not a regular file."""
+
+    code = "not-regular"
 
     def __init__(self, path: object) -> None:
         super().__init__(

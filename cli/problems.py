@@ -1,0 +1,65 @@
+"""How the CLI words a model error: each field as the flag (or argument) that sets it, and
+the hint that names the command to run next. The model's messages name neither."""
+
+from __future__ import annotations
+
+from service.model.errors import ModelError
+
+FLAGS = {  # a field whose flag is not `--` + the field with dashes
+    "labels": "--label",
+    "criteria": "--criterion",
+    "alternatives": "--alternative",
+    "applies_to": "--scope",
+    "options": "--option",
+    "pinned": "--pin",
+    "link_type": "--type",
+    "description": "--desc",
+    "record": "RECORD",
+    "units": "UNITS",
+    "slug": "SLUG",
+    "verb": "VERB",
+    "action": "ACTION",
+}
+STATE_VERBS = ("start", "unblock", "done", "retire", "restore")  # what `self state` offers too
+RECORD_FIELDS = ("record", "target", "supports", "depends_on", "answers", "supersedes", "demote", "units")
+HINTS = {  # (code, field) → what to run; formatted with the error's `about`
+    ("not-found", "slug"): "; `self project list` shows them",
+    ("exists", "slug"): "; `self project list` shows them",
+    ("not-found", "verb"): "; `self alias add {verb} --label L` adds one",
+    ("exists", "verb"): "; `self alias set {verb} …` changes it",
+    ("invalid-value", "action"): " (`self alias {action} VERB`)",
+    ("invalid-value", "text"): ' (`self question add "…"`)',
+    ("wrong-state", "options"): ' with `self question add "…" --option "ANSWER=ACTION"` (superseding it)',
+    ("wrong-kind", "reads"): " (`self work add`)",
+    ("missing-value", "units"): ": `self work parallel ID ID...`",
+    ("person-required", "proposed"): " with `self state confirm {id}`",
+    (
+        "evidence-required",
+        "report",
+    ): " (add a report with --commit or --artifact, or pass --report with the done)",
+    ("criteria-uncovered", None): " (cover each with `self state cover`)",
+    ("sanitize", None): " (see `self help sanitize`)",
+}
+
+
+def flag(field: str) -> str:
+    return FLAGS.get(field, "--" + field.replace("_", "-"))
+
+
+def message(exc: ModelError) -> str:
+    """The error's message with flags for fields and the CLI's hint."""
+    return exc.detail(flag) + hint(exc)
+
+
+def hint(exc: ModelError) -> str:
+    about = exc.about
+    if exc.code == "not-found" and exc.field in RECORD_FIELDS:
+        return "; `self state list --all` lists ids"
+    if exc.code == "wrong-kind" and "verb" in about:
+        verb, record = about["verb"], about.get("id", "ID")
+        other = f"; `self state {verb} {record}` acts on any record" if verb in STATE_VERBS else ""
+        return f": `self work {verb}` acts on work units{other}"
+    if exc.code == "wrong-state" and about.get("state") in ("done", "retired"):
+        return "; `self state restore` reopens done or retired work"
+    found = HINTS.get((exc.code, exc.field))
+    return "" if found is None else found.format(**about)
