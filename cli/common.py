@@ -12,6 +12,7 @@ from service.model.controls import escape
 from service.model.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
+    from service.model.requests import AnyCommand
     from service.workspace import Workspace
 
 
@@ -24,9 +25,17 @@ OPTIONS = Options()
 
 
 def workspace() -> Workspace:
-    from service.workspace import Workspace
+    from service.app import locate
 
-    return Workspace.locate(OPTIONS.workspace, OPTIONS.project)
+    return locate(OPTIONS.workspace, OPTIONS.project)
+
+
+def run(command: AnyCommand, as_json: bool) -> None:
+    """Execute one command (the application layer's one write call) and print what it wrote."""
+    from cli.render import written
+    from service.app import execute
+
+    written(execute(workspace(), command), as_json)
 
 
 def emit_json(data: object) -> None:

@@ -20,6 +20,7 @@ FLAGS = {  # a field whose flag is not `--` + the field with dashes
     "verb": "VERB",
     "action": "ACTION",
 }
+VERBS = {"run-exited": "exited"}  # a command whose `self work` verb is another word
 STATE_VERBS = ("start", "unblock", "done", "retire", "restore")  # what `self state` offers too
 RECORD_FIELDS = ("record", "target", "supports", "depends_on", "answers", "supersedes", "demote", "units")
 HINTS = {  # (code, field) → what to run; formatted with the error's `about`
@@ -39,6 +40,15 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ): " (add a report with --commit or --artifact, or pass --report with the done)",
     ("criteria-uncovered", None): " (cover each with `self state cover`)",
     ("sanitize", None): " (see `self help sanitize`)",
+    ("not-found", "preset"): "; `self alias` lists verbs",
+    ("no-workspace", None): (
+        ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "
+        "(or `self clone URL DIR` to make one from a remote)"
+    ),
+    (
+        "no-project",
+        None,
+    ): ": pass --project SLUG, set SELF_PROJECT, or run `self project link SLUG` in the checkout",
 }
 
 
@@ -56,7 +66,7 @@ def hint(exc: ModelError) -> str:
     if exc.code == "not-found" and exc.field in RECORD_FIELDS:
         return "; `self state list --all` lists ids"
     if exc.code == "wrong-kind" and "verb" in about:
-        verb, record = about["verb"], about.get("id", "ID")
+        verb, record = VERBS.get(about["verb"], about["verb"]), about.get("id", "ID")
         other = f"; `self state {verb} {record}` acts on any record" if verb in STATE_VERBS else ""
         return f": `self work {verb}` acts on work units{other}"
     if exc.code == "wrong-state" and about.get("state") in ("done", "retired"):

@@ -45,29 +45,9 @@ class Workspace:
 
     # --- opening -------------------------------------------------------------------------
 
-    @classmethod
-    def locate(cls, workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
-        root = workspace or os.environ.get("SELF_WORKSPACE")
-        if not root:
-            raise Invalid(
-                "no workspace store selected: run `self init DIR`, then pass --workspace DIR "
-                "or set SELF_WORKSPACE=DIR"
-            )
-        store = Store.open(Path(root).expanduser())
-        slug = project or os.environ.get("SELF_PROJECT") or local.find_marker(cwd or Path.cwd())
-        return cls(store, slug, origin_from_env())
-
-    def proposed(self) -> Workspace:
-        """The same workspace, writing as a proposal that waits on a person."""
-        origin = Origin(self.origin.actor, False, self.origin.session, self.origin.by)
-        return Workspace(self.store, self.project, origin)
-
     def require_project(self) -> str:
         if not self.project:
-            raise Invalid(
-                "no project selected: pass --project SLUG, set SELF_PROJECT, or run "
-                "`self project link SLUG` in the checkout"
-            )
+            raise Invalid("no project selected", code="no-project")
         projects = self.state(WORKSPACE_LOG).projects
         if self.project not in projects:
             known = ", ".join(sorted(projects)) or "none yet"
