@@ -10,7 +10,6 @@ import typer
 from cli import records
 from cli.common import JsonOpt, workspace
 from service.model.config import AliasRow
-from service.model.requests import Assess, Review, Revoke
 
 
 def _group(app: typer.Typer, name: str) -> typer.Typer:
@@ -128,6 +127,8 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             as_json: bool = JsonOpt,
         ) -> None:
             """Move a claim to another recorded state."""
+            from service.model.requests import Assess
+
             records.run(Assess(record=record, state=state, why=why), as_json)
 
     if question:
@@ -159,6 +160,8 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             as_json: bool = JsonOpt,
         ) -> None:
             """Revoke an adopted decision (what stood on it loses a ground)."""
+            from service.model.requests import Revoke
+
             records.run(Revoke(record=record, why=why), as_json)
 
 
@@ -170,6 +173,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Acknowledge the review a ledger record owes; cleared until a ground changes again."""
+        from service.model.requests import Review
+
         records.run(Review(record=record, why=why), as_json)
 
     @app.command("gate")

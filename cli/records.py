@@ -9,13 +9,14 @@ rule added to one verb reaches every group that offers it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from cli.common import JsonOpt, run, workspace
-from service.model import requests as rq
-from service.model.requests import Add
+
+if TYPE_CHECKING:  # imported where a command runs: a process builds only the command it runs
+    from service.model.requests import Add
 
 Proposed = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person.")
 Exposure = typer.Option(None, "--exposure", help="full|index|search (beats the alias row).")
@@ -44,6 +45,8 @@ def preset_command(
     **extra: Any,
 ) -> Add:
     """The add command of a preset verb: the alias row's placement unless a flag beats it."""
+    from service.model.requests import Add
+
     return Add(
         text=text,
         preset=verb,
@@ -64,6 +67,8 @@ def _confirm(sub: typer.Typer, work: bool) -> None:
     @sub.command("confirm")
     def confirm(record: str, as_json: bool = JsonOpt) -> None:
         """Confirm a proposal (and the placements waiting with it)."""
+        from service.model import requests as rq
+
         run(rq.Confirm(record=record), as_json)
 
 
@@ -75,6 +80,8 @@ def _retract(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Withdraw a record; terminal."""
+        from service.model import requests as rq
+
         run(rq.Retract(record=record, why=why), as_json)
 
 
@@ -82,6 +89,8 @@ def _start(sub: typer.Typer, work: bool) -> None:
     @sub.command("start")
     def start(record: str, as_json: bool = JsonOpt) -> None:
         """Mark in progress (with the linked checkout's head commit, when there is one)."""
+        from service.model import requests as rq
+
         run(rq.Start(record=record, unit=work, head=workspace().checkout_head()), as_json)
 
 
@@ -89,6 +98,8 @@ def _unblock(sub: typer.Typer, work: bool) -> None:
     @sub.command("unblock")
     def unblock(record: str, as_json: bool = JsonOpt) -> None:
         """Clear a block."""
+        from service.model import requests as rq
+
         run(rq.Unblock(record=record, unit=work), as_json)
 
 
@@ -101,6 +112,8 @@ def _block(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark blocked, naming what it waits on."""
+        from service.model import requests as rq
+
         run(rq.Block(record=record, unit=work, on=on, why=why), as_json)
 
 
@@ -117,6 +130,8 @@ def _done(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark done; refused without evidence or with uncovered criteria."""
+        from service.model import requests as rq
+
         head = workspace().checkout_head()
         command = rq.Done(
             record=record, unit=work, report=report, commit=commit, artifact=artifact, why=why, head=head
@@ -128,6 +143,8 @@ def _retire(sub: typer.Typer, work: bool) -> None:
     @sub.command("retire")
     def retire(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Close without doing it."""
+        from service.model import requests as rq
+
         run(rq.Retire(record=record, unit=work, why=why), as_json)
 
 
@@ -135,6 +152,8 @@ def _restore(sub: typer.Typer, work: bool) -> None:
     @sub.command("restore")
     def restore(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Reopen done or retired work (retraction stays terminal)."""
+        from service.model import requests as rq
+
         run(rq.Restore(record=record, unit=work, why=why), as_json)
 
 

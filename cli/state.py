@@ -7,7 +7,6 @@ import typer
 from cli import records
 from cli.common import JsonOpt, echo, emit_json, workspace
 from service.model import commands
-from service.model import requests as rq
 
 
 def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | None = None) -> None:
@@ -56,6 +55,8 @@ def register(app: typer.Typer) -> None:
         if scope not in ("project", "workspace"):
             OPTIONS.project = commands.valid_slug(scope)
             scope = "project"
+        from service.model import requests as rq
+
         command = rq.Add(
             text=text,
             labels=tuple(label),
@@ -105,6 +106,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Move a record in context (moving up is capped; moving down records --why)."""
+        from service.model import requests as rq
+
         command = rq.Place(
             record=record,
             exposure=exposure,
@@ -123,6 +126,8 @@ def register(app: typer.Typer) -> None:
         record: str, criterion: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt
     ) -> None:
         """Claim a declared criterion covered (by its number, text or a unique prefix)."""
+        from service.model import requests as rq
+
         records.run(rq.Cover(record=record, criterion=criterion, why=why), as_json)
 
     records.add_verbs(sub, ("done", "retire", "restore"))
@@ -137,6 +142,8 @@ def register(app: typer.Typer) -> None:
                 link_type: str = typer.Option("relates", "--type", help="member-of|supersedes|relates."),
                 as_json: bool = JsonOpt,
             ) -> None:
+                from service.model import requests as rq
+
                 command = rq.Link(record=record, target=target, link_type=link_type, remove=remove)
                 records.run(command, as_json)
 

@@ -12,7 +12,6 @@ from cli import records
 from cli.common import OPTIONS, JsonOpt, echo, workspace
 from service.model.config import DEFAULT_ALIASES, AliasRow
 from service.model.errors import Invalid
-from service.model.requests import Report, RunExited
 
 
 class DefaultAddGroup(TyperGroup):
@@ -154,6 +153,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a report to a work unit (evidence when it names a commit or artifact)."""
+        from service.model.requests import Report
+
         records.run(Report(record=work, text=text, commit=commit, artifact=artifact), as_json)
 
 
@@ -178,6 +179,8 @@ def work_app() -> typer.Typer:
         record: str, code: int = typer.Option(..., "--code", help="The exit code."), as_json: bool = JsonOpt
     ) -> None:
         """Record that the unit's process exited with a code."""
+        from service.model.requests import RunExited
+
         records.run(RunExited(record=record, code=code, unit=True), as_json)
 
     @sub.command("show")

@@ -6,7 +6,22 @@ front end parses its input into a command, makes one call here and renders the e
 the error (`service.model.problems` maps each error code to an exit code and an HTTP status).
 """
 
-from service.app.execute import execute
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from service.app.locate import locate, store_root
 
+if TYPE_CHECKING:
+    from service.model.events import Event
+    from service.model.requests import AnyCommand
+    from service.workspace import Workspace
+
 __all__ = ["execute", "locate", "store_root"]
+
+
+def execute(workspace: Workspace, command: AnyCommand) -> list[Event]:
+    """The events `command` appended (`service/app/writes.py`), or the refusal it raised."""
+    from service.app import writes  # imported by a write only: `self context` stays light
+
+    return writes.execute(workspace, command)
