@@ -14,6 +14,8 @@ FLAGS = {  # a field whose flag is not `--` + the field with dashes
     "pinned": "--pin",
     "link_type": "--type",
     "description": "--desc",
+    "tokens_per_char": "--set",
+    "n": "-n",
     "record": "RECORD",
     "units": "UNITS",
     "slug": "SLUG",

@@ -138,14 +138,16 @@ class Workspace:
         from service.model.fold import fold_all
 
         if not at.strip():
-            raise Invalid("--at is empty: give an event id or an ISO date such as 2026-11-30")
+            raise Invalid("{at} is empty: give an event id or an ISO date such as 2026-11-30", field="at")
         events = self.store.read(log).events
         if ids.is_id(at):
             return fold_all(e for e in events if e.id <= at)
         try:
             moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise Invalid(f"--at {at!r} is neither an event id nor an ISO date such as 2026-11-30") from exc
+            raise Invalid(
+                f"{{at}} {at!r} is neither an event id nor an ISO date such as 2026-11-30", field="at"
+            ) from exc
         if len(at) == 10:
             moment = moment + dt.timedelta(days=1) - dt.timedelta(milliseconds=1)
         if moment.tzinfo is None:
@@ -217,7 +219,7 @@ class Workspace:
 
     def recent(self, n: int) -> list[Event]:
         if n < 1:
-            raise Invalid(f"-n {n}: give a positive number of events")
+            raise Invalid(f"{{n}} {n}: give a positive number of events", field="n")
         log = self.require_project() if self.project else WORKSPACE_LOG
         return sorted(self.store.read(log).events, key=lambda e: e.id)[-n:]
 
@@ -279,7 +281,9 @@ class Workspace:
     def run_started(self, prefix: str, pid: int) -> list[Event]:
         """The pid goes to this machine's ledger; the log only learns that a run started."""
         if not 0 < pid <= MAX_PID:
-            raise Invalid(f"--pid {pid}: give the process id of the unit's process (1 to {MAX_PID})")
+            raise Invalid(
+                f"{{pid}} {pid}: give the process id of the unit's process (1 to {MAX_PID})", field="pid"
+            )
         events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
         self.store.local.record_pid(_work_of(events[0]), pid, self.project or "")
         return events
@@ -325,7 +329,10 @@ class Workspace:
         config = self.config()
         if per_char is not None:
             if not 0 < per_char <= 4:
-                raise Invalid(f"--set {per_char}: tokens per character must be above 0 and at most 4")
+                raise Invalid(
+                    f"{{tokens_per_char}} {per_char}: tokens per character must be above 0 and at most 4",
+                    field="tokens_per_char",
+                )
             config = msgspec.structs.replace(config, tokens_per_char=per_char)
             self.store.save_config(config)
         return {

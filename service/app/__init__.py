@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from service.model.requests import AnyCommand
     from service.workspace import Workspace
 
-__all__ = ["execute", "locate", "store_root"]
+__all__ = ["execute", "locate", "problem", "store_root"]
 
 
 def execute(workspace: Workspace, command: AnyCommand) -> list[Event]:
@@ -25,3 +25,10 @@ def execute(workspace: Workspace, command: AnyCommand) -> list[Event]:
     from service.app import writes  # imported by a write only: `self context` stays light
 
     return writes.execute(workspace, command)
+
+
+def problem(exc: BaseException) -> dict[str, object] | None:
+    """The RFC 9457 problem document an HTTP front end answers for `exc` (`service/app/errors.py`)."""
+    from service.app import errors
+
+    return errors.problem(exc)

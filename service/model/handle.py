@@ -27,7 +27,7 @@ def handle(state: State, config: WorkspaceConfig, clock: Clock, command: rq.AnyC
     if getattr(command, "proposed", False):
         clock = msgspec.structs.replace(clock, origin=msgspec.structs.replace(clock.origin, confirmed=False))
     if isinstance(command, rq.UnitVerb) and command.unit:
-        commands.work_unit(state, command.record, type(command).__struct_config__.tag)  # type: ignore[arg-type]
+        commands.work_unit(state, command.record, str(type(command).__struct_config__.tag))
     return HANDLERS[type(command)](state, config, clock, command)
 
 

@@ -132,3 +132,21 @@ def test_the_cli_renders_fields_as_flags_and_adds_its_hints() -> None:
     assert message(unknown).endswith("; `self state list --all` lists ids")
     person = Refused("a person's call: use {proposed}", code="person-required", field="proposed", id="01ab")
     assert message(person) == "a person's call: use --proposed with `self state confirm 01ab`"
+
+
+def test_an_http_front_end_answers_a_problem_document() -> None:
+    from service.app import problem
+    from service.store.errors import StoreLocked
+
+    refused = problem(Invalid("{budget} 5: give a token budget from 100", field="budget"))
+    assert refused == {
+        "type": "urn:selfhub:problem:invalid-value",
+        "title": CODES["invalid-value"].title,
+        "status": 422,
+        "detail": "budget 5: give a token budget from 100",
+        "code": "invalid-value",
+        "field": "budget",
+    }
+    locked = problem(StoreLocked("lock", 1.0))
+    assert locked is not None and locked["status"] == 503 and locked["code"] == "store-locked"
+    assert problem(RuntimeError("a bug")) is None
