@@ -138,8 +138,18 @@ def _priority(value: int | None) -> int | None:
     return value
 
 
-def find(state: State, prefix: str) -> Entity:
-    """The entity an id, a unique id prefix or an imported record's alias names in `state`."""
+def find(state: State, prefix: str, field: str = "record") -> Entity:
+    """The entity an id, a unique id prefix or an imported record's alias names in `state`;
+    a refusal names `field`, the command field that gave the prefix."""
+    try:
+        return _find(state, prefix)
+    except Invalid as exc:
+        if field == exc.field:
+            raise
+        raise Invalid(exc.template, code=exc.code, field=field, **exc.about) from exc
+
+
+def _find(state: State, prefix: str) -> Entity:
     try:
         return state.entities[ids.resolve(prefix, state.entities, "record")]
     except Invalid as exc:
@@ -147,7 +157,9 @@ def find(state: State, prefix: str) -> Entity:
         if len(named) > 1:  # two imported ledgers each had one
             listed = ", ".join(sorted(e.id for e in named))
             what = f"{prefix} is the alias of {len(named)} imported records ({listed})"
-            raise Invalid(f"{what}: give the id of the one you mean", code="ambiguous-prefix") from exc
+            raise Invalid(
+                f"{what}: give the id of the one you mean", code="ambiguous-prefix", field="record"
+            ) from exc
         if named:
             return named[0]
         raise
@@ -165,7 +177,7 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
     links = list(request.links)
     replaced: list[Entity] = []
     if request.supersedes:
-        old = find(state, request.supersedes)
+        old = find(state, request.supersedes, "supersedes")
         if not old.live:
             raise Invalid(
                 f"{old.id} is {old.status}: only a live record can be superseded",
@@ -174,7 +186,7 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
             )
         links.append(Link("supersedes", old.id))
         replaced.append(old)
-    demoted = [find(state, d) for d in request.demote]
+    demoted = [find(state, d, "demote") for d in request.demote]
     if demoted and not request.why:
         raise Invalid("a demotion records why: pass {why}", code="missing-value", field="why")
     entity_id = clock.new_id()
@@ -277,7 +289,7 @@ def place(
             field="proposed",
             id=entity.id,
         )
-    demoted = [find(state, d) for d in demote]
+    demoted = [find(state, d, "demote") for d in demote]
     moved = msgspec.structs.replace(entity, exposure=new_exposure, scope=scope or entity.scope)
     caps.check([e for e in state.live() if e.id != entity.id], [moved], [], demoted, config)
     placed = Placed(
@@ -296,7 +308,7 @@ def link(state: State, clock: Clock, prefix: str, link_type: str, target: str, r
     entity = find(state, prefix)
     if link_type not in LINK_TYPES:
         raise Invalid(f"link type {link_type!r} is not one of {', '.join(LINK_TYPES)}", field="link_type")
-    target_id = find(state, target).id  # an id, a unique prefix or an alias
+    target_id = find(state, target, "target").id  # an id, a unique prefix or an alias
     if target_id == entity.id:
         raise Invalid("a record cannot link to itself", field="target")
     edge = Link(link_type, target_id)

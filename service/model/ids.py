@@ -112,6 +112,8 @@ def resolve(prefix: str, known: Iterable[str], what: str = "record") -> str:
     if len(matches) > 1:
         shown = ", ".join(sorted(matches)[:5])
         raise Invalid(
-            f"{prefix!r} is ambiguous: it starts {len(matches)} ids ({shown}); type more characters"
+            f"{prefix!r} is ambiguous: it starts {len(matches)} ids ({shown}); type more characters",
+            code="ambiguous-prefix",
+            field="record",
         )
     return matches[0]

@@ -42,7 +42,7 @@ def parallel(state: State, prefixes: Sequence[str]) -> dict[str, Any]:
     """
     if len(prefixes) < 2:
         raise Invalid("name two or more work units", code="missing-value", field="units")
-    units = [commands.find(state, p) for p in prefixes]
+    units = [commands.find(state, p, "units") for p in prefixes]
     if len({u.id for u in units}) != len(units):
         raise Invalid("a work unit is named twice", field="units")
     undeclared = [u.id for u in units if u.ledger is None or not (u.ledger.reads or u.ledger.writes)]

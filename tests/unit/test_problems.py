@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli.problems import flag, message
-from service.model import commands, ledger
+from service.model import commands, ids, ledger
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid, Refused
@@ -118,6 +118,12 @@ def test_refusals_carry_a_code_and_the_field_they_concern() -> None:
     with pytest.raises(Refused) as evidence:
         commands.done(state, clock, goal)
     assert (evidence.value.code, evidence.value.field) == ("evidence-required", "report")
+    with pytest.raises(Invalid) as target:
+        commands.link(state, clock, goal, "relates", "0zzz", remove=False)
+    assert (target.value.code, target.value.field) == ("not-found", "target")
+    with pytest.raises(Invalid) as ambiguous:
+        ids.resolve("01", ["01aa", "01ab"])
+    assert (ambiguous.value.code, ambiguous.value.field) == ("ambiguous-prefix", "record")
     with pytest.raises(Invalid) as options:
         ledger.parse_option("no equals sign")
     assert options.value.field == "options" and "--" not in str(options.value)
