@@ -43,6 +43,9 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ("criteria-uncovered", None): " (cover each with `self state cover`)",
     ("sanitize", None): " (see `self help sanitize`)",
     ("not-found", "preset"): "; `self alias` lists verbs",
+    ("not-found", "project"): "; `self project add` registers one",
+    ("no-checkout", None): ": run `self project link` in it",
+    ("no-checkout", "record"): " (`self project link` before `self work start`)",
     ("no-workspace", None): (
         ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "
         "(or `self clone URL DIR` to make one from a remote)"
@@ -71,6 +74,8 @@ def hint(exc: ModelError) -> str:
         verb, record = VERBS.get(about["verb"], about["verb"]), about.get("id", "ID")
         other = f"; `self state {verb} {record}` acts on any record" if verb in STATE_VERBS else ""
         return f": `self work {verb}` acts on work units{other}"
+    if exc.code == "other-log" and about.get("log") == "workspace":
+        return " (--workspace)"
     if exc.code == "wrong-state" and about.get("state") in ("done", "retired"):
         return "; `self state restore` reopens done or retired work"
     found = HINTS.get((exc.code, exc.field))

@@ -51,7 +51,7 @@ class Workspace:
         projects = self.state(WORKSPACE_LOG).projects
         if self.project not in projects:
             known = ", ".join(sorted(projects)) or "none yet"
-            raise Invalid(f"no project {self.project!r} (known: {known}); `self project add` registers one")
+            raise Invalid(f"no project {self.project!r} (known: {known})", code="not-found", field="project")
         return self.project
 
     # --- writing -------------------------------------------------------------------------
@@ -85,9 +85,10 @@ class Workspace:
             raise Invalid(
                 f"{{{exc.field}}} {exc.prefix}: that record is in {there}, and a ledger relation names "
                 f"records of its own log ({here}): record the ground in {here} too, or this record "
-                f"in {there}" + (" (--workspace)" if other == WORKSPACE_LOG else ""),
+                f"in {there}",
                 code="other-log",
                 field=exc.fields,
+                log="workspace" if other == WORKSPACE_LOG else "project",
             ) from exc
 
     def _holds(self, log: str, prefix: str) -> bool:
@@ -391,12 +392,14 @@ class Workspace:
                     end = payload.commit
         if start is None:
             raise Invalid(
-                f"{unit.id} has no start commit: link the checkout (`self project link`) before "
-                "`self work start`, so the start records its head"
+                f"{unit.id} has no start commit: link the checkout before the work starts, "
+                "so the start records its head",
+                code="no-checkout",
+                field="record",
             )
         path = self.checkout()
         if path is None:
-            raise Invalid("no checkout is linked to this project: run `self project link` in it")
+            raise Invalid("no checkout is linked to this project", code="no-checkout")
         done = end is not None
         with Repo(str(path)) as repo:
             end = end or repo.head().decode()

@@ -30,6 +30,7 @@ CODES: dict[str, Problem] = {
     "too-large": Problem(BAD_INPUT, 413, "An event is over the size cap"),
     "no-workspace": Problem(BAD_INPUT, 400, "No workspace is selected"),
     "no-project": Problem(BAD_INPUT, 400, "No project is selected"),
+    "no-checkout": Problem(BAD_INPUT, 409, "No code checkout is linked to the project"),
     # refused by a rule (model.errors.Refused)
     "refused": Problem(REFUSED, 403, "A rule refuses the command"),
     "cap-exceeded": Problem(REFUSED, 409, "A retention cap would be exceeded"),

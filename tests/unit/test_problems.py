@@ -104,6 +104,18 @@ def test_no_model_message_names_a_flag_or_a_command() -> None:
     assert not offenders, "\n".join(offenders)
 
 
+def test_no_application_message_names_a_flag_or_a_command() -> None:
+    """The wiring and the application layer answer the HTTP service too."""
+    paths = [ROOT / "service" / "workspace.py", *_sources(ROOT / "service" / "app")]
+    offenders = [
+        f"{path.name}: {text!r}"
+        for path in paths
+        for text in _raised_strings(ast.parse(path.read_text()))
+        if FRONT_END.search(text)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
 def test_refusals_carry_a_code_and_the_field_they_concern() -> None:
     log = Log()
     goal = log.entity("ship it", "goal", exposure="full")
