@@ -68,7 +68,10 @@ def exit_for(exc: BaseException) -> NoReturn:
     from service.store.errors import StoreError
 
     if isinstance(exc, StoreError):
-        fail(str(exc), problem(getattr(exc, "code", "store")).exit)
+        from cli.problems import store_hint
+
+        code = getattr(exc, "code", "store")
+        fail(str(exc) + store_hint(code), problem(code).exit)
     if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
         where = f"{exc.filename}: " if exc.filename else ""
         fail(f"{where}{exc.strerror}; check that the path exists and that you may write there", 1)

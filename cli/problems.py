@@ -45,6 +45,10 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ("not-found", "preset"): "; `self alias` lists verbs",
     ("not-found", "project"): "; `self project add` registers one",
     ("no-checkout", None): ": run `self project link` in it",
+    ("not-a-store", None): "; run `self init` to create one, or pass --workspace PATH to use another",
+    ("already-a-store", None): "; open it instead of running `self init`",
+    ("not-empty", None): "; run `self init` in an empty folder",
+    ("not-a-folder", None): "; give `self init` a new or empty folder you can write",
     ("no-checkout", "record"): " (`self project link` before `self work start`)",
     ("no-workspace", None): (
         ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "
@@ -64,6 +68,11 @@ def flag(field: str) -> str:
 def message(exc: ModelError) -> str:
     """The error's message with flags for fields and the CLI's hint."""
     return exc.detail(flag) + hint(exc)
+
+
+def store_hint(code: str) -> str:
+    """What to run after a store's or a sync's error (`code`: its class's)."""
+    return HINTS.get((code, None), "")
 
 
 def hint(exc: ModelError) -> str:

@@ -42,6 +42,8 @@ CODES: dict[str, Problem] = {
     "store": Problem(BAD_INPUT, 500, "The workspace store cannot do that"),
     "not-a-store": Problem(BAD_INPUT, 404, "No workspace store there"),
     "already-a-store": Problem(BAD_INPUT, 409, "A workspace store exists there already"),
+    "not-empty": Problem(BAD_INPUT, 409, "The folder holds a repository or settings already"),
+    "not-a-folder": Problem(BAD_INPUT, 409, "The path is not a folder that can be made or written"),
     "store-locked": Problem(BAD_INPUT, 503, "The workspace is locked by another process"),
     "ref-moved": Problem(BAD_INPUT, 409, "The branch moved during the commit"),
     "corrupt-file": Problem(BAD_INPUT, 500, "A store file cannot be read"),

@@ -1,4 +1,5 @@
-"""Errors of the on-disk store. Every message says what to do next."""
+"""Errors of the on-disk store. Every message says what is wrong; a front end adds what to run
+next (the CLI: `cli/problems.py`, by the error's `code`)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,7 @@ class NotAStore(StoreError):
     code = "not-a-store"
 
     def __init__(self, path: object) -> None:
-        super().__init__(
-            f"{path} is not a selfhub workspace (no workspace.json and .git there); "
-            "run `self init` to create one, or pass --workspace PATH to use another"
-        )
+        super().__init__(f"{path} is not a selfhub workspace (no workspace.json and .git there)")
 
 
 class AlreadyAStore(StoreError):
@@ -27,11 +25,19 @@ class AlreadyAStore(StoreError):
     code = "already-a-store"
 
     def __init__(self, path: object) -> None:
-        super().__init__(f"{path} is already a selfhub workspace; open it instead of running `self init`")
+        super().__init__(f"{path} is already a selfhub workspace")
+
+
+class NotEmpty(StoreError):
+    """A store is to be made where a git repository or a settings file already is."""
+
+    code = "not-empty"
 
 
 class NotAFolder(StoreError):
     """A path the store needs as a folder is a file, or no folder can be made there."""
+
+    code = "not-a-folder"
 
 
 class StoreLocked(StoreError):

@@ -3,6 +3,8 @@ to run next, in one line, with the exit code the error code's row gives (1 or 2)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from selfrun import Store, describe
 
@@ -42,3 +44,19 @@ def test_the_cli_names_the_flag_and_the_next_command(store: Store, case: str) ->
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("self: "), describe(proc)
     for text in wanted:
         assert text in proc.stderr, describe(proc)
+
+
+def test_the_cli_says_what_to_run_for_a_store_error(store: Store, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = store.run("state", "list", env_extra={"SELF_WORKSPACE": str(empty)})
+    assert proc.returncode == 1, describe(proc)
+    assert "is not a selfhub workspace" in proc.stderr and "run `self init`" in proc.stderr, describe(proc)
+    assert "--workspace PATH" in proc.stderr and proc.stderr.count("\n") == 1, describe(proc)
+    again = store.run("init", str(store.root))
+    assert again.returncode == 1 and "open it instead of running `self init`" in again.stderr, describe(again)
+    (tmp_path / "file").write_text("x")
+    blocked = store.run("init", str(tmp_path / "file" / "ws"))
+    assert blocked.returncode == 1 and "give `self init` a new or empty folder" in blocked.stderr, describe(
+        blocked
+    )
