@@ -18,11 +18,10 @@ from service.model import commands, ids
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
-from service.model.events import Actor, Event, Origin
+from service.model.events import Event, Origin
 from service.model.slice import ColdCounts
 from service.model.state import Entity, State
 from service.store import Quarantine, Store, local
-from service.store.layout import display
 
 if TYPE_CHECKING:  # imported where used
     from service.importers.superself import ImportSummary
@@ -69,29 +68,8 @@ class Workspace:
     def write_project(self, command: Command) -> list[Event]:
         return self.write(self.require_project(), command)
 
-    def write_record(self, log: str | None, command: Command) -> list[Event]:
-        """Write a new record to `log` (None: this project's). Ledger relations stay within one
-        log, so one naming a record of another log is refused saying where that record is."""
-        from service.model.ledger import Unresolved
-
-        target = self.require_project() if log is None else log
-        try:
-            return self.write(target, command)
-        except Unresolved as exc:
-            other = next((o for o in self.store.logs() if o != target and self._holds(o, exc.prefix)), None)
-            if other is None:
-                raise
-            here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (target, other))
-            raise Invalid(
-                f"{{{exc.field}}} {exc.prefix}: that record is in {there}, and a ledger relation names "
-                f"records of its own log ({here}): record the ground in {here} too, or this record "
-                f"in {there}",
-                code="other-log",
-                field=exc.fields,
-                log="workspace" if other == WORKSPACE_LOG else "project",
-            ) from exc
-
-    def _holds(self, log: str, prefix: str) -> bool:
+    def holds(self, log: str, prefix: str) -> bool:
+        """Whether `log` has a record an id prefix (or an imported alias) names."""
         state = self.state(log)
         return any(k.startswith(prefix.lower()) for k in state.entities) or any(
             e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
@@ -101,7 +79,7 @@ class Workspace:
         """The log holding the record an id prefix names: this project's, else the workspace's."""
         logs = [self.project] if self.project else []
         logs.append(WORKSPACE_LOG)
-        found = [log for log in logs if self._holds(log, prefix)]
+        found = [log for log in logs if self.holds(log, prefix)]
         if not found:
             ids.resolve(prefix, [], "record")
         return found[0]
@@ -537,14 +515,6 @@ def _work_of(event: Event) -> str:
     payload = payload_of(event)
     assert isinstance(payload, RunStarted)
     return payload.work
-
-
-def origin_from_env() -> Origin:
-    given = os.environ.get("SELF_ACTOR", "human")
-    if given not in ("agent", "human"):
-        raise Invalid(f"SELF_ACTOR={given!r} is neither agent nor human")
-    actor: Actor = "agent" if given == "agent" else "human"
-    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)
 
 
 def today() -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from service.model.errors import Invalid
+from service.model.events import Actor, Origin
 
 if TYPE_CHECKING:
     from service.workspace import Workspace
@@ -31,7 +32,16 @@ def project_slug(given: str | None, cwd: Path | None = None) -> str | None:
 def locate(workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
     """The workspace a call applies to, writing as the environment's actor."""
     from service.store import Store
-    from service.workspace import Workspace, origin_from_env
+    from service.workspace import Workspace
 
     store = Store.open(store_root(workspace))
     return Workspace(store, project_slug(project, cwd), origin_from_env())
+
+
+def origin_from_env() -> Origin:
+    """Who is writing: SELF_ACTOR (agent or human, default human), SELF_SESSION, SELF_USER."""
+    given = os.environ.get("SELF_ACTOR", "human")
+    if given not in ("agent", "human"):
+        raise Invalid(f"SELF_ACTOR={given!r} is neither agent nor human", field="actor")
+    actor: Actor = "agent" if given == "agent" else "human"
+    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from service.model.config import WorkspaceConfig
     from service.model.events import Event
     from service.model.state import State
-    from service.workspace import Workspace
+    from service.workspace import Command, Workspace
 
 WORKSPACE_LOG = ""
 
@@ -27,6 +27,31 @@ def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
     where = requests.log_of(command)
     if isinstance(command, requests.OnRecord):
         return workspace.write(workspace.log_of(command.record), run)
-    if isinstance(command, requests.Add):  # relations naming another log's records: said where
-        return workspace.write_record(WORKSPACE_LOG if where == "workspace" else None, run)
-    return workspace.write(WORKSPACE_LOG if where == "workspace" else workspace.require_project(), run)
+    log = WORKSPACE_LOG if where == "workspace" else workspace.require_project()
+    if isinstance(command, requests.Add):
+        return _new_record(workspace, log, run)
+    return workspace.write(log, run)
+
+
+def _new_record(workspace: Workspace, log: str, run: Command) -> list[Event]:
+    """Write a new record to `log`. Ledger relations stay within one log, so one naming a
+    record of another log is refused saying where that record is."""
+    from service.model.errors import Invalid
+    from service.model.ledger import Unresolved
+    from service.store.layout import display
+
+    try:
+        return workspace.write(log, run)
+    except Unresolved as exc:
+        other = next((o for o in workspace.store.logs() if o != log and workspace.holds(o, exc.prefix)), None)
+        if other is None:
+            raise
+        here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (log, other))
+        raise Invalid(
+            f"{{{exc.field}}} {exc.prefix}: that record is in {there}, and a ledger relation names "
+            f"records of its own log ({here}): record the ground in {here} too, or this record "
+            f"in {there}",
+            code="other-log",
+            field=exc.fields,
+            log="workspace" if other == WORKSPACE_LOG else "project",
+        ) from exc
