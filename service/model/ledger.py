@@ -19,7 +19,7 @@ from service.model import commands
 from service.model.commands import AddRequest, Clock
 from service.model.config import WorkspaceConfig
 from service.model.derived import DEFAULT_REASON, GROUNDED, derive
-from service.model.errors import Invalid, slot
+from service.model.errors import Invalid
 from service.model.events import (
     Assessed,
     EntityWhy,
@@ -164,7 +164,7 @@ def check_record(
         ):
             if value:
                 raise Invalid(
-                    f"{slot(name)} belongs to decisions; a {kind} has none", code="wrong-kind", field=name
+                    f"{{{name}}} belongs to decisions; a {kind} has none", code="wrong-kind", field=name
                 )
     if (fields.gate or fields.tool or fields.pattern) and kind != "decision":
         raise Invalid(
@@ -208,7 +208,7 @@ def check_record(
 def _check_link(state: State, record_id: str | None, kind: str, link: Link) -> None:
     target = state.entities.get(link.target)
     field = LINK_FIELDS[link.type]
-    flag = slot(field)
+    flag = "{" + field + "}"
     if target is None:
         raise Invalid(f"{flag} {link.target}: no such record", code="not-found", field=field)
     if record_id is not None and link.target == record_id:
@@ -257,7 +257,7 @@ class Unresolved(Invalid):
     to say where the record is)."""
 
     def __init__(self, field: str, prefix: str, cause: Invalid) -> None:
-        super().__init__(f"{slot(field)} {prefix}: {cause}", code=cause.code, field=field)
+        super().__init__(f"{{{field}}} {prefix}: {cause}", code=cause.code, field=field)
         self.prefix = prefix
 
 
@@ -426,7 +426,7 @@ def revoke(state: State, clock: Clock, prefix: str, why: str | None) -> list[Eve
             f"{entity.id} is {entity.status}; only a current decision is revoked", code="wrong-state"
         )
     if fact.state == "revoked":
-        raise Invalid(f"{entity.id} is already revoked", code="wrong-state")
+        raise Invalid(f"{entity.id} is already revoked")
     return [commands.event(clock, "entity.revoked", EntityWhy(entity.id, why))]
 
 
@@ -435,7 +435,7 @@ def review(state: State, clock: Clock, prefix: str, why: str | None) -> list[Eve
     entity, _ = _fact(state, prefix)
     view = derive(state, [entity.id])[entity.id]
     if not view.review_owed:
-        raise Invalid(f"{entity.id} owes no review (its support is {view.support})", code="wrong-state")
+        raise Invalid(f"{entity.id} owes no review (its support is {view.support})")
     marks = tuple(ReviewMark(o.ground, o.head, o.reason, o.as_of) for o in view.review_owed)
     return [commands.event(clock, "entity.reviewed", Reviewed(entity.id, marks, why))]
 
