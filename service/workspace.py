@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # imported where used
     from service.model.status import StatusDoc
 
 WORKSPACE_LOG = ""
-MAX_PID = 2**22  # the highest pid_max Linux allows; other systems stay below it
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 
 
@@ -256,16 +255,6 @@ class Workspace:
         from service.model import views
 
         return views.work_list(self.state(self.require_project()), all_)
-
-    def run_started(self, prefix: str, pid: int) -> list[Event]:
-        """The pid goes to this machine's ledger; the log only learns that a run started."""
-        if not 0 < pid <= MAX_PID:
-            raise Invalid(
-                f"{{pid}} {pid}: give the process id of the unit's process (1 to {MAX_PID})", field="pid"
-            )
-        events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
-        self.store.local.record_pid(_work_of(events[0]), pid, self.project or "")
-        return events
 
     # --- administration ------------------------------------------------------------------
 
@@ -507,14 +496,6 @@ def _check_writable(root: Path, log: str) -> None:
                 f"cannot write {path}: permission denied (the store is read-only for you); "
                 "write from the account that owns it, or change its permissions"
             )
-
-
-def _work_of(event: Event) -> str:
-    from service.model.events import RunStarted, payload_of
-
-    payload = payload_of(event)
-    assert isinstance(payload, RunStarted)
-    return payload.work
 
 
 def today() -> str:

@@ -26,11 +26,23 @@ def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
 
     where = requests.log_of(command)
     if isinstance(command, requests.OnRecord):
-        return workspace.write(workspace.log_of(command.record), run)
+        events = workspace.write(workspace.log_of(command.record), run)
+        if isinstance(command, requests.RunStarted) and command.pid is not None:
+            _keep_pid(workspace, events[0], command.pid)
+        return events
     log = WORKSPACE_LOG if where == "workspace" else workspace.require_project()
     if isinstance(command, requests.Add):
         return _new_record(workspace, log, run)
     return workspace.write(log, run)
+
+
+def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
+    """The pid goes to this machine's ledger; the log only learns that a run started."""
+    from service.model.events import RunStarted, payload_of
+
+    payload = payload_of(started)
+    assert isinstance(payload, RunStarted)
+    workspace.store.local.record_pid(payload.work, pid, workspace.project or "")
 
 
 def _new_record(workspace: Workspace, log: str, run: Command) -> list[Event]:

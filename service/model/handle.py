@@ -71,6 +71,17 @@ def _place(state: State, config: WorkspaceConfig, clock: Clock, c: rq.Place) -> 
     )
 
 
+MAX_PID = 2**22  # the highest pid_max Linux allows; other systems stay below it
+
+
+def _run_started(state: State, config: WorkspaceConfig, clock: Clock, c: rq.RunStarted) -> list[Event]:
+    if c.pid is not None and not 0 < c.pid <= MAX_PID:
+        raise Invalid(
+            f"{{pid}} {c.pid}: give the process id of the unit's process (1 to {MAX_PID})", field="pid"
+        )
+    return commands.run_started(state, clock, c.record)
+
+
 def _done(state: State, config: WorkspaceConfig, clock: Clock, c: rq.Done) -> list[Event]:
     return commands.done(
         state, clock, c.record, report=c.report, commit=c.commit, artifact=c.artifact, why=c.why, head=c.head
@@ -81,6 +92,7 @@ HANDLERS: dict[type, Handler] = {
     rq.Add: _add,
     rq.Place: _place,
     rq.Done: _done,
+    rq.RunStarted: _run_started,
     rq.Confirm: lambda s, _, k, c: commands.confirm(s, k, c.record),
     rq.Retract: lambda s, _, k, c: commands.retract(s, k, c.record, c.why),
     rq.Start: lambda s, _, k, c: commands.start(s, k, c.record, c.head),

@@ -119,6 +119,12 @@ class Report(OnRecord, tag="report", frozen=True, kw_only=True):
     artifact: str | None = None
 
 
+class RunStarted(OnRecord, tag="run-started", frozen=True, kw_only=True):
+    """A process runs the unit; its `pid` stays on the machine that gave it (never in the log)."""
+
+    pid: int | None = None
+
+
 class RunExited(UnitVerb, tag="run-exited", frozen=True, kw_only=True):
     code: int
 
@@ -164,6 +170,7 @@ AnyCommand = (
     | Cover
     | Link
     | Report
+    | RunStarted
     | RunExited
     | Assess
     | Revoke

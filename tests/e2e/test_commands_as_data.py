@@ -20,6 +20,7 @@ from selfrun import PROJECT, Store
 from service.app import execute, locate
 from service.model.events import as_dict
 from service.model.requests import AnyCommand
+from service.store import Store as OnDisk
 
 
 def _setup(store: Store) -> dict[str, str]:
@@ -93,6 +94,10 @@ def _steps(n: dict[str, str]) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
         ),
         (("work", "start", n["work"]), {"command": "start", "record": n["work"], "unit": True}),
         (
+            ("work", "started", n["work"], "--pid", "4242"),
+            {"command": "run-started", "record": n["work"], "pid": 4242},
+        ),
+        (
             ("work", "block", n["work"], "--on", "review"),
             {"command": "block", "record": n["work"], "unit": True, "on": "review"},
         ),
@@ -161,3 +166,5 @@ def test_cli_flags_and_json_bodies_append_the_same_events(
         by_library = [as_dict(e) for e in execute(locate(str(twin), PROJECT, cwd=tmp_path), command)]
         assert by_cli, args
         assert _shape(by_cli) == _shape(by_library), args
+    kept = {store.root: OnDisk(store.root).local.pids(), twin: OnDisk(twin).local.pids()}
+    assert all(pids[named["work"]].pid == 4242 for pids in kept.values()), kept  # never in the log
