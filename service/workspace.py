@@ -1,7 +1,8 @@
 """The one module that wires the store adapter to the pure model.
 
-CLI commands (and later HTTP handlers) make one call here and render what comes back.
-Writes run a pure command inside a store transaction; reads fold through the cache.
+Front ends reach it through the application layer (`service/app`) for writes; reads still
+call it directly. Writes run a pure command inside a store transaction; reads fold through
+the cache.
 """
 
 from __future__ import annotations
@@ -82,10 +83,6 @@ class Workspace:
         if not found:
             ids.resolve(prefix, [], "record")
         return found[0]
-
-    def write_entity(self, prefix: str, command: Command) -> list[Event]:
-        """Write to whichever log holds the record `prefix` names."""
-        return self.write(self.log_of(prefix), command)
 
     # --- reading -------------------------------------------------------------------------
 
