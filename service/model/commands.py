@@ -313,7 +313,9 @@ def link(state: State, clock: Clock, prefix: str, link_type: str, target: str, r
         raise Invalid("a record cannot link to itself", field="target")
     edge = Link(link_type, target_id)
     if remove and edge not in entity.links:
-        raise Invalid(f"{entity.id} has no {link_type} link to {target_id}", code="not-found", field="target")
+        raise Invalid(
+            f"{entity.id} has no {link_type} link to {target_id}", code="wrong-state", field="target"
+        )
     kind = "entity.unlinked" if remove else "entity.linked"
     return [_event(clock, kind, Linked(entity.id, edge))]
 

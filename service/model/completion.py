@@ -6,11 +6,16 @@ from collections.abc import Sequence
 
 from service.model.state import Entity, Report
 
+EVIDENCE = "a report naming a commit or an artifact, or one given with the done"
+
 
 def refusal(entity: Entity, reports: Sequence[Report], done_ts: str) -> str | None:
-    """Why `entity` may not be done at `done_ts`, or None when it may."""
+    """Why `entity` may not be done at `done_ts`, or None when it may (what evidence is, too)."""
     found = ruling(entity, reports, done_ts)
-    return None if found is None else found[-1]
+    if found is None:
+        return None
+    code, _, reason = found
+    return f"{reason}: {EVIDENCE}" if code == "evidence-required" else reason
 
 
 def ruling(entity: Entity, reports: Sequence[Report], done_ts: str) -> tuple[str, str | None, str] | None:
@@ -27,8 +32,7 @@ def ruling(entity: Entity, reports: Sequence[Report], done_ts: str) -> tuple[str
         return "refused", None, f"{entity.id} is already done"
     has_evidence = any(r.commit or r.artifact or r.ts == done_ts for r in reports)
     if not has_evidence:
-        evidence = "a report naming a commit or an artifact, or one given with the done"
-        return "evidence-required", "report", f"{entity.id} has no evidence: {evidence}"
+        return "evidence-required", "report", f"{entity.id} has no evidence"
     uncovered = [c for c in entity.criteria if c not in entity.covered]
     if uncovered:
         listed = "; ".join(uncovered)

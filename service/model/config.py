@@ -96,7 +96,7 @@ def edit_alias(
             label or base.label, chosen, priority if priority is not None else base.priority
         )
     else:
-        raise Invalid(f"{action!r}: the actions are set, add and restore", field="action", action=action)
+        raise Invalid(f"no alias action {action!r}: the actions are set, add and restore", field="action")
     return msgspec.structs.replace(config, aliases=user, removed_aliases=removed)
 
 

@@ -345,8 +345,7 @@ def check_question(state: State, prefix: str) -> dict[str, Any]:
     options = entity.ledger.options if entity.ledger is not None else ()
     if len(options) < 2:
         raise Invalid(
-            f"{entity.id} declares {len(options)} candidate answer(s): add two or more "
-            "(a question superseding it with its options) to check it",
+            f"{entity.id} declares {len(options)} candidate answer(s): a question is checked on two or more",
             code="wrong-state",
             field="options",
         )
