@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.problems import flag, message
+from cli.problems import HINTS, flag, message
 from service.model import commands, ids, ledger
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
@@ -55,6 +55,10 @@ def test_every_code_has_an_exit_code_and_an_http_status() -> None:
         doc = document(code, "what went wrong", "budget")
         assert doc["status"] == row.status and doc["code"] == code and doc["field"] == "budget"
         assert str(doc["type"]).endswith(code) and doc["title"]
+
+
+def test_every_hint_of_the_cli_is_for_a_code_in_the_table() -> None:
+    assert {code for code, _ in HINTS} <= set(CODES)
 
 
 def test_every_code_raised_is_in_the_table() -> None:
