@@ -13,6 +13,7 @@ from typing import Literal
 
 import msgspec
 
+from service.model.errors import Invalid
 from service.model.ledger import LedgerInput
 
 Log = Literal["workspace", "project", "record"]  # the workspace's, the project's, the record's
@@ -197,8 +198,6 @@ def log_of(command: AnyCommand) -> Log:
 
 def decode(body: bytes | str) -> AnyCommand:
     """A command from a JSON body (`{"command": "add", "text": …}`); Invalid when it is not one."""
-    from service.model.errors import Invalid
-
     try:
         return msgspec.json.decode(body, type=AnyCommand)
     except msgspec.ValidationError as exc:
