@@ -6,9 +6,7 @@ from pathlib import Path
 
 import typer
 
-from cli import render
-from cli.common import OPTIONS, JsonOpt, echo, emit_json, workspace
-from service.model import commands
+from cli.common import OPTIONS, JsonOpt, echo, emit_json, run, workspace
 from service.model.errors import Invalid
 
 
@@ -43,12 +41,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Create a workspace store (a git repository) in DIR."""
-        import os
-
+        from service.app import store_root
         from service.store import Store
 
-        target = Path(directory or OPTIONS.workspace or os.environ.get("SELF_WORKSPACE") or ".").expanduser()
-        store = Store.init(target)
+        store = Store.init(store_root(directory or OPTIONS.workspace, default="."))
         if as_json:
             emit_json({"workspace": str(store.root)})
         else:
@@ -64,7 +60,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Register a project."""
-        render.written(workspace().write("", lambda s, c, k: commands.project_add(s, k, slug, desc)), as_json)
+        from service.model.requests import ProjectAdd
+
+        run(ProjectAdd(slug=slug, description=desc), as_json)
 
     @project.command("list")
     def project_list(as_json: bool = JsonOpt) -> None:
@@ -79,14 +77,16 @@ def register(app: typer.Typer) -> None:
     @project.command("archive")
     def project_archive(slug: str, why: str = typer.Option(..., "--why"), as_json: bool = JsonOpt) -> None:
         """Archive a project (its log stays; context hides it)."""
-        render.written(
-            workspace().write("", lambda s, c, k: commands.project_archive(s, k, slug, why)), as_json
-        )
+        from service.model.requests import ProjectArchive
+
+        run(ProjectArchive(slug=slug, why=why), as_json)
 
     @project.command("restore")
     def project_restore(slug: str, as_json: bool = JsonOpt) -> None:
         """Bring an archived project back."""
-        render.written(workspace().write("", lambda s, c, k: commands.project_restore(s, k, slug)), as_json)
+        from service.model.requests import ProjectRestore
+
+        run(ProjectRestore(slug=slug), as_json)
 
     @project.command("link")
     def project_link(

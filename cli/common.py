@@ -9,9 +9,10 @@ import msgspec
 import typer
 
 from service.model.controls import escape
-from service.model.errors import Invalid, Refused
+from service.model.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
+    from service.model.requests import AnyCommand
     from service.workspace import Workspace
 
 
@@ -24,9 +25,17 @@ OPTIONS = Options()
 
 
 def workspace() -> Workspace:
-    from service.workspace import Workspace
+    from service.app import locate
 
-    return Workspace.locate(OPTIONS.workspace, OPTIONS.project)
+    return locate(OPTIONS.workspace, OPTIONS.project)
+
+
+def run(command: AnyCommand, as_json: bool) -> None:
+    """Execute one command (the application layer's one write call) and print what it wrote."""
+    from cli.render import written
+    from service.app import execute
+
+    written(execute(workspace(), command), as_json)
 
 
 def emit_json(data: object) -> None:
@@ -45,17 +54,26 @@ def fail(message: str, code: int) -> NoReturn:
 
 
 def exit_for(exc: BaseException) -> NoReturn:
-    if isinstance(exc, Refused):
-        message = str(exc)  # some rules word their refusal with the prefix already
-        fail(message if message.startswith("refused:") else f"refused: {message}", 2)
-    if isinstance(exc, Invalid):
-        fail(str(exc), 1)
+    """One line on stderr and the exit code the code's row names (1 bad input, 2 refused)."""
+    from service.model.problems import REFUSED, problem
+
+    if isinstance(exc, ModelError):
+        from cli.problems import message
+
+        shown = message(exc)
+        exit_code = problem(exc.code).exit
+        if exit_code == REFUSED and not shown.startswith("refused:"):  # some rules word it so already
+            shown = f"refused: {shown}"
+        fail(shown, exit_code)
     from service.auth.errors import AuthError
     from service.data.errors import DataError
     from service.store.errors import StoreError
 
     if isinstance(exc, StoreError | DataError | AuthError):
-        fail(str(exc), 1)
+        from cli.problems import store_hint
+
+        code = getattr(exc, "code", "store")
+        fail(str(exc) + store_hint(code), problem(code).exit)
     if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
         where = f"{exc.filename}: " if exc.filename else ""
         fail(f"{where}{exc.strerror}; check that the path exists and that you may write there", 1)

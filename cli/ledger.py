@@ -7,10 +7,9 @@ from typing import Any
 
 import typer
 
-from cli import records, render
+from cli import records
 from cli.common import JsonOpt, workspace
 from service.model.config import AliasRow
-from service.model.ledger import LedgerInput
 
 
 def _group(app: typer.Typer, name: str) -> typer.Typer:
@@ -86,10 +85,8 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Record a new one with its grounds, answers and supersession."""
-        from cli.verbs import _row, add_record
-
-        request = records.preset_request(
-            _row(verb),
+        command = records.preset_command(
+            verb,
             text,
             why=why,
             supersedes=supersedes,
@@ -99,8 +96,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             target=target,
             demote=demote,
             at_workspace=at_workspace,
-        )
-        given = LedgerInput(
+            proposed=proposed,
             state=state,
             choice=choice,
             alternatives=tuple(alternative),
@@ -119,7 +115,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             tool=tool,
             pattern=pattern,
         )
-        render.written(add_record(request, proposed, given), as_json)
+        records.run(command, as_json)
 
     if claim:
 
@@ -131,9 +127,9 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             as_json: bool = JsonOpt,
         ) -> None:
             """Move a claim to another recorded state."""
-            from service.model import ledger
+            from service.model.requests import Assess
 
-            records.write_on(record, lambda s, c, k: ledger.assess(s, k, record, state, why), as_json)
+            records.run(Assess(record=record, state=state, why=why), as_json)
 
     if question:
 
@@ -164,9 +160,9 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             as_json: bool = JsonOpt,
         ) -> None:
             """Revoke an adopted decision (what stood on it loses a ground)."""
-            from service.model import ledger
+            from service.model.requests import Revoke
 
-            records.write_on(record, lambda s, c, k: ledger.revoke(s, k, record, why), as_json)
+            records.run(Revoke(record=record, why=why), as_json)
 
 
 def register(app: typer.Typer) -> None:
@@ -178,9 +174,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Acknowledge the flags a ledger record owes of its own; cleared until a ground changes
         again (a flag it inherits from a flagged or blocked ground clears with that ground)."""
-        from service.model import ledger
+        from service.model.requests import Review
 
-        records.write_on(record, lambda s, c, k: ledger.review(s, k, record, why), as_json)
+        records.run(Review(record=record, why=why), as_json)
 
     @app.command("gate")
     def gate(as_json: bool = JsonOpt) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from cli import render
-from cli.common import JsonOpt, echo, emit_json, workspace
+from cli.common import JsonOpt, echo, emit_json, run, workspace
 from service.model import commands
 
 if TYPE_CHECKING:
@@ -170,8 +170,9 @@ def work_list(all_: bool, as_json: bool) -> None:
 
 
 def run_started(record: str, pid: int, as_json: bool) -> None:
-    ws = workspace()
-    render.written(ws.run_started(record, pid), as_json)
+    from service.model.requests import RunStarted
+
+    run(RunStarted(record=record, pid=pid), as_json)
 
 
 __all__ = ["commands", "register"]

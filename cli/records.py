@@ -2,25 +2,22 @@
 
 Every preset verb (`self goal`, `self work`, `self claim`, …) and `self state` take the same
 placement flags on add and the same lifecycle verbs on an existing record; this module holds
-those flags, the request they build, and each lifecycle verb, so a rule added to one verb
-reaches every group that offers it.
+those flags, the command they build (`service.model.requests`), and each lifecycle verb, so a
+rule added to one verb reaches every group that offers it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from cli import render
 from cli.common import JsonOpt, workspace
-from service.model import commands
-from service.model.commands import AddRequest
-from service.model.config import AliasRow
-from service.model.events import Event
+from cli.common import run as run  # the one write path; verbs elsewhere call it as records.run
 
-Command = Callable[[Any, Any, Any], list[Event]]
+if TYPE_CHECKING:  # imported where a command runs: a process builds only the command it runs
+    from service.model.requests import Add
 
 Proposed = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person.")
 Exposure = typer.Option(None, "--exposure", help="full|index|search (beats the alias row).")
@@ -33,8 +30,8 @@ Supersedes = typer.Option(None, "--supersedes", help="Id of the live record this
 Why = typer.Option(None, "--why", help="Why.")
 
 
-def preset_request(
-    row: AliasRow,
+def preset_command(
+    verb: str,
     text: str,
     *,
     why: str | None,
@@ -45,45 +42,35 @@ def preset_request(
     target: str | None,
     demote: list[str],
     at_workspace: bool,
+    proposed: bool,
     **extra: Any,
-) -> AddRequest:
-    """The add request of a preset verb: the alias row's placement unless a flag beats it."""
-    return AddRequest(
+) -> Add:
+    """The add command of a preset verb: the alias row's placement unless a flag beats it."""
+    from service.model.requests import Add
+
+    return Add(
         text=text,
-        labels=(row.label,),
-        exposure=exposure or row.exposure,
-        priority=priority if priority is not None else row.priority,
+        preset=verb,
+        exposure=exposure,
+        priority=priority,
         scope="workspace" if at_workspace else "project",
         criteria=tuple(criterion),
         target=target,
         why=why,
         supersedes=supersedes,
         demote=tuple(demote),
+        proposed=proposed,
         **extra,
     )
-
-
-def write_on(record: str, command: Command, as_json: bool, work_verb: str | None = None) -> None:
-    """Run one command against the log that holds `record` and print what it wrote;
-    `work_verb` names a `self work` verb, refused on a record that is not a work unit."""
-    if work_verb is not None:
-        command = _on_work(record, work_verb, command)
-    render.written(workspace().write_entity(record, command), as_json)
-
-
-def _on_work(record: str, verb: str, command: Command) -> Command:
-    def checked(s: Any, c: Any, k: Any) -> list[Event]:
-        commands.work_unit(s, record, verb)
-        return command(s, c, k)
-
-    return checked
 
 
 def _confirm(sub: typer.Typer, work: bool) -> None:
     @sub.command("confirm")
     def confirm(record: str, as_json: bool = JsonOpt) -> None:
         """Confirm a proposal (and the placements waiting with it)."""
-        write_on(record, lambda s, c, k: commands.confirm(s, k, record), as_json)
+        from service.model import requests as rq
+
+        run(rq.Confirm(record=record), as_json)
 
 
 def _retract(sub: typer.Typer, work: bool) -> None:
@@ -94,22 +81,27 @@ def _retract(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Withdraw a record; terminal."""
-        write_on(record, lambda s, c, k: commands.retract(s, k, record, why), as_json)
+        from service.model import requests as rq
+
+        run(rq.Retract(record=record, why=why), as_json)
 
 
 def _start(sub: typer.Typer, work: bool) -> None:
     @sub.command("start")
     def start(record: str, as_json: bool = JsonOpt) -> None:
         """Mark in progress (with the linked checkout's head commit, when there is one)."""
-        head = workspace().checkout_head()
-        write_on(record, lambda s, c, k: commands.start(s, k, record, head), as_json, _verb(work, "start"))
+        from service.model import requests as rq
+
+        run(rq.Start(record=record, unit=work, head=workspace().checkout_head()), as_json)
 
 
 def _unblock(sub: typer.Typer, work: bool) -> None:
     @sub.command("unblock")
     def unblock(record: str, as_json: bool = JsonOpt) -> None:
         """Clear a block."""
-        write_on(record, lambda s, c, k: commands.unblock(s, k, record), as_json, _verb(work, "unblock"))
+        from service.model import requests as rq
+
+        run(rq.Unblock(record=record, unit=work), as_json)
 
 
 def _block(sub: typer.Typer, work: bool) -> None:
@@ -121,7 +113,9 @@ def _block(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark blocked, naming what it waits on."""
-        write_on(record, lambda s, c, k: commands.block(s, k, record, on, why), as_json, _verb(work, "block"))
+        from service.model import requests as rq
+
+        run(rq.Block(record=record, unit=work, on=on, why=why), as_json)
 
 
 def _done(sub: typer.Typer, work: bool) -> None:
@@ -137,32 +131,31 @@ def _done(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark done; refused without evidence or with uncovered criteria."""
+        from service.model import requests as rq
+
         head = workspace().checkout_head()
-
-        def command(s: Any, c: Any, k: Any) -> list[Event]:
-            return commands.done(
-                s, k, record, report=report, commit=commit, artifact=artifact, why=why, head=head
-            )
-
-        write_on(record, command, as_json, _verb(work, "done"))
+        command = rq.Done(
+            record=record, unit=work, report=report, commit=commit, artifact=artifact, why=why, head=head
+        )
+        run(command, as_json)
 
 
 def _retire(sub: typer.Typer, work: bool) -> None:
     @sub.command("retire")
     def retire(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Close without doing it."""
-        write_on(record, lambda s, c, k: commands.retire(s, k, record, why), as_json, _verb(work, "retire"))
+        from service.model import requests as rq
+
+        run(rq.Retire(record=record, unit=work, why=why), as_json)
 
 
 def _restore(sub: typer.Typer, work: bool) -> None:
     @sub.command("restore")
     def restore(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Reopen done or retired work (retraction stays terminal)."""
-        write_on(record, lambda s, c, k: commands.restore(s, k, record, why), as_json, _verb(work, "restore"))
+        from service.model import requests as rq
 
-
-def _verb(work: bool, name: str) -> str | None:
-    return name if work else None
+        run(rq.Restore(record=record, unit=work, why=why), as_json)
 
 
 VERBS: dict[str, Callable[[typer.Typer, bool], None]] = {

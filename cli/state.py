@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from cli import records, render
+from cli import records
 from cli.common import JsonOpt, echo, emit_json, workspace
 from service.model import commands
-from service.model.commands import AddRequest
 
 
 def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | None = None) -> None:
@@ -52,12 +51,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Record an entity under any label."""
         from cli.common import OPTIONS
-        from cli.verbs import add_record
 
         if scope not in ("project", "workspace"):
             OPTIONS.project = commands.valid_slug(scope)
             scope = "project"
-        request = AddRequest(
+        from service.model import requests as rq
+
+        command = rq.Add(
             text=text,
             labels=tuple(label),
             exposure=exposure,
@@ -68,8 +68,9 @@ def register(app: typer.Typer) -> None:
             why=why,
             supersedes=supersedes,
             demote=tuple(demote),
+            proposed=proposed,
         )
-        render.written(add_record(request, proposed), as_json)
+        records.run(command, as_json)
 
     @sub.command("list")
     def list_(
@@ -105,18 +106,18 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Move a record in context (moving up is capped; moving down records --why)."""
-        ws = workspace()
-        if proposed:
-            ws = ws.proposed()
-        render.written(
-            ws.write_entity(
-                record,
-                lambda s, c, k: commands.place(
-                    s, c, k, record, exposure=exposure, priority=priority, scope=scope, why=why, demote=demote
-                ),
-            ),
-            as_json,
+        from service.model import requests as rq
+
+        command = rq.Place(
+            record=record,
+            exposure=exposure,
+            priority=priority,
+            scope=scope,
+            why=why,
+            demote=tuple(demote),
+            proposed=proposed,
         )
+        records.run(command, as_json)
 
     records.add_verbs(sub, ("confirm", "start", "unblock", "retract"))
 
@@ -125,7 +126,9 @@ def register(app: typer.Typer) -> None:
         record: str, criterion: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt
     ) -> None:
         """Claim a declared criterion covered (by its number, text or a unique prefix)."""
-        records.write_on(record, lambda s, c, k: commands.cover(s, k, record, criterion, why), as_json)
+        from service.model import requests as rq
+
+        records.run(rq.Cover(record=record, criterion=criterion, why=why), as_json)
 
     records.add_verbs(sub, ("done", "retire", "restore"))
 
@@ -139,8 +142,9 @@ def register(app: typer.Typer) -> None:
                 link_type: str = typer.Option("relates", "--type", help="member-of|supersedes|relates."),
                 as_json: bool = JsonOpt,
             ) -> None:
-                records.write_on(
-                    record, lambda s, c, k: commands.link(s, k, record, link_type, target, remove), as_json
-                )
+                from service.model import requests as rq
+
+                command = rq.Link(record=record, target=target, link_type=link_type, remove=remove)
+                records.run(command, as_json)
 
         make()

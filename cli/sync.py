@@ -20,16 +20,10 @@ PROGRESS_FROM = 256 * 1024  # bytes moved before a sync shows progress (a clone 
 
 
 def _store() -> Store:
-    from service.model.errors import Invalid
+    from service.app import store_root
     from service.store import Store
 
-    root = OPTIONS.workspace or os.environ.get("SELF_WORKSPACE")
-    if not root:
-        raise Invalid(
-            "no workspace store selected: pass --workspace DIR or set SELF_WORKSPACE=DIR "
-            "(or `self clone URL DIR` to make one from a remote)"
-        )
-    return Store.open(Path(root).expanduser())
+    return Store.open(store_root(OPTIONS.workspace))
 
 
 MAX_TRIES = 100

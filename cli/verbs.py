@@ -8,14 +8,10 @@ import typer
 from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 from typer.core import TyperGroup
 
-from cli import records, render
+from cli import records
 from cli.common import OPTIONS, JsonOpt, echo, workspace
-from service.model import commands
-from service.model.commands import AddRequest
 from service.model.config import DEFAULT_ALIASES, AliasRow
 from service.model.errors import Invalid
-from service.model.events import Event
-from service.model.ledger import LedgerInput
 
 
 class DefaultAddGroup(TyperGroup):
@@ -121,11 +117,8 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Record a new one, placed by the alias row unless a flag says otherwise."""
-        from service.model.worksets import work_fields
-
-        row = _row(verb)
-        request = records.preset_request(
-            row,
+        command = records.preset_command(
+            verb,
             text,
             why=why,
             supersedes=supersedes,
@@ -135,23 +128,12 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
             target=target,
             demote=demote,
             at_workspace=at_workspace,
-            ledger=work_fields(row.label, reads, writes, intends),
+            proposed=proposed,
+            reads=tuple(reads),
+            writes=tuple(writes),
+            intends=tuple(intends),
         )
-        render.written(add_record(request, proposed), as_json)
-
-
-def add_record(request: AddRequest, proposed: bool, given: LedgerInput | None = None) -> list[Event]:
-    """One call for every add: the scope picks the log, `--proposed` the origin; claims,
-    decisions and questions go through the ledger's rules."""
-    from service.model import ledger
-
-    fields = given or LedgerInput()
-    ws = workspace()
-    if proposed:
-        ws = ws.proposed()
-    log = "" if request.scope == "workspace" and not request.supersedes and not request.demote else None
-    command = lambda s, c, k: ledger.add(s, c, k, request, fields)  # noqa: E731
-    return ws.write_record(log, command)
+        records.run(command, as_json)
 
 
 def register(app: typer.Typer) -> None:
@@ -171,7 +153,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a report to a work unit (evidence when it names a commit or artifact)."""
-        records.write_on(work, lambda s, c, k: commands.report(s, k, work, text, commit, artifact), as_json)
+        from service.model.requests import Report
+
+        records.run(Report(record=work, text=text, commit=commit, artifact=artifact), as_json)
 
 
 def work_app() -> typer.Typer:
@@ -195,7 +179,9 @@ def work_app() -> typer.Typer:
         record: str, code: int = typer.Option(..., "--code", help="The exit code."), as_json: bool = JsonOpt
     ) -> None:
         """Record that the unit's process exited with a code."""
-        records.write_on(record, lambda s, c, k: commands.run_exited(s, k, record, code), as_json, "exited")
+        from service.model.requests import RunExited
+
+        records.run(RunExited(record=record, code=code, unit=True), as_json)
 
     @sub.command("show")
     def show(record: str, as_json: bool = JsonOpt) -> None:

@@ -1,7 +1,8 @@
 """The one module that wires the store adapter to the pure model.
 
-CLI commands (and later HTTP handlers) make one call here and render what comes back.
-Writes run a pure command inside a store transaction; reads fold through the cache.
+Front ends reach it through the application layer (`service/app`) for writes; reads still
+call it directly. Writes run a pure command inside a store transaction; reads fold through
+the cache.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from service.model import commands, ids
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
-from service.model.events import Actor, Event, Origin
+from service.model.events import Event, Origin
 from service.model.hotslice import ColdCounts
 from service.model.state import Entity, State, shared_with
 from service.store import Quarantine, Store, local
-from service.store.layout import display
 
 if TYPE_CHECKING:  # imported where used
     from service.importers.superself import ImportSummary
@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # imported where used
     from service.model.status import StatusDoc
 
 WORKSPACE_LOG = ""
-MAX_PID = 2**22  # the highest pid_max Linux allows; other systems stay below it
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 
 
@@ -45,33 +44,13 @@ class Workspace:
 
     # --- opening -------------------------------------------------------------------------
 
-    @classmethod
-    def locate(cls, workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
-        root = workspace or os.environ.get("SELF_WORKSPACE")
-        if not root:
-            raise Invalid(
-                "no workspace store selected: run `self init DIR`, then pass --workspace DIR "
-                "or set SELF_WORKSPACE=DIR"
-            )
-        store = Store.open(Path(root).expanduser())
-        slug = project or os.environ.get("SELF_PROJECT") or local.find_marker(cwd or Path.cwd())
-        return cls(store, slug, origin_from_env())
-
-    def proposed(self) -> Workspace:
-        """The same workspace, writing as a proposal that waits on a person."""
-        origin = Origin(self.origin.actor, False, self.origin.session, self.origin.by)
-        return Workspace(self.store, self.project, origin)
-
     def require_project(self) -> str:
         if not self.project:
-            raise Invalid(
-                "no project selected: pass --project SLUG, set SELF_PROJECT, or run "
-                "`self project link SLUG` in the checkout"
-            )
+            raise Invalid("no project selected", code="no-project")
         projects = self.state(WORKSPACE_LOG).projects
         if self.project not in projects:
             known = ", ".join(sorted(projects)) or "none yet"
-            raise Invalid(f"no project {self.project!r} (known: {known}); `self project add` registers one")
+            raise Invalid(f"no project {self.project!r} (known: {known})", code="not-found", field="project")
         return self.project
 
     # --- writing -------------------------------------------------------------------------
@@ -89,26 +68,8 @@ class Workspace:
     def write_project(self, command: Command) -> list[Event]:
         return self.write(self.require_project(), command)
 
-    def write_record(self, log: str | None, command: Command) -> list[Event]:
-        """Write a new record to `log` (None: this project's). Ledger relations stay within one
-        log, so one naming a record of another log is refused saying where that record is."""
-        from service.model.ledger import Unresolved
-
-        target = self.require_project() if log is None else log
-        try:
-            return self.write(target, command)
-        except Unresolved as exc:
-            other = next((o for o in self.store.logs() if o != target and self._holds(o, exc.prefix)), None)
-            if other is None:
-                raise
-            here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (target, other))
-            raise Invalid(
-                f"{exc.flag} {exc.prefix}: that record is in {there}, and a ledger relation names "
-                f"records of its own log ({here}): record the ground in {here} too, or this record "
-                f"in {there}" + (" (--workspace)" if other == WORKSPACE_LOG else "")
-            ) from exc
-
-    def _holds(self, log: str, prefix: str) -> bool:
+    def holds(self, log: str, prefix: str) -> bool:
+        """Whether `log` has a record an id prefix (or an imported alias) names."""
         state = self.state(log)
         return any(k.startswith(prefix.lower()) for k in state.entities) or any(
             e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
@@ -118,14 +79,10 @@ class Workspace:
         """The log holding the record an id prefix names: this project's, else the workspace's."""
         logs = [self.project] if self.project else []
         logs.append(WORKSPACE_LOG)
-        found = [log for log in logs if self._holds(log, prefix)]
+        found = [log for log in logs if self.holds(log, prefix)]
         if not found:
             ids.resolve(prefix, [], "record")
         return found[0]
-
-    def write_entity(self, prefix: str, command: Command) -> list[Event]:
-        """Write to whichever log holds the record `prefix` names."""
-        return self.write(self.log_of(prefix), command)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -146,14 +103,16 @@ class Workspace:
         from service.model.fold import fold_all
 
         if not at.strip():
-            raise Invalid("--at is empty: give an event id or an ISO date such as 2026-11-30")
+            raise Invalid("{at} is empty: give an event id or an ISO date such as 2026-11-30", field="at")
         events = self.store.read(log).events
         if ids.is_id(at):
             return fold_all(e for e in events if e.id <= at)
         try:
             moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise Invalid(f"--at {at!r} is neither an event id nor an ISO date such as 2026-11-30") from exc
+            raise Invalid(
+                f"{{at}} {at!r} is neither an event id nor an ISO date such as 2026-11-30", field="at"
+            ) from exc
         if len(at) == 10:
             moment = moment + dt.timedelta(days=1) - dt.timedelta(milliseconds=1)
         if moment.tzinfo is None:
@@ -222,7 +181,7 @@ class Workspace:
 
     def recent(self, n: int) -> list[Event]:
         if n < 1:
-            raise Invalid(f"-n {n}: give a positive number of events")
+            raise Invalid(f"{{n}} {n}: give a positive number of events", field="n")
         log = self.require_project() if self.project else WORKSPACE_LOG
         return sorted(self.store.read(log).events, key=lambda e: e.id)[-n:]
 
@@ -281,14 +240,6 @@ class Workspace:
 
         return views.work_list(self.state(self.require_project()), all_)
 
-    def run_started(self, prefix: str, pid: int) -> list[Event]:
-        """The pid goes to this machine's ledger; the log only learns that a run started."""
-        if not 0 < pid <= MAX_PID:
-            raise Invalid(f"--pid {pid}: give the process id of the unit's process (1 to {MAX_PID})")
-        events = self.write_entity(prefix, lambda s, c, k: commands.run_started(s, k, prefix))
-        self.store.local.record_pid(_work_of(events[0]), pid, self.project or "")
-        return events
-
     # --- administration ------------------------------------------------------------------
 
     def projects(self) -> list[dict[str, object]]:
@@ -330,7 +281,10 @@ class Workspace:
         config = self.config()
         if per_char is not None:
             if not 0 < per_char <= 4:
-                raise Invalid(f"--set {per_char}: tokens per character must be above 0 and at most 4")
+                raise Invalid(
+                    f"{{tokens_per_char}} {per_char}: tokens per character must be above 0 and at most 4",
+                    field="tokens_per_char",
+                )
             config = msgspec.structs.replace(config, tokens_per_char=per_char)
             self.store.save_config(config)
         return {
@@ -389,12 +343,14 @@ class Workspace:
                     end = payload.commit
         if start is None:
             raise Invalid(
-                f"{unit.id} has no start commit: link the checkout (`self project link`) before "
-                "`self work start`, so the start records its head"
+                f"{unit.id} has no start commit: link the checkout before the work starts, "
+                "so the start records its head",
+                code="no-checkout",
+                field="record",
             )
         path = self.checkout()
         if path is None:
-            raise Invalid("no checkout is linked to this project: run `self project link` in it")
+            raise Invalid("no checkout is linked to this project", code="no-checkout")
         done = end is not None
         with Repo(str(path)) as repo:
             end = end or repo.head().decode()
@@ -524,22 +480,6 @@ def _check_writable(root: Path, log: str) -> None:
                 f"cannot write {path}: permission denied (the store is read-only for you); "
                 "write from the account that owns it, or change its permissions"
             )
-
-
-def _work_of(event: Event) -> str:
-    from service.model.events import RunStarted, payload_of
-
-    payload = payload_of(event)
-    assert isinstance(payload, RunStarted)
-    return payload.work
-
-
-def origin_from_env() -> Origin:
-    given = os.environ.get("SELF_ACTOR", "human")
-    if given not in ("agent", "human"):
-        raise Invalid(f"SELF_ACTOR={given!r} is neither agent nor human")
-    actor: Actor = "agent" if given == "agent" else "human"
-    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)
 
 
 def today() -> str:

@@ -16,6 +16,8 @@ TIERS = ("full", "index", "search")
 class CapExceeded(Refused):
     """Adding or placing past a cap, with no demotion naming what makes room."""
 
+    default_code = "cap-exceeded"
+
 
 def rank(exposure: str) -> int:
     return TIERS.index(exposure)
@@ -69,7 +71,8 @@ def check(
             if over(tier, spent[tier], before[tier], config):
                 raise CapExceeded(
                     f"the {tier} tier of {scope} scope would hold {spent[tier]} tokens, over its "
-                    f"cap of {limits[tier]} (it holds {before[tier]} now); pass --demote <id> "
+                    f"cap of {limits[tier]} (it holds {before[tier]} now); pass {{demote}} <id> "
                     f"to move a record one tier down, or raise caps.{tier}_tokens in "
-                    f"workspace.json ({ESTIMATE_NOTE})"
+                    f"workspace.json ({ESTIMATE_NOTE})",
+                    field="demote",
                 )

@@ -16,7 +16,7 @@ import msgspec
 
 from service.model import caps, completion, ids
 from service.model.config import WorkspaceConfig
-from service.model.errors import Invalid, Refused
+from service.model.errors import Invalid, Refused, slot
 from service.model.events import (
     Assertion,
     Blocked,
@@ -93,7 +93,8 @@ def valid_slug(slug: str) -> str:
     if not SLUG.match(slug) or slug in RESERVED_SLUGS:
         raise Invalid(
             f"{slug!r} is not a valid project slug: use 1-63 lowercase letters, digits and "
-            "dashes, starting with a letter or digit (not 'workspace' or 'projects')"
+            "dashes, starting with a letter or digit (not 'workspace' or 'projects')",
+            field="slug",
         )
     return slug
 
@@ -106,36 +107,49 @@ def valid_date(text: str) -> str:
 
 
 def _bad_date(text: str) -> str:
-    raise Invalid(f"{text!r} is not a date: use YYYY-MM-DD, e.g. 2099-03-31")
+    raise Invalid(f"{text!r} is not a date: use YYYY-MM-DD, e.g. 2099-03-31", field="target")
 
 
-def _text(text: str, what: str = "text") -> str:
+def _text(text: str, field: str = "text") -> str:
     text = text.strip()
     if not text:
-        raise Invalid(f"the {what} is empty: give the record's text in quotes")
+        what = "text" if field == "text" else slot(field)
+        raise Invalid(
+            f"the {what} is empty: give the record's text in quotes", code="missing-value", field=field
+        )
     return text
 
 
 def _exposure(value: str) -> Exposure:
     if value not in EXPOSURES:
-        raise Invalid(f"exposure {value!r} is not one of full, index, search")
+        raise Invalid(f"exposure {value!r} is not one of full, index, search", field="exposure")
     return cast(Exposure, value)
 
 
 def _scope(value: str) -> Scope:
     if value not in ("project", "workspace"):
-        raise Invalid(f"scope {value!r} is not project or workspace")
+        raise Invalid(f"scope {value!r} is not project or workspace", field="scope")
     return cast(Scope, value)
 
 
 def _priority(value: int | None) -> int | None:
     if value is not None and value < 0:
-        raise Invalid(f"priority {value} is negative: use 0 (top of context) or more")
+        raise Invalid(f"priority {value} is negative: use 0 (top of context) or more", field="priority")
     return value
 
 
-def find(state: State, prefix: str) -> Entity:
-    """The entity an id, a unique id prefix or an imported record's alias names in `state`."""
+def find(state: State, prefix: str, field: str = "record") -> Entity:
+    """The entity an id, a unique id prefix or an imported record's alias names in `state`;
+    a refusal names `field`, the command field that gave the prefix."""
+    try:
+        return _find(state, prefix)
+    except Invalid as exc:
+        if field == exc.field:
+            raise
+        raise Invalid(exc.template, code=exc.code, field=field, **exc.about) from exc
+
+
+def _find(state: State, prefix: str) -> Entity:
     try:
         return state.entities[ids.resolve(prefix, state.entities, "record")]
     except Invalid as exc:
@@ -143,7 +157,9 @@ def find(state: State, prefix: str) -> Entity:
         if len(named) > 1:  # two imported ledgers each had one
             listed = ", ".join(sorted(e.id for e in named))
             what = f"{prefix} is the alias of {len(named)} imported records ({listed})"
-            raise Invalid(f"{what}: give the id of the one you mean") from exc
+            raise Invalid(
+                f"{what}: give the id of the one you mean", code="ambiguous-prefix", field="record"
+            ) from exc
         if named:
             return named[0]
         raise
@@ -161,14 +177,18 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
     links = list(request.links)
     replaced: list[Entity] = []
     if request.supersedes:
-        old = find(state, request.supersedes)
+        old = find(state, request.supersedes, "supersedes")
         if not old.live:
-            raise Invalid(f"{old.id} is {old.status}: only a live record can be superseded")
+            raise Invalid(
+                f"{old.id} is {old.status}: only a live record can be superseded",
+                code="wrong-state",
+                field="supersedes",
+            )
         links.append(Link("supersedes", old.id))
         replaced.append(old)
-    demoted = [find(state, d) for d in request.demote]
+    demoted = [find(state, d, "demote") for d in request.demote]
     if demoted and not request.why:
-        raise Invalid("a demotion records why: pass --why")
+        raise Invalid("a demotion records why: pass {why}", code="missing-value", field="why")
     entity_id = clock.new_id()
     draft = Entity(
         id=entity_id,
@@ -219,15 +239,15 @@ def confirm(state: State, clock: Clock, prefix: str) -> list[Event]:
     entity = find(state, prefix)
     waiting = entity.status == "proposed" or entity.pending or entity.id in state.pairs
     if not waiting:
-        raise Invalid(f"nothing of {entity.id} waits on a person (it is {entity.status})")
+        raise Invalid(f"nothing of {entity.id} waits on a person (it is {entity.status})", code="wrong-state")
     return [_event(clock, "entity.confirmed", Assertion(entity=entity.id), confirmed=True)]
 
 
 def retract(state: State, clock: Clock, prefix: str, why: str) -> list[Event]:
     entity = find(state, prefix)
     if entity.status == "retracted":
-        raise Invalid(f"{entity.id} is already retracted")
-    return [_event(clock, "entity.retracted", EntityWhy(entity.id, _text(why, "--why")))]
+        raise Invalid(f"{entity.id} is already retracted", code="wrong-state")
+    return [_event(clock, "entity.retracted", EntityWhy(entity.id, _text(why, "why")))]
 
 
 def place(
@@ -245,19 +265,31 @@ def place(
     """Move a record in context; moving up is capped, moving down records why."""
     entity = find(state, prefix)
     if not entity.live:
-        raise Invalid(f"{entity.id} is not live ({entity.status}); only live records are placed")
+        raise Invalid(
+            f"{entity.id} is not live ({entity.status}); only live records are placed", code="wrong-state"
+        )
     if exposure is None and priority is None and scope is None:
-        raise Invalid("nothing to place: pass --exposure, --priority or --scope")
+        raise Invalid(
+            "nothing to place: pass {exposure}, {priority} or {scope}",
+            code="missing-value",
+            field=("exposure", "priority", "scope"),
+        )
     new_exposure = _exposure(exposure) if exposure else entity.exposure
     lowering = caps.rank(new_exposure) > caps.rank(entity.exposure)
     if lowering and not why:
-        raise Invalid(f"demoting {entity.id} to {new_exposure} records why: pass --why")
+        raise Invalid(
+            f"demoting {entity.id} to {new_exposure} records why: pass {{why}}",
+            code="missing-value",
+            field="why",
+        )
     if lowering and entity.exposure == "full" and clock.origin.actor == "agent" and clock.origin.confirmed:
         raise Refused(
-            f"demotion out of full is a person's call: record it with --proposed and a person "
-            f"confirms it with `self state confirm {entity.id}`"
+            "demotion out of full is a person's call: record it with {proposed} and a person confirms it",
+            code="person-required",
+            field="proposed",
+            id=entity.id,
         )
-    demoted = [find(state, d) for d in demote]
+    demoted = [find(state, d, "demote") for d in demote]
     moved = msgspec.structs.replace(entity, exposure=new_exposure, scope=scope or entity.scope)
     caps.check([e for e in state.live() if e.id != entity.id], [moved], [], demoted, config)
     placed = Placed(
@@ -275,13 +307,15 @@ def place(
 def link(state: State, clock: Clock, prefix: str, link_type: str, target: str, remove: bool) -> list[Event]:
     entity = find(state, prefix)
     if link_type not in LINK_TYPES:
-        raise Invalid(f"link type {link_type!r} is not one of {', '.join(LINK_TYPES)}")
-    target_id = find(state, target).id  # an id, a unique prefix or an alias
+        raise Invalid(f"link type {link_type!r} is not one of {', '.join(LINK_TYPES)}", field="link_type")
+    target_id = find(state, target, "target").id  # an id, a unique prefix or an alias
     if target_id == entity.id:
-        raise Invalid("a record cannot link to itself")
+        raise Invalid("a record cannot link to itself", field="target")
     edge = Link(link_type, target_id)
     if remove and edge not in entity.links:
-        raise Invalid(f"{entity.id} has no {link_type} link to {target_id}")
+        raise Invalid(
+            f"{entity.id} has no {link_type} link to {target_id}", code="wrong-state", field="target"
+        )
     kind = "entity.unlinked" if remove else "entity.linked"
     return [_event(clock, kind, Linked(entity.id, edge))]
 
@@ -289,10 +323,10 @@ def link(state: State, clock: Clock, prefix: str, link_type: str, target: str, r
 def cover(state: State, clock: Clock, prefix: str, criterion: str, why: str | None) -> list[Event]:
     entity = find(state, prefix)
     if not entity.criteria:
-        raise Invalid(f"{entity.id} declares no criteria")
+        raise Invalid(f"{entity.id} declares no criteria", code="wrong-state")
     chosen = _criterion(entity, criterion)
     if chosen in entity.covered:
-        raise Invalid(f"{chosen!r} is already covered on {entity.id}")
+        raise Invalid(f"{chosen!r} is already covered on {entity.id}", code="wrong-state", field="criterion")
     return [_event(clock, "entity.covered", Covered(entity.id, chosen, why))]
 
 
@@ -304,7 +338,11 @@ def _criterion(entity: Entity, given: str) -> str:
     ]
     if len(matches) != 1:
         listed = "; ".join(f"{i}. {c}" for i, c in enumerate(entity.criteria, 1))
-        raise Invalid(f"{given!r} names no single criterion of {entity.id}: {listed}")
+        raise Invalid(
+            f"{given!r} names no single criterion of {entity.id}: {listed}",
+            code="not-found",
+            field="criterion",
+        )
     return matches[0]
 
 
@@ -315,7 +353,7 @@ def start(state: State, clock: Clock, prefix: str, head: str | None = None) -> l
     """In progress; `head` is the linked checkout's commit as the work starts."""
     entity = _open_unit(state, prefix)
     if entity.execution == "in-progress":
-        raise Invalid(f"{entity.id} is already in progress")
+        raise Invalid(f"{entity.id} is already in progress", code="wrong-state")
     return [_event(clock, "entity.started", EntityWhy(entity.id, commit=head))]
 
 
@@ -327,7 +365,7 @@ def block(state: State, clock: Clock, prefix: str, on: str | None, why: str | No
 def unblock(state: State, clock: Clock, prefix: str) -> list[Event]:
     entity = _open_unit(state, prefix)
     if entity.execution != "blocked":
-        raise Invalid(f"{entity.id} is not blocked")
+        raise Invalid(f"{entity.id} is not blocked", code="wrong-state")
     return [_event(clock, "entity.unblocked", EntityWhy(entity.id))]
 
 
@@ -339,7 +377,7 @@ def retire(state: State, clock: Clock, prefix: str, why: str | None) -> list[Eve
 def restore(state: State, clock: Clock, prefix: str, why: str | None) -> list[Event]:
     entity = find(state, prefix)
     if entity.execution not in ("done", "retired"):
-        raise Invalid(f"{entity.id} is neither done nor retired; nothing to restore")
+        raise Invalid(f"{entity.id} is neither done nor retired; nothing to restore", code="wrong-state")
     return [_event(clock, "entity.restored", EntityWhy(entity.id, why))]
 
 
@@ -363,9 +401,10 @@ def done(
         added = report_added(entity.id, clock, report or "done", commit, artifact)
         events.append(added)
         reports.append(Report(added.id, clock.now, report or "done", commit, artifact))
-    reason = completion.refusal(entity, reports, clock.now)
-    if reason is not None:
-        raise Refused(reason)
+    refused = completion.ruling(entity, reports, clock.now)
+    if refused is not None:
+        code, field, reason = refused
+        raise Refused(reason, code=code, field=field or (), id=entity.id)
     return [*events, _event(clock, "entity.done", EntityWhy(entity.id, why, commit=head))]
 
 
@@ -378,7 +417,7 @@ def report(
 
 def report_added(work: str, clock: Clock, text: str, commit: str | None, artifact: str | None) -> Event:
     if commit is not None and not re.fullmatch(r"[0-9a-f]{7,64}", commit):
-        raise Invalid(f"{commit!r} is not a commit sha (7-64 lowercase hex characters)")
+        raise Invalid(f"{commit!r} is not a commit sha (7-64 lowercase hex characters)", field="commit")
     payload = ReportAdded(text, work=work, commit=commit, artifact=artifact)
     return _event(clock, "report.added", payload, refs={"work": work})
 
@@ -389,7 +428,6 @@ def run_started(state: State, clock: Clock, prefix: str) -> list[Event]:
 
 
 EXIT_CODES = range(-128, 256)  # 0-255 as a process returns it; -N: ended by signal N
-STATE_VERBS = ("start", "unblock", "done", "retire", "restore")  # what `self state` offers too
 
 
 def work_unit(state: State, prefix: str, verb: str) -> Entity:
@@ -397,15 +435,15 @@ def work_unit(state: State, prefix: str, verb: str) -> Entity:
     entity = find(state, prefix)
     if "work" not in entity.labels:
         kind = entity.labels[0] if entity.labels else "record without a label"
-        other = f"; `self state {verb} {prefix}` acts on any record" if verb in STATE_VERBS else ""
-        raise Invalid(f"{prefix} is a {kind}, not a work unit: `self work {verb}` acts on work units{other}")
+        raise Invalid(f"{prefix} is a {kind}, not a work unit", code="wrong-kind", verb=verb, id=prefix)
     return entity
 
 
 def run_exited(state: State, clock: Clock, prefix: str, code: int) -> list[Event]:
     if code not in EXIT_CODES:
         raise Invalid(
-            f"--code {code}: an exit code is 0 to 255 (or -1 to -128: the signal that ended the process)"
+            f"{{code}} {code}: an exit code is 0 to 255 (or -1 to -128: the signal that ended the process)",
+            field="code",
         )
     entity = find(state, prefix)
     return [_event(clock, "work.run-exited", RunExited(entity.id, code))]
@@ -415,7 +453,7 @@ def _open_unit(state: State, prefix: str) -> Entity:
     entity = find(state, prefix)
     if not entity.live:
         state_word = entity.execution if entity.execution in ("done", "retired") else entity.status
-        raise Invalid(f"{entity.id} is {state_word}; `self state restore` reopens done or retired work")
+        raise Invalid(f"{entity.id} is {state_word}", code="wrong-state", state=state_word)
     return entity
 
 
@@ -425,26 +463,26 @@ def _open_unit(state: State, prefix: str) -> Entity:
 def project_add(workspace: State, clock: Clock, slug: str, description: str | None) -> list[Event]:
     valid_slug(slug)
     if slug in workspace.projects:
-        raise Invalid(f"project {slug!r} exists already; `self project list` shows them")
+        raise Invalid(f"project {slug!r} exists already", code="exists", field="slug")
     return [_event(clock, "project.added", ProjectAdded(slug, description))]
 
 
 def project_archive(workspace: State, clock: Clock, slug: str, why: str) -> list[Event]:
     project = _project(workspace, slug)
     if project.archived:
-        raise Invalid(f"project {slug!r} is already archived")
-    return [_event(clock, "project.archived", ProjectChanged(slug, _text(why, "--why")))]
+        raise Invalid(f"project {slug!r} is already archived", code="wrong-state", field="slug")
+    return [_event(clock, "project.archived", ProjectChanged(slug, _text(why, "why")))]
 
 
 def project_restore(workspace: State, clock: Clock, slug: str) -> list[Event]:
     project = _project(workspace, slug)
     if not project.archived:
-        raise Invalid(f"project {slug!r} is not archived")
+        raise Invalid(f"project {slug!r} is not archived", code="wrong-state", field="slug")
     return [_event(clock, "project.restored", ProjectChanged(slug))]
 
 
 def _project(workspace: State, slug: str) -> Project:
     project = workspace.projects.get(slug)
     if project is None:
-        raise Invalid(f"no project {slug!r}; `self project list` shows them")
+        raise Invalid(f"no project {slug!r}", code="not-found", field="slug")
     return project

@@ -82,9 +82,9 @@ def edit_alias(
         user.pop(verb, None)
     elif action in ("set", "add"):
         if action == "set" and verb not in table:
-            raise Invalid(f"no alias {verb!r} to set; `self alias add {verb} --label L` adds one")
+            raise Invalid(f"no alias {verb!r} to set", code="not-found", field="verb", verb=verb)
         if action == "add" and verb in table:
-            raise Invalid(f"alias {verb!r} exists; `self alias set {verb} …` changes it")
+            raise Invalid(f"alias {verb!r} exists", code="exists", field="verb", verb=verb)
         if verb not in DEFAULT_ALIASES and (not verb.isidentifier() or verb in RESERVED_VERBS):
             raise Invalid(f"{verb!r} cannot be a verb (it must be a word that is not a built-in command)")
         base = table.get(verb) or AliasRow(label or verb, "search")
@@ -96,7 +96,7 @@ def edit_alias(
             label or base.label, chosen, priority if priority is not None else base.priority
         )
     else:
-        raise Invalid(f"`self alias {action}`: the actions are set, add and restore")
+        raise Invalid(f"no alias action {action!r}: the actions are set, add and restore", field="action")
     return msgspec.structs.replace(config, aliases=user, removed_aliases=removed)
 
 

@@ -339,7 +339,9 @@ _ELLIPSIS = "…"
 def check_budget(budget: int) -> int:
     """`budget` when it is one the agent render can keep to, else Invalid naming the range."""
     if not MIN_BUDGET <= budget <= MAX_BUDGET:
-        raise Invalid(f"--budget {budget}: give a token budget from {MIN_BUDGET} to {MAX_BUDGET}")
+        raise Invalid(
+            f"{{budget}} {budget}: give a token budget from {MIN_BUDGET} to {MAX_BUDGET}", field="budget"
+        )
     return budget
 
 

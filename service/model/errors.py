@@ -1,11 +1,51 @@
 """The error root of the model and its two families.
 
-`Invalid` is bad input (the CLI exits 1); `Refused` is a rule saying no (exit 2).
+`Invalid` is bad input; `Refused` is a rule saying no. Each carries a stable `code`
+(`service.model.problems.CODES` maps it to the CLI's exit code and to an HTTP status), the
+command fields it concerns, and a message that names no front end: a field appears in it as
+`{field}`, which each front end renders its own way (the CLI as its flag, `str()` as the
+field's name). Hints that name a front end's commands are the front end's to add.
 """
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def plain(field: str) -> str:
+    return field
+
+
+def slot(field: str) -> str:
+    """Where a field appears in a message (`{field}`), for messages that name it by variable."""
+    return "{" + field + "}"
 
 
 class ModelError(Exception):
     """Root of every error the pure core raises."""
+
+    default_code = "invalid-value"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, field: str | tuple[str, ...] = (), **about: str
+    ) -> None:
+        self.template = message
+        self.code = code or self.default_code
+        self.fields: tuple[str, ...] = (field,) if isinstance(field, str) else tuple(field)
+        self.about = about  # what a front end's hint may name: the record's id, the verb, …
+        super().__init__(self.detail())
+
+    @property
+    def field(self) -> str | None:
+        """The command field the error concerns first (None: the command as a whole)."""
+        return self.fields[0] if self.fields else None
+
+    def detail(self, name: Callable[[str], str] = plain) -> str:
+        """The message with each of its fields rendered by `name` (the CLI passes its flags)."""
+        return _PLACEHOLDER.sub(lambda m: name(m[1]) if m[1] in self.fields else m[0], self.template)
 
 
 class Invalid(ModelError):
@@ -14,3 +54,5 @@ class Invalid(ModelError):
 
 class Refused(ModelError):
     """The input is understood but a rule refuses it (cap, sanitize, evidence)."""
+
+    default_code = "refused"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from service.model.errors import Invalid
+from service.model.errors import Invalid, slot
 
 _WILD = re.compile(r"[*?\[]")
 
@@ -36,10 +36,11 @@ def _head(glob: str) -> str:
     return glob if match is None else glob[: match.start()]
 
 
-def relative(path: str, flag: str) -> str:
+def relative(path: str, field: str) -> str:
     """A declared path or glob, refused unless it is relative to the checkout."""
     if not path.strip() or path.startswith(("/", "~")):
-        raise Invalid(f"{flag} {path!r}: give a path or glob relative to the checkout, e.g. src/app/*.py")
+        example = "give a path or glob relative to the checkout, e.g. src/app/*.py"
+        raise Invalid(f"{slot(field)} {path!r}: {example}", field=field)
     return path
 
 

@@ -103,15 +103,17 @@ def resolve(prefix: str, known: Iterable[str], what: str = "record") -> str:
     """The one id in `known` that starts with `prefix`; Invalid when none or several do."""
     prefix = prefix.strip().lower()
     if not prefix or not PREFIX_PATTERN.match(prefix):
-        raise Invalid(f"{prefix!r} is not an id or id prefix")
+        raise Invalid(f"{prefix!r} is not an id or id prefix", field="record")
     matches = [k for k in known if k.startswith(prefix)]
     if prefix in matches:
         return prefix
     if not matches:
-        raise Invalid(f"no {what} has an id starting with {prefix!r}; `self state list --all` lists ids")
+        raise Invalid(f"no {what} has an id starting with {prefix!r}", code="not-found", field="record")
     if len(matches) > 1:
         shown = ", ".join(sorted(matches)[:5])
         raise Invalid(
-            f"{prefix!r} is ambiguous: it starts {len(matches)} ids ({shown}); type more characters"
+            f"{prefix!r} is ambiguous: it starts {len(matches)} ids ({shown}); type more characters",
+            code="ambiguous-prefix",
+            field="record",
         )
     return matches[0]

@@ -37,6 +37,20 @@ KINDS = tuple(DEFAULT_STATES)
 CLAIM_STATES = ("unassessed", "accepted", "disputed", "rejected")
 DECISION_STATES = ("adopted", "revoked")
 SUPERSEDE_REASONS = ("restate", "revise", "reverse")
+LINK_FIELDS = {  # the command field that names a link of each type
+    "supports": "supports",
+    "depends-on": "depends_on",
+    "answers": "answers",
+    "supersedes": "supersedes",
+}
+OBJECTION_FIELDS = {  # the field each phrasing or choice rule concerns
+    "phrased as a question": "text",
+    "empty choice": "choice",
+    "empty alternative": "alternatives",
+    "alternative is the choice": "alternatives",
+    "alternative listed twice": "alternatives",
+    "revisit is not a date": "revisit",
+}
 
 
 class LedgerInput(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,7 +90,10 @@ def parse_sets(given: Sequence[str]) -> list[list[str]]:
     for item in given:
         members = [m.strip() for m in re.split(r"[,\s]+", item.strip())]
         if not item.strip() or any(not m for m in members):
-            raise Invalid(f"--supports {item!r}: give record ids separated by commas, e.g. --supports c1,c2")
+            raise Invalid(
+                f"{{supports}} {item!r}: give record ids separated by commas, e.g. {{supports}} c1,c2",
+                field="supports",
+            )
         sets.append(list(dict.fromkeys(members)))
     return sets
 
@@ -91,17 +108,17 @@ def objections(kind: str, text: str, fields: LedgerFields) -> list[tuple[str, st
             (
                 "phrased as a question",
                 f"a {kind} states what holds, and {text.strip()!r} is phrased as a question: "
-                f'record it with `self question add "…"`, or state it without the question mark',
+                "record it as a question, or state it without the question mark",
             )
         )
     if fields.choice is not None and not fields.choice.strip():
-        found.append(("empty choice", "--choice is empty: name the option chosen"))
+        found.append(("empty choice", "{choice} is empty: name the option chosen"))
     seen: set[str] = set()
     for alternative in fields.alternatives:
         flat = _flat(alternative)
         if not flat:
             found.append(
-                ("empty alternative", "an --alternative is empty: name the option that was not chosen")
+                ("empty alternative", "an {alternatives} is empty: name the option that was not chosen")
             )
         elif fields.choice is not None and flat == _flat(fields.choice):
             found.append(
@@ -117,7 +134,7 @@ def objections(kind: str, text: str, fields: LedgerFields) -> list[tuple[str, st
         try:
             commands.valid_date(fields.revisit)
         except Invalid as exc:
-            found.append(("revisit is not a date", f"--revisit {exc}"))
+            found.append(("revisit is not a date", f"{{revisit}} {exc}"))
     return found
 
 
@@ -135,107 +152,151 @@ def check_record(
     import keeps ids); relations must point at existing records created before it.
     """
     if kind not in KINDS:
-        raise Invalid(f"{kind!r} is not a ledger kind ({', '.join(KINDS)})")
+        raise Invalid(f"{kind!r} is not a ledger kind ({', '.join(KINDS)})", field="labels")
     states = {"claim": CLAIM_STATES, "decision": ("adopted",), "question": ("open",)}[kind]
     if fields.state is not None and fields.state not in states:
-        raise Invalid(f"--state {fields.state!r}: a new {kind} is {' | '.join(states)}")
+        raise Invalid(f"{{state}} {fields.state!r}: a new {kind} is {' | '.join(states)}", field="state")
     if kind != "decision":
         for name, value in (
-            ("--choice", fields.choice),
-            ("--alternative", fields.alternatives),
-            ("--decided-by", fields.decided_by),
+            ("choice", fields.choice),
+            ("alternatives", fields.alternatives),
+            ("decided_by", fields.decided_by),
         ):
             if value:
-                raise Invalid(f"{name} belongs to decisions; a {kind} has none")
+                raise Invalid(
+                    f"{{{name}}} belongs to decisions; a {kind} has none", code="wrong-kind", field=name
+                )
     if (fields.gate or fields.tool or fields.pattern) and kind != "decision":
-        raise Invalid(f"--gate, --tool and --pattern make a policy decision; a {kind} has none")
+        raise Invalid(
+            f"{{gate}}, {{tool}} and {{pattern}} make a policy decision; a {kind} has none",
+            code="wrong-kind",
+            field=("gate", "tool", "pattern"),
+        )
     if fields.gate is not None and fields.gate not in ("allow", "deny", "ask"):
-        raise Invalid(f"--gate {fields.gate!r} is not one of allow, deny, ask")
+        raise Invalid(f"{{gate}} {fields.gate!r} is not one of allow, deny, ask", field="gate")
     if (fields.gate is None) != (fields.pattern is None) or (fields.tool and not fields.gate):
         raise Invalid(
-            'a policy gives --gate and --pattern together (e.g. --gate deny --pattern "git push --force*")'
+            'a policy gives {gate} and {pattern} together (e.g. {gate} deny {pattern} "git push --force*")',
+            code="missing-value",
+            field=("gate", "pattern"),
         )
     if fields.options and kind != "question":
-        raise Invalid(f"--option belongs to questions; a {kind} has no candidate answers")
+        raise Invalid(
+            f"{{options}} belongs to questions; a {kind} has no candidate answers",
+            code="wrong-kind",
+            field="options",
+        )
     answers = [_flat(o.answer) for o in fields.options]
     if any(not a for a in answers) or any(not _flat(o.action) for o in fields.options):
-        raise Invalid('an --option is "ANSWER=ACTION": both sides non-empty')
+        raise Invalid('an {options} is "ANSWER=ACTION": both sides non-empty', field="options")
     if len(set(answers)) != len(answers):
-        raise Invalid("an answer is listed twice in --option")
-    for _, message in objections(kind, text, fields)[:1]:
-        raise Invalid(message)
+        raise Invalid("an answer is listed twice in {options}", field="options")
+    for rule, message in objections(kind, text, fields)[:1]:
+        raise Invalid(message, field=OBJECTION_FIELDS[rule])
     if fields.supersede_reason is not None and fields.supersede_reason not in SUPERSEDE_REASONS:
         raise Invalid(
-            f"--supersede-reason {fields.supersede_reason!r} is not one of restate, revise, reverse"
+            f"{{supersede_reason}} {fields.supersede_reason!r} is not one of restate, revise, reverse",
+            field="supersede_reason",
         )
     superseding = [link for link in links if link.type == "supersedes"]
     if fields.supersede_reason is not None and not superseding:
-        raise Invalid("--supersede-reason says how a record supersedes another: pass --supersedes ID too")
+        raise _reason_alone()
     for link in links:
         _check_link(state, record_id, kind, link)
 
 
 def _check_link(state: State, record_id: str | None, kind: str, link: Link) -> None:
     target = state.entities.get(link.target)
-    flag = "--" + link.type
+    field = LINK_FIELDS[link.type]
+    flag = "{" + field + "}"
     if target is None:
-        raise Invalid(f"{flag} {link.target}: no such record; `self state list --all` lists them")
+        raise Invalid(f"{flag} {link.target}: no such record", code="not-found", field=field)
     if record_id is not None and link.target == record_id:
-        raise Invalid(f"{flag} {link.target}: a record cannot name itself")
+        raise Invalid(f"{flag} {link.target}: a record cannot name itself", field=field)
     if record_id is not None and target.created >= record_id:
-        raise Invalid(f"{flag} {link.target}: a relation points only at records created before this one")
+        raise Invalid(
+            f"{flag} {link.target}: a relation points only at records created before this one", field=field
+        )
     fact = state.ledger.get(link.target)
     target_kind = fact.kind if fact is not None else None
     shown = target_kind or (target.labels[0] if target.labels else "record without a label")
     if link.type in ("supports", "depends-on"):
         if kind != "decision" and link.type == "depends-on":
-            raise Invalid(f"--depends-on: only decisions have prerequisites; a {kind} has none")
+            raise _prerequisites(kind)
         if target_kind not in GROUNDED:
-            raise Invalid(f"{flag} {link.target}: it is a {shown}; {link.type} names claims or decisions")
+            raise Invalid(
+                f"{flag} {link.target}: it is a {shown}; {link.type} names claims or decisions",
+                code="wrong-kind",
+                field=field,
+            )
     elif link.type == "answers":
         if target_kind != "question":
-            raise Invalid(f"--answers {link.target}: it is a {shown}; only a question is answered")
+            raise Invalid(
+                f"{{answers}} {link.target}: it is a {shown}; only a question is answered",
+                code="wrong-kind",
+                field=field,
+            )
     elif link.type == "supersedes":
         if fact is None or not fact.current or not target.live:
             word = target.status if not target.live else "not current"
-            raise Invalid(f"--supersedes {link.target}: it is {word}; only a live record is superseded")
+            raise Invalid(
+                f"{{supersedes}} {link.target}: it is {word}; only a live record is superseded",
+                code="wrong-state",
+                field=field,
+            )
         if target_kind != kind:
-            raise Invalid(f"--supersedes {link.target}: it is a {shown}; a {kind} supersedes only a {kind}")
+            raise Invalid(
+                f"{{supersedes}} {link.target}: it is a {shown}; a {kind} supersedes only a {kind}",
+                code="wrong-kind",
+                field=field,
+            )
 
 
 class Unresolved(Invalid):
     """A relation names no record of the new record's log (the wiring looks in the others,
     to say where the record is)."""
 
-    def __init__(self, flag: str, prefix: str, reason: str) -> None:
-        super().__init__(f"{flag} {prefix}: {reason}")
-        self.flag = flag
+    def __init__(self, field: str, prefix: str, cause: Invalid) -> None:
+        super().__init__(f"{{{field}}} {prefix}: {cause}", code=cause.code, field=field)
         self.prefix = prefix
 
 
-def _resolve(state: State, prefix: str, flag: str) -> str:
+def _resolve(state: State, prefix: str, field: str) -> str:
     try:
         return commands.find(state, prefix).id
     except Invalid as exc:
-        raise Unresolved(flag, prefix, str(exc)) from exc
+        raise Unresolved(field, prefix, exc) from exc
+
+
+def _prerequisites(kind: str) -> Invalid:
+    return Invalid(
+        f"{{depends_on}}: only decisions have prerequisites; a {kind} has none",
+        code="wrong-kind",
+        field="depends_on",
+    )
+
+
+def _reason_alone() -> Invalid:
+    return Invalid(
+        "{supersede_reason} says how a record supersedes another: pass {supersedes} ID too",
+        code="missing-value",
+        field=("supersede_reason", "supersedes"),
+    )
 
 
 def links_for(state: State, kind: str, given: LedgerInput, supersedes: str | None) -> list[Link]:
     """The typed links of a new record, ids resolved from prefixes, in declared order."""
     if given.depends_on and kind != "decision":
-        raise Invalid(f"--depends-on: only decisions have prerequisites; a {kind} has none")
+        raise _prerequisites(kind)
     links: list[Link] = []
     for number, members in enumerate(parse_sets(given.supports)):
-        resolved = dict.fromkeys(_resolve(state, m, "--supports") for m in members)
+        resolved = dict.fromkeys(_resolve(state, m, "supports") for m in members)
         links += [Link("supports", target, number) for target in resolved]
-    for flag, link_type, values in (
-        ("--depends-on", "depends-on", given.depends_on),
-        ("--answers", "answers", given.answers),
-    ):
-        for target in dict.fromkeys(_resolve(state, v, flag) for v in values):
+    for link_type, values in (("depends-on", given.depends_on), ("answers", given.answers)):
+        for target in dict.fromkeys(_resolve(state, v, LINK_FIELDS[link_type]) for v in values):
             links.append(Link(link_type, target))
     if supersedes is not None:
-        links.append(Link("supersedes", _resolve(state, supersedes, "--supersedes")))
+        links.append(Link("supersedes", _resolve(state, supersedes, "supersedes")))
     return links
 
 
@@ -248,7 +309,7 @@ def fields_for(kind: str, given: LedgerInput, superseding: bool) -> LedgerFields
         alternatives=tuple(a.strip() for a in given.alternatives),
         decided_by=given.decided_by,
         supersede_reason=reason,
-        applies_to=tuple(relative(path, "--scope") for path in given.applies_to),
+        applies_to=tuple(relative(path, "applies_to") for path in given.applies_to),
         evidence=tuple(given.evidence),
         revisit=commands.valid_date(given.revisit) if given.revisit else None,
         cost_if_wrong=given.cost_if_wrong,
@@ -265,7 +326,8 @@ def parse_option(text: str) -> Outcome:
     answer, sep, action = text.partition("=")
     if not sep or not answer.strip() or not action.strip():
         raise Invalid(
-            f'--option {text!r} is not "ANSWER=ACTION" (e.g. --option "JSON=parse with the stdlib")'
+            f'{{options}} {text!r} is not "ANSWER=ACTION" (e.g. {{options}} "JSON=parse with the stdlib")',
+            field="options",
         )
     return Outcome(answer.strip(), action.strip())
 
@@ -279,12 +341,13 @@ def check_question(state: State, prefix: str) -> dict[str, Any]:
     """Whether any answer of a question changes the action (value of information)."""
     entity, fact = _fact(state, prefix)
     if fact.kind != "question":
-        raise Invalid(f"{entity.id} is a {fact.kind}; only a question is checked")
+        raise Invalid(f"{entity.id} is a {fact.kind}; only a question is checked", code="wrong-kind")
     options = entity.ledger.options if entity.ledger is not None else ()
     if len(options) < 2:
         raise Invalid(
-            f"{entity.id} declares {len(options)} candidate answer(s): add two or more with "
-            f'`self question add "…" --option "ANSWER=ACTION"` (superseding it) to check it'
+            f"{entity.id} declares {len(options)} candidate answer(s): a question is checked on two or more",
+            code="wrong-state",
+            field="options",
         )
     actions: dict[str, list[str]] = {}
     for option in options:
@@ -312,7 +375,7 @@ def add(
             )
         return commands.add(state, config, clock, request)
     if given.supersede_reason is not None and request.supersedes is None:
-        raise Invalid("--supersede-reason says how a record supersedes another: pass --supersedes ID too")
+        raise _reason_alone()
     links = links_for(state, kind, given, request.supersedes)
     fields = fields_for(kind, given, request.supersedes is not None)
     check_record(state, None, kind, request.text, fields, links)
@@ -332,7 +395,7 @@ def _fact(state: State, prefix: str) -> tuple[Entity, Fact]:
     entity = commands.find(state, prefix)
     fact = state.ledger.get(entity.id)
     if fact is None:
-        raise Invalid(f"{entity.id} is not a claim, decision or question")
+        raise Invalid(f"{entity.id} is not a claim, decision or question", code="wrong-kind")
     return entity, fact
 
 
@@ -340,13 +403,15 @@ def assess(state: State, clock: Clock, prefix: str, new_state: str, why: str | N
     """Move a claim to another recorded state."""
     entity, fact = _fact(state, prefix)
     if fact.kind != "claim":
-        raise Invalid(f"{entity.id} is a {fact.kind}; only a claim is assessed")
+        raise Invalid(f"{entity.id} is a {fact.kind}; only a claim is assessed", code="wrong-kind")
     if new_state not in CLAIM_STATES:
-        raise Invalid(f"--state {new_state!r} is not one of {', '.join(CLAIM_STATES)}")
+        raise Invalid(f"{{state}} {new_state!r} is not one of {', '.join(CLAIM_STATES)}", field="state")
     if not fact.current:
-        raise Invalid(f"{entity.id} is {entity.status}; assess the record that replaced it")
+        raise Invalid(
+            f"{entity.id} is {entity.status}; assess the record that replaced it", code="wrong-state"
+        )
     if fact.state == new_state:
-        raise Invalid(f"{entity.id} is already {new_state}")
+        raise Invalid(f"{entity.id} is already {new_state}", code="wrong-state", field="state")
     return [commands.event(clock, "entity.assessed", Assessed(entity.id, new_state, why))]
 
 
@@ -354,9 +419,11 @@ def revoke(state: State, clock: Clock, prefix: str, why: str | None) -> list[Eve
     """Revoke an adopted decision; it stays in history and what stood on it loses a ground."""
     entity, fact = _fact(state, prefix)
     if fact.kind != "decision":
-        raise Invalid(f"{entity.id} is a {fact.kind}; only a decision is revoked")
+        raise Invalid(f"{entity.id} is a {fact.kind}; only a decision is revoked", code="wrong-kind")
     if not fact.current:
-        raise Invalid(f"{entity.id} is {entity.status}; only a current decision is revoked")
+        raise Invalid(
+            f"{entity.id} is {entity.status}; only a current decision is revoked", code="wrong-state"
+        )
     if fact.state == "revoked":
         raise Invalid(f"{entity.id} is already revoked")
     return [commands.event(clock, "entity.revoked", EntityWhy(entity.id, why))]

@@ -85,7 +85,7 @@ class Unsanitary(Refused):
         advice = [_ADVICE_CONTROL] if any(controls) else []
         if not all(controls):
             advice.append(_ADVICE_FACTS)
-        super().__init__(f"refused: {listed}; {'; '.join(advice)} (see `self help sanitize`)")
+        super().__init__(f"refused: {listed}; {'; '.join(advice)}", code="sanitize")
 
 
 # --- values ---------------------------------------------------------------------------

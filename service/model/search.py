@@ -25,7 +25,7 @@ def terms_of(query: str) -> list[str]:
 def candidates(entities: list[Pair], all_: bool, exposure: str | None) -> list[Pair]:
     """Live records at the asked exposure; by default only what context leaves out (search)."""
     if exposure is not None and exposure not in ("full", "index", "search"):
-        raise Invalid(f"--exposure {exposure!r} is not one of full, index, search")
+        raise Invalid(f"{{exposure}} {exposure!r} is not one of full, index, search", field="exposure")
     if exposure is None and all_:
         chosen = entities
     else:

@@ -287,7 +287,7 @@ def work_show(state: State, work_id: str, runs: Mapping[str, str] | None = None)
     """
     e = state.entities.get(work_id)
     if e is None:
-        raise Invalid(f"no record has id {work_id!r}; `self state list --all` lists every record")
+        raise Invalid(f"no record has id {work_id!r}", code="not-found", field="record")
     reports = state.reports.get(work_id, [])
     run = _run_row(work_id, state.runs.get(work_id), (runs or {}).get(work_id))
     members = sorted(

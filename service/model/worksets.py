@@ -23,10 +23,14 @@ def work_fields(
     if not (reads or writes or intends):
         return None
     if label != "work":
-        raise Invalid("--reads, --writes and --intends belong to work units (`self work add`)")
-    for flag, paths in (("--reads", reads), ("--writes", writes), ("--intends", intends)):
+        raise Invalid(
+            "{reads}, {writes} and {intends} belong to work units",
+            code="wrong-kind",
+            field=("reads", "writes", "intends"),
+        )
+    for field, paths in (("reads", reads), ("writes", writes), ("intends", intends)):
         for path in paths:
-            relative(path, flag)
+            relative(path, field)
     return LedgerFields(reads=tuple(reads), writes=tuple(writes), intends=tuple(intends))
 
 
@@ -37,10 +41,10 @@ def parallel(state: State, prefixes: Sequence[str]) -> dict[str, Any]:
     named with the paths and how they conflict (write/write or write/read).
     """
     if len(prefixes) < 2:
-        raise Invalid("name two or more work units: `self work parallel ID ID...`")
-    units = [commands.find(state, p) for p in prefixes]
+        raise Invalid("name two or more work units", code="missing-value", field="units")
+    units = [commands.find(state, p, "units") for p in prefixes]
     if len({u.id for u in units}) != len(units):
-        raise Invalid("a work unit is named twice")
+        raise Invalid("a work unit is named twice", field="units")
     undeclared = [u.id for u in units if u.ledger is None or not (u.ledger.reads or u.ledger.writes)]
     conflicts: list[dict[str, str]] = []
     for i, a in enumerate(units):

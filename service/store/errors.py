@@ -1,4 +1,5 @@
-"""Errors of the on-disk store. Every message says what to do next."""
+"""Errors of the on-disk store. Every message says what is wrong; a front end adds what to run
+next (the CLI: `cli/problems.py`, by the error's `code`)."""
 
 from __future__ import annotations
 
@@ -6,30 +7,43 @@ from __future__ import annotations
 class StoreError(Exception):
     """Root of every error the store raises."""
 
+    code = "store"
+
 
 class NotAStore(StoreError):
     """The path holds no workspace store."""
 
+    code = "not-a-store"
+
     def __init__(self, path: object) -> None:
-        super().__init__(
-            f"{path} is not a selfhub workspace (no workspace.json and .git there); "
-            "run `self init` to create one, or pass --workspace PATH to use another"
-        )
+        super().__init__(f"{path} is not a selfhub workspace (no workspace.json and .git there)")
 
 
 class AlreadyAStore(StoreError):
     """`init` on a path that already holds a store."""
 
+    code = "already-a-store"
+
     def __init__(self, path: object) -> None:
-        super().__init__(f"{path} is already a selfhub workspace; open it instead of running `self init`")
+        super().__init__(f"{path} is already a selfhub workspace")
+
+
+class NotEmpty(StoreError):
+    """A store is to be made where a git repository or a settings file already is."""
+
+    code = "not-empty"
 
 
 class NotAFolder(StoreError):
     """A path the store needs as a folder is a file, or no folder can be made there."""
 
+    code = "not-a-folder"
+
 
 class StoreLocked(StoreError):
     """Another process holds the store lock for longer than the timeout."""
+
+    code = "store-locked"
 
     def __init__(self, lock_file: object, timeout: float) -> None:
         super().__init__(
@@ -40,6 +54,8 @@ class StoreLocked(StoreError):
 
 class RefMoved(StoreError):
     """refs/heads/main moved while a commit was being built (compare-and-swap failed)."""
+
+    code = "ref-moved"
 
     def __init__(self, expected: str | None, found: str | None) -> None:
         super().__init__(
@@ -52,9 +68,13 @@ class RefMoved(StoreError):
 class CorruptFile(StoreError):
     """A machine-local or settings file cannot be read."""
 
+    code = "corrupt-file"
+
 
 class NotRegular(StoreError):
     """A log segment that is a symbolic link or not a regular file."""
+
+    code = "not-regular"
 
     def __init__(self, path: object) -> None:
         super().__init__(

@@ -22,7 +22,7 @@ from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
 from service.store import cache, clock, gitcommit, hot, layout
-from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotAStore, StoreError
+from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotAStore, NotEmpty, StoreError
 from service.store.hot import Hot
 from service.store.local import Local
 from service.store.lock import DEFAULT_TIMEOUT, StoreLock
@@ -52,7 +52,7 @@ class Store:
             raise AlreadyAStore(root)
         if has_config or has_git:
             what = "a git repository" if has_git else "a workspace.json but no .git"
-            raise StoreError(f"{root} already holds {what}; run `self init` in an empty folder")
+            raise NotEmpty(f"{root} already holds {what}")
         _make_folder(root)
         Repo.init(str(root), default_branch=b"main").close()
         store = cls(root, lock_timeout=lock_timeout)
@@ -376,10 +376,8 @@ def _make_folder(root: Path) -> None:
     """`root` and its parents as folders, or NotAFolder naming the file in the way."""
     for path in (root, *root.parents):
         if path.exists() and not path.is_dir():
-            raise NotAFolder(f"{path} is a file, not a folder; give `self init` a new or empty folder")
+            raise NotAFolder(f"{path} is a file, not a folder")
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise NotAFolder(
-            f"cannot create {root}: {exc.strerror or exc}; give `self init` a folder you can write"
-        ) from None
+        raise NotAFolder(f"cannot create {root}: {exc.strerror or exc}") from None

@@ -68,6 +68,8 @@ _settings = msgspec.json.Decoder(WorkspaceConfig)
 class RemoteRefused(SyncError):
     """A remote's tree or events fail the intake gate; nothing of it was taken."""
 
+    code = "remote-refused"
+
     def __init__(self, where: str, path: str, what: str, commit: str | None = None) -> None:
         self.where, self.path, self.what = where, path, what
         # `what` may quote a decoder's message, which names keys the remote chose: escaped too

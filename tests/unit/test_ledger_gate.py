@@ -76,7 +76,7 @@ def test_policy_fields_are_checked() -> None:
     book = Book()
     with pytest.raises(Invalid, match="not one of allow, deny, ask"):
         book.decision("x", gate="maybe", pattern="*")
-    with pytest.raises(Invalid, match="--gate and --pattern together"):
+    with pytest.raises(Invalid, match="gate and pattern together"):
         book.decision("x", gate="deny")
     with pytest.raises(Invalid, match="make a policy decision"):
         book.claim("x holds", gate="deny", pattern="*")

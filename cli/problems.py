@@ -1,0 +1,93 @@
+"""How the CLI words a model error: each field as the flag (or argument) that sets it, and
+the hint that names the command to run next. The model's messages name neither."""
+
+from __future__ import annotations
+
+from service.model.errors import ModelError
+
+FLAGS = {  # a field whose flag is not `--` + the field with dashes
+    "labels": "--label",
+    "criteria": "--criterion",
+    "alternatives": "--alternative",
+    "applies_to": "--scope",
+    "options": "--option",
+    "pinned": "--pin",
+    "link_type": "--type",
+    "description": "--desc",
+    "tokens_per_char": "--set",
+    "n": "-n",
+    "record": "RECORD",
+    "units": "UNITS",
+    "slug": "SLUG",
+    "verb": "VERB",
+    "action": "ACTION",
+}
+VERBS = {"run-exited": "exited"}  # a command whose `self work` verb is another word
+STATE_VERBS = ("start", "unblock", "done", "retire", "restore")  # what `self state` offers too
+RECORD_FIELDS = ("record", "target", "supports", "depends_on", "answers", "supersedes", "demote", "units")
+HINTS = {  # (code, field) → what to run; formatted with the error's `about`
+    ("not-found", "slug"): "; `self project list` shows them",
+    ("exists", "slug"): "; `self project list` shows them",
+    ("not-found", "verb"): "; `self alias add {verb} --label L` adds one",
+    ("exists", "verb"): "; `self alias set {verb} …` changes it",
+    ("invalid-value", "text"): ' (`self question add "…"`)',
+    (
+        "wrong-state",
+        "options",
+    ): '; add them with `self question add "…" --option "ANSWER=ACTION"` (superseding it)',
+    ("wrong-kind", "reads"): " (`self work add`)",
+    ("missing-value", "units"): ": `self work parallel ID ID...`",
+    ("person-required", "proposed"): " with `self state confirm {id}`",
+    (
+        "evidence-required",
+        "report",
+    ): ": add a report with --commit or --artifact, or pass --report with the done",
+    ("criteria-uncovered", None): " (cover each with `self state cover`)",
+    ("sanitize", None): " (see `self help sanitize`)",
+    ("not-found", "preset"): "; `self alias` lists verbs",
+    ("not-found", "project"): "; `self project add` registers one",
+    ("no-checkout", None): ": run `self project link` in it",
+    ("not-a-store", None): "; run `self init` to create one, or pass --workspace PATH to use another",
+    ("already-a-store", None): "; open it instead of running `self init`",
+    ("not-empty", None): "; run `self init` in an empty folder",
+    ("not-a-folder", None): "; give `self init` a new or empty folder you can write",
+    ("no-checkout", "record"): " (`self project link` before `self work start`)",
+    ("no-workspace", None): (
+        ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "
+        "(or `self clone URL DIR` to make one from a remote)"
+    ),
+    (
+        "no-project",
+        None,
+    ): ": pass --project SLUG, set SELF_PROJECT, or run `self project link SLUG` in the checkout",
+}
+
+
+def flag(field: str) -> str:
+    return FLAGS.get(field, "--" + field.replace("_", "-"))
+
+
+def message(exc: ModelError) -> str:
+    """The error's message with flags for fields and the CLI's hint."""
+    return exc.detail(flag) + hint(exc)
+
+
+def store_hint(code: str) -> str:
+    """What to run after a store's or a sync's error (`code`: its class's)."""
+    return HINTS.get((code, None), "")
+
+
+def hint(exc: ModelError) -> str:
+    about = exc.about
+    if exc.code == "not-found" and exc.field in RECORD_FIELDS:
+        return "; `self state list --all` lists ids"
+    if exc.code == "wrong-kind" and "verb" in about:
+        verb, record = VERBS.get(about["verb"], about["verb"]), about.get("id", "ID")
+        other = f"; `self state {verb} {record}` acts on any record" if verb in STATE_VERBS else ""
+        return f": `self work {verb}` acts on work units{other}"
+    if exc.code == "other-log" and about.get("log") == "workspace":
+        return " (--workspace)"
+    if exc.code == "wrong-state" and about.get("state") in ("done", "retired"):
+        return "; `self state restore` reopens done or retired work"
+    found = HINTS.get((exc.code, exc.field))
+    return "" if found is None else found.format(**about)

@@ -1,0 +1,47 @@
+"""Which workspace store and which project a call applies to: the one place that reads the
+selection (given, else SELF_WORKSPACE / SELF_PROJECT, else the checkout's marker)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from service.model.errors import Invalid
+from service.model.events import Actor, Origin
+
+if TYPE_CHECKING:
+    from service.workspace import Workspace
+
+
+def store_root(given: str | None, default: str | None = None) -> Path:
+    """The store's folder: `given`, else SELF_WORKSPACE, else `default` (init: here)."""
+    root = given or os.environ.get("SELF_WORKSPACE") or default
+    if not root:
+        raise Invalid("no workspace store selected", code="no-workspace")
+    return Path(root).expanduser()
+
+
+def project_slug(given: str | None, cwd: Path | None = None) -> str | None:
+    """The project: `given`, else SELF_PROJECT, else the marker of the checkout `cwd` is in."""
+    from service.store import local
+
+    return given or os.environ.get("SELF_PROJECT") or local.find_marker(cwd or Path.cwd())
+
+
+def locate(workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
+    """The workspace a call applies to, writing as the environment's actor."""
+    from service.store import Store
+    from service.workspace import Workspace
+
+    store = Store.open(store_root(workspace))
+    return Workspace(store, project_slug(project, cwd), origin_from_env())
+
+
+def origin_from_env() -> Origin:
+    """Who is writing: SELF_ACTOR (agent or human, default human), SELF_SESSION, SELF_USER."""
+    given = os.environ.get("SELF_ACTOR", "human")
+    if given not in ("agent", "human"):
+        raise Invalid(f"SELF_ACTOR={given!r} is neither agent nor human", field="actor")
+    actor: Actor = "agent" if given == "agent" else "human"
+    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)

@@ -1,0 +1,69 @@
+"""Run one command value: on fresh state under the store lock, on the log the model's rule
+names (`requests.log_of`), appended through the append gate."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from service.model import requests
+    from service.model.commands import Clock
+    from service.model.config import WorkspaceConfig
+    from service.model.events import Event
+    from service.model.state import State
+    from service.workspace import Command, Workspace
+
+WORKSPACE_LOG = ""
+
+
+def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
+    """The events `command` appended, or the refusal it raised (nothing appended)."""
+    from service.model import requests
+    from service.model.handle import handle
+
+    def run(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
+        return handle(state, config, clock, command)
+
+    where = requests.log_of(command)
+    if isinstance(command, requests.OnRecord):
+        events = workspace.write(workspace.log_of(command.record), run)
+        if isinstance(command, requests.RunStarted) and command.pid is not None:
+            _keep_pid(workspace, events[0], command.pid)
+        return events
+    log = WORKSPACE_LOG if where == "workspace" else workspace.require_project()
+    if isinstance(command, requests.Add):
+        return _new_record(workspace, log, run)
+    return workspace.write(log, run)
+
+
+def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
+    """The pid goes to this machine's ledger; the log only learns that a run started."""
+    from service.model.events import RunStarted, payload_of
+
+    payload = payload_of(started)
+    assert isinstance(payload, RunStarted)
+    workspace.store.local.record_pid(payload.work, pid, workspace.project or "")
+
+
+def _new_record(workspace: Workspace, log: str, run: Command) -> list[Event]:
+    """Write a new record to `log`. Ledger relations stay within one log, so one naming a
+    record of another log is refused saying where that record is."""
+    from service.model.errors import Invalid
+    from service.model.ledger import Unresolved
+    from service.store.layout import display
+
+    try:
+        return workspace.write(log, run)
+    except Unresolved as exc:
+        other = next((o for o in workspace.store.logs() if o != log and workspace.holds(o, exc.prefix)), None)
+        if other is None:
+            raise
+        here, there = (display(x) if x != WORKSPACE_LOG else "the workspace log" for x in (log, other))
+        raise Invalid(
+            f"{{{exc.field}}} {exc.prefix}: that record is in {there}, and a ledger relation names "
+            f"records of its own log ({here}): record the ground in {here} too, or this record "
+            f"in {there}",
+            code="other-log",
+            field=exc.fields,
+            log="workspace" if other == WORKSPACE_LOG else "project",
+        ) from exc

@@ -1,0 +1,72 @@
+"""Every error code, what the CLI exits with and which HTTP status an RFC 9457 problem
+document carries for it. One table for every front end: a code raised anywhere is here
+(`tests/unit/test_problems.py` checks)."""
+
+from __future__ import annotations
+
+import msgspec
+
+BAD_INPUT = 1  # the CLI's exit code: the input cannot be understood
+REFUSED = 2  # the CLI's exit code: a rule says no
+
+
+class Problem(msgspec.Struct, frozen=True):
+    exit: int
+    status: int
+    title: str
+
+
+CODES: dict[str, Problem] = {
+    # bad input (model.errors.Invalid)
+    "invalid-value": Problem(BAD_INPUT, 422, "A value is not one the command accepts"),
+    "missing-value": Problem(BAD_INPUT, 422, "A value the command needs is missing"),
+    "malformed": Problem(BAD_INPUT, 400, "The input cannot be read"),
+    "not-found": Problem(BAD_INPUT, 404, "Nothing has that name"),
+    "ambiguous-prefix": Problem(BAD_INPUT, 409, "An id prefix names more than one record"),
+    "wrong-kind": Problem(BAD_INPUT, 422, "The record named is not of the kind the command acts on"),
+    "wrong-state": Problem(BAD_INPUT, 409, "The record's state does not allow the command"),
+    "exists": Problem(BAD_INPUT, 409, "It exists already"),
+    "other-log": Problem(BAD_INPUT, 409, "A relation names a record of another log"),
+    "too-large": Problem(BAD_INPUT, 413, "An event is over the size cap"),
+    "no-workspace": Problem(BAD_INPUT, 400, "No workspace is selected"),
+    "no-project": Problem(BAD_INPUT, 400, "No project is selected"),
+    "no-checkout": Problem(BAD_INPUT, 409, "No code checkout is linked to the project"),
+    # refused by a rule (model.errors.Refused)
+    "refused": Problem(REFUSED, 403, "A rule refuses the command"),
+    "cap-exceeded": Problem(REFUSED, 409, "A retention cap would be exceeded"),
+    "sanitize": Problem(REFUSED, 422, "The record would hold a machine-local or secret fact"),
+    "evidence-required": Problem(REFUSED, 409, "Done needs evidence"),
+    "criteria-uncovered": Problem(REFUSED, 409, "Done needs every declared criterion covered"),
+    "person-required": Problem(REFUSED, 403, "The change is a person's call"),
+    # the store and sync adapters (service.store.errors, service.sync.errors)
+    "store": Problem(BAD_INPUT, 500, "The workspace store cannot do that"),
+    "not-a-store": Problem(BAD_INPUT, 404, "No workspace store there"),
+    "already-a-store": Problem(BAD_INPUT, 409, "A workspace store exists there already"),
+    "not-empty": Problem(BAD_INPUT, 409, "The folder holds a repository or settings already"),
+    "not-a-folder": Problem(BAD_INPUT, 409, "The path is not a folder that can be made or written"),
+    "store-locked": Problem(BAD_INPUT, 503, "The workspace is locked by another process"),
+    "ref-moved": Problem(BAD_INPUT, 409, "The branch moved during the commit"),
+    "corrupt-file": Problem(BAD_INPUT, 500, "A store file cannot be read"),
+    "not-regular": Problem(BAD_INPUT, 500, "A log segment is not a regular file"),
+    "sync": Problem(BAD_INPUT, 502, "The sync failed"),
+    "unknown-remote": Problem(BAD_INPUT, 404, "No remote of that name"),
+    "unreachable": Problem(BAD_INPUT, 502, "The remote cannot be reached"),
+    "auth-failed": Problem(BAD_INPUT, 502, "The remote refused the credentials"),
+    "not-selfhub": Problem(BAD_INPUT, 422, "The remote is not a selfhub workspace"),
+    "kept-moving": Problem(BAD_INPUT, 503, "Others kept pushing first"),
+    "declined": Problem(BAD_INPUT, 502, "The remote declined the push"),
+    "remote-refused": Problem(BAD_INPUT, 422, "The remote holds what intake refuses"),
+}
+
+
+def problem(code: str) -> Problem:
+    """The row of `code`; an unknown code is a bug, reported as a server error."""
+    return CODES.get(code, Problem(BAD_INPUT, 500, "Unexpected error"))
+
+
+def document(code: str, detail: str, field: str | None = None) -> dict[str, object]:
+    """The RFC 9457 problem document of an error (`application/problem+json`)."""
+    row = problem(code)
+    doc: dict[str, object] = {"type": f"urn:selfhub:problem:{code}", "title": row.title}
+    doc |= {"status": row.status, "detail": detail, "code": code}
+    return doc if field is None else doc | {"field": field}
