@@ -76,7 +76,7 @@ def test_every_failing_remote_gets_its_own_line(store: Store) -> None:
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
     assert [line.split(":")[:2] for line in lines] == [["self", " a"], ["self", " b"]]
-    assert all(len(line) < 200 and "connection refused" in line for line in lines)
+    assert all(len(line) < 200 and "connection refused" in line for line in lines), lines
 
 
 @pytest.mark.slow
