@@ -150,7 +150,7 @@ def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str
         extra = ledger.get(e.id)
         if extra is not None:
             cited.update(item["ground"] for item in extra["review_owed"])
-            cited.update(extra["blocked_by"], extra["resolved_by"])
+            cited.update(extra["blocked_by"] if extra["blocked"] else (), extra["resolved_by"])
     return cited
 
 

@@ -17,6 +17,10 @@ what a briefing shows, never to decide what applies).
   unblocked (least fixed point: decisions waiting on each other stay blocked). Support
   plays no part. `blocked_by` names the cited id, the head it came to when that head is
   the trouble, and what blocks a blocked prerequisite;
+- applicable (decisions only, Docket's `applicable`): current, adopted and not blocked. A
+  retired or revoked decision is not applicable and its `blocked_by` names itself, as
+  Docket's does, while `blocked` stays the mark of current adopted decisions that readers
+  are shown;
 - support: each AND set counts as its weakest ground and a record keeps its best set. A
   ground is lost when reversed, rejected, revoked, retracted or itself unsupported, and
   flagged for a cause of its own (`circular`, `revise`, or its head's state, e.g.
@@ -80,6 +84,7 @@ class View(msgspec.Struct, frozen=True):
     lost: tuple[Lost, ...] = ()
     blocked: bool = False
     blocked_by: tuple[str, ...] = ()
+    applicable: bool | None = None
     resolved: bool | None = None
     resolved_by: tuple[str, ...] = ()
 
@@ -274,12 +279,23 @@ class _Deriver:
             owed += [o for o in self.prerequisites_owed(record_id) if o not in owed]
         return tuple(owed), tuple(lost)
 
+    def applicability(self, record_id: str, blocked: bool) -> tuple[bool | None, tuple[str, ...]]:
+        """Docket's `applicable` and `blocked_by` (None and what blocks it for a record that
+        is not a decision): a decision that is retired or not adopted names itself."""
+        fact = self.facts[record_id]
+        blocked_by = tuple(self.blockers(record_id)) if blocked else ()
+        if fact.kind != "decision":
+            return None, blocked_by
+        if not (fact.current and fact.state == "adopted"):
+            return False, (record_id,)
+        return not blocked, blocked_by
+
     def view(self, record_id: str, resolvers: dict[str, list[str]]) -> View:
         fact = self.facts[record_id]
         value = self.level.get(record_id, CLEAN)
         owed, lost = self.listed(record_id, value)
         blocked = self.blocked.get(record_id, False)
-        blocked_by = tuple(self.blockers(record_id)) if blocked else ()
+        applicable, blocked_by = self.applicability(record_id, blocked)
         resolved: bool | None = None
         resolved_by: tuple[str, ...] = ()
         if fact.kind == "question":
@@ -294,6 +310,7 @@ class _Deriver:
             lost=lost,
             blocked=blocked,
             blocked_by=blocked_by,
+            applicable=applicable,
             resolved=resolved,
             resolved_by=resolved_by,
         )
@@ -363,6 +380,7 @@ def view_row(view: View) -> dict[str, object]:
         "lost": [msgspec.structs.asdict(lost) for lost in view.lost],
         "blocked": view.blocked,
         "blocked_by": list(view.blocked_by),
+        "applicable": view.applicable,
         "resolved": view.resolved,
         "resolved_by": list(view.resolved_by),
     }

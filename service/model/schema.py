@@ -118,6 +118,7 @@ def record(kind: str) -> dict[str, Any]:
         "lost": {"type": "array", "items": lost},
         "blocked": {"type": "boolean"},
         "blocked_by": _strings(),
+        "applicable": {"type": "boolean"} if kind == "decision" else {"type": "null"},
         "resolved": {"type": "boolean"} if kind == "question" else {"type": "null"},
         "resolved_by": _strings(),
         "choice": _nullable("string"),

@@ -24,6 +24,7 @@ class WorkCounts(msgspec.Struct, frozen=True):
     blocked: int = 0
     next: int = 0
     done: int = 0
+    retired: int = 0
 
 
 class HealthLine(msgspec.Struct, frozen=True):
@@ -93,12 +94,13 @@ def current_goal(state: State) -> Entity | None:
 
 
 def work_counts(state: State) -> WorkCounts:
-    """Work units by execution: in progress, blocked, next (not started), done."""
-    counts = {"in-progress": 0, "blocked": 0, None: 0, "done": 0}
+    """Confirmed work units by execution: in progress, blocked, next (not started), done,
+    retired. A proposal is not work yet (it waits on a person), as in Superself's count."""
+    counts = {"in-progress": 0, "blocked": 0, None: 0, "done": 0, "retired": 0}
     for e in state.entities.values():
-        if is_work(e) and e.status in ("proposed", "confirmed") and e.execution in counts:
+        if is_work(e) and e.status == "confirmed" and e.execution in counts:
             counts[e.execution] += 1
-    return WorkCounts(counts["in-progress"], counts["blocked"], counts[None], counts["done"])
+    return WorkCounts(*(counts[k] for k in ("in-progress", "blocked", None, "done", "retired")))
 
 
 def deadlines(entities: Iterable[Entity], today: str) -> list[Deadline]:
@@ -122,17 +124,23 @@ def waiting_count(state: State) -> int:
 
 
 def _progress(state: State) -> tuple[int, int, int, int, int]:
-    objectives = reached = milestones = covered = criteria = 0
+    """Superself's reading of the open objectives: their milestones (a milestone belongs to
+    the objective its first member-of link names; dropped and superseded ones count), how
+    many are reached, and the exit criteria of those not superseded, with each open
+    objective's own criteria (a work unit's requirements are not exit criteria)."""
+    open_ids = {e.id for e in state.entities.values() if "objective" in e.labels and e.live}
+    reached = milestones = covered = criteria = 0
+    counted = [state.entities[i] for i in sorted(open_ids)]
     for e in state.entities.values():
-        if e.status not in ("proposed", "confirmed") or e.execution == "retired":
-            continue
-        objectives += "objective" in e.labels and e.live
-        if "milestone" in e.labels:
+        parent = next((link.target for link in e.links if link.type == "member-of"), None)
+        if "milestone" in e.labels and parent in open_ids:
             milestones += 1
             reached += e.execution == "done"
+            counted += [e] if e.status != "superseded" else []
+    for e in counted:
         criteria += len(e.criteria)
         covered += sum(1 for c in e.criteria if c in e.covered)
-    return objectives, reached, milestones, covered, criteria
+    return len(open_ids), reached, milestones, covered, criteria
 
 
 def health_lines(state: State, quarantined: list[tuple[str, int, str]]) -> list[HealthLine]:
@@ -261,7 +269,8 @@ def build_status(
 
 
 def work_text(w: WorkCounts) -> str:
-    return f"{w.active} active, {w.blocked} blocked, {w.next} next, {w.done} done"
+    retired = f", {w.retired} retired" if w.retired else ""
+    return f"{w.active} active, {w.blocked} blocked, {w.next} next, {w.done} done{retired}"
 
 
 def render_status(doc: StatusDoc) -> str:

@@ -151,7 +151,7 @@ def ledger_words(extra: Mapping[str, Any], short: Callable[[str], str] = str) ->
         words.append(f"flagged: review owed on {owed}")
     elif shown and extra["support"] == "unsupported":
         words.append("unsupported")
-    if extra["blocked_by"]:
+    if extra["blocked"]:
         words.append("blocked on " + ", ".join(short(i) for i in extra["blocked_by"]))
     if extra["resolved"]:
         words.append("resolved by " + ", ".join(short(i) for i in extra["resolved_by"]))

@@ -42,6 +42,30 @@ def test_a_docket_ledger_imports_whole(store: Store) -> None:
     assert store.json("state", "show", "d4")["id"] == d4["id"]
 
 
+def test_state_list_rows_read_applicability_as_docket_projects_it(store: Store) -> None:
+    """Docket's `applicable` and `blocked_by` for every decision of the ledger; a superseded
+    (d8) or revoked (d9) one names itself but is not marked blocked anywhere."""
+    store.ok("import", "docket", str(FIRST))
+    rows = by_alias(store)
+    alias_of = {row["id"]: alias for alias, row in rows.items()}
+    named = {
+        alias: (row["applicable"], [alias_of[i] for i in row["blocked_by"]])
+        for alias, row in rows.items()
+        if row["kind"] == "decision"
+    }
+    assert named == {
+        "d4": (True, []),
+        "d5": (True, []),
+        "d8": (False, ["d8"]),
+        "d9": (False, ["d9"]),
+        "d10": (False, ["c7"]),
+    }
+    assert [a for a, row in rows.items() if row["blocked"]] == ["d10"]
+    assert {rows[a]["applicable"] for a in ("c1", "c7", "q3")} == {None}
+    listed = store.ok("state", "list", "--all")
+    assert listed.count("blocked on") == 1, listed
+
+
 def test_context_shows_every_current_record_with_its_alias(store: Store) -> None:
     text = store.ok("import", "docket", str(FIRST))
     assert "placed: 2 at full, 6 at index, 2 at search" in text, text
@@ -158,6 +182,7 @@ def test_parquet_rows_carry_the_alias_blocked_and_the_work_a_decision_led_to(sto
         {"id": waiting, "state": "next", "intentional": None, "unintentional": None, "unrealized": None}
     ]
     assert table["d9"]["work"] == [] and table["d9"]["outcome"] == "revoked"
+    assert (table["d9"]["blocked"], table["d9"]["blocked_by"]) == (False, [rows["d9"]["id"]])
 
 
 def test_a_record_the_sanitize_gate_refuses_is_named_by_its_line(store: Store, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.e2e.selfrun import Store, describe
 
-CONTRACT = {"kind", "state", "support", "review_owed", "blocked_by", "resolved", "resolved_by"}
+CONTRACT = {"kind", "state", "support", "review_owed", "blocked_by", "applicable", "resolved", "resolved_by"}
 
 
 def refused(store: Store, *args: str, says: str) -> None:
@@ -60,6 +60,7 @@ def test_claims_decisions_and_questions_carry_the_contract(store: Store) -> None
         "support": "clean",
         "review_owed": [],
         "blocked_by": [],
+        "applicable": None,
         "resolved": None,
         "resolved_by": [],
     }

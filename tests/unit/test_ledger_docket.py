@@ -221,6 +221,24 @@ def test_blocked_and_resolved_read_as_docket_derives_them(first: Log) -> None:
     assert views[first.record("d9")].state == "revoked"
 
 
+def test_applicable_and_blocked_by_read_as_docket_projects_every_decision(first: Log) -> None:
+    """Docket's `project` on this ledger: a superseded (d8) or revoked (d9) decision is not
+    applicable and names itself; `blocked` stays the mark of current adopted decisions."""
+    views = derived.derive(first.state())
+    docket_reads = {
+        "d4": (True, []),
+        "d5": (True, []),
+        "d8": (False, ["d8"]),
+        "d9": (False, ["d9"]),
+        "d10": (False, ["c7"]),
+    }
+    for alias, (applicable, blocked_by) in docket_reads.items():
+        view = views[first.record(alias)]
+        assert (view.applicable, view.blocked_by) == (applicable, tuple(map(first.record, blocked_by))), alias
+    assert [a for a in docket_reads if views[first.record(a)].blocked] == ["d10"]
+    assert {views[first.record(a)].applicable for a in ("c1", "c7", "q3")} == {None}
+
+
 def test_older_shapes_docket_still_reads() -> None:
     """Evidence as a bare reference, no decided_by, a supersession naming no reason, a
     migrated record carrying its schema-1 source."""

@@ -186,7 +186,9 @@ def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
     for view in views.values():
         assert (view.support == "flagged") == bool(view.review_owed)
         assert (view.support == "unsupported") == bool(view.lost)
-        assert view.blocked == bool(view.blocked_by)
+        adopted = view.kind == "decision" and view.current and view.state == "adopted"
+        assert view.blocked == (adopted and bool(view.blocked_by))
+        assert view.applicable == (None if view.kind != "decision" else not view.blocked_by)
         assert (view.resolved is None) == (view.kind != "question")
 
 

@@ -14,6 +14,7 @@ from service.model.context import build_context, render_agent
 from service.model.errors import Invalid
 from service.model.events import EntityWhy, Link, Linked, Reviewed, ReviewMark
 from service.model.status import build_status, render_status
+from service.model.views import ledger_extras, ledger_words
 from tests.unit.test_ledger import Book, owed
 
 # --- scope selects, it does not decide applicability ----------------------------------------
@@ -273,14 +274,33 @@ def test_a_moot_question_leaves_context_and_status_lists_it() -> None:
 
 
 def test_only_a_current_decision_is_blocked() -> None:
-    """Docket's `applicable` is false for a retired decision, naming itself; here `current`
-    says that, and `blocked` stays the view of current adopted decisions."""
+    """Docket's `applicable` is false for a retired decision, naming itself in `blocked_by`;
+    `blocked` stays the mark of current adopted decisions, so nothing shows it blocked."""
     book = Book()
     c = book.claim("the license allows it", state="unassessed")
     d1 = book.decision("vendor the library", depends_on=c)
     d2 = book.decision("vendor the library, pinned", supersedes=d1, supersede_reason="restate")
-    assert (book.view(d1).current, book.view(d1).blocked, book.view(d1).blocked_by) == (False, False, ())
-    assert book.view(d2).blocked is False
+    old = book.view(d1)
+    assert (old.current, old.blocked, old.applicable, old.blocked_by) == (False, False, False, (d1,))
+    assert (book.view(d2).blocked, book.view(d2).applicable) == (False, True)
+
+
+def test_a_revoked_decision_is_not_applicable_and_names_itself() -> None:
+    book = Book()
+    d = book.decision("vendor the library")
+    book.revoke(d)
+    view = book.view(d)
+    assert (view.current, view.blocked, view.applicable, view.blocked_by) == (True, False, False, (d,))
+    assert build_status("p", book.state(), {}, [], "2026-11-30").blocked == []
+    assert ledger_words(ledger_extras(book.state())[d]) == ["revoked"]
+
+
+def test_a_blocked_decision_is_not_applicable() -> None:
+    book = Book()
+    c = book.claim("the license allows it", state="unassessed")
+    d = book.decision("vendor the library", depends_on=c)
+    assert (book.view(d).blocked, book.view(d).applicable, book.view(d).blocked_by) == (True, False, (c,))
+    assert book.view(c).applicable is None
 
 
 def test_flags_show_only_on_current_accepted_or_adopted_records() -> None:

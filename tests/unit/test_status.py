@@ -46,8 +46,12 @@ def test_work_counts_by_execution() -> None:
     log.add("entity.retired", EntityWhy(entity=retired, why="dropped"))
     gone = log.entity("g", "work")
     log.add("entity.retracted", EntityWhy(entity=gone))
+    log.entity("h", "work", proposed=True)  # not work until confirmed, as in Superself
     counts = work_counts(log.state())
-    assert (counts.active, counts.blocked, counts.next, counts.done) == (1, 1, 2, 1)
+    assert (counts.active, counts.blocked, counts.next, counts.done, counts.retired) == (1, 1, 2, 1, 1)
+    assert "work: 1 active, 1 blocked, 2 next, 1 done, 1 retired" in render_status(
+        build_status("app", log.state(), {}, [], TODAY)
+    )
 
 
 def test_goal_is_the_current_one_after_supersession() -> None:
@@ -59,20 +63,32 @@ def test_goal_is_the_current_one_after_supersession() -> None:
 
 
 def test_objectives_milestones_and_criteria() -> None:
+    """Superself's reading: the milestones of open objectives (a dropped or superseded one
+    included), the exit criteria of those not superseded, and an open objective's own
+    criteria; a work unit's requirements, a closed objective and a milestone under no
+    objective do not count."""
     log = Log()
-    log.entity("ship", "objective", target="2099-01-01")
-    reached = log.entity("alpha", "milestone", criteria=("a",))
+    ship = log.entity("ship", "objective", target="2099-01-01", criteria=("tagged",))
+    under = (Link("member-of", ship),)
+    reached = log.entity("alpha", "milestone", criteria=("a",), links=under)
     log.add("entity.covered", Covered(entity=reached, criterion="a"))
     log.done(reached)
-    open_one = log.entity("beta", "milestone", criteria=("b", "c"))
+    open_one = log.entity("beta", "milestone", criteria=("b", "c"), links=under)
     log.add("entity.covered", Covered(entity=open_one, criterion="c"))
+    dropped = log.entity("gamma", "milestone", criteria=("d",), links=under)
+    log.add("entity.retracted", EntityWhy(entity=dropped, why="not needed"))
+    old = log.entity("delta", "milestone", criteria=("e",), links=under)
+    log.entity("delta, later", "milestone", links=(*under, Link("supersedes", old)))
+    log.entity("loose", "milestone", criteria=("f",))
+    log.entity("a unit", "work", criteria=("g",), links=under)
     closed = log.entity("old objective", "objective")
+    log.entity("its milestone", "milestone", criteria=("h",), links=(Link("member-of", closed),))
     log.done(closed)
     doc = build_status("app", log.state(), {}, [], TODAY)
     assert doc.objectives_open == 1
-    assert (doc.milestones_reached, doc.milestones_total) == (1, 2)
-    assert (doc.criteria_covered, doc.criteria_total) == (2, 3)
-    assert "objectives: 1 open, 1 of 2 milestones reached, 2 of 3 exit criteria covered" in render_status(doc)
+    assert (doc.milestones_reached, doc.milestones_total) == (1, 5)
+    assert (doc.criteria_covered, doc.criteria_total) == (2, 5)
+    assert "objectives: 1 open, 1 of 5 milestones reached, 2 of 5 exit criteria covered" in render_status(doc)
 
 
 def test_waiting_counts_proposals_and_each_waiting_placement() -> None:

@@ -21,7 +21,7 @@ import pytest
 from service.model.events import Blocked, decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
-from service.model.status import waiting_count
+from service.model.status import build_status, render_status, waiting_count
 from service.model.views import is_pending, is_waiting
 from tests.builders import Log
 
@@ -301,6 +301,27 @@ def test_lifecycle_live_set_and_waiting_items(life: State, named: dict[str, str]
     assert waiting == {named["adopt graphql"], named["warm the cache"], "w-w41t1"}
     # work.cancelled and work.approval-required: kept in the log, read by neither fold
     assert life.signals == [] and life.unknown == 2
+
+
+def test_lifecycle_status_counts_as_superself_s_status_line(life: State) -> None:
+    """Superself's `objectiveCountLine` (views.ts): the milestones of open objectives, dropped
+    (m-d3ad1) and superseded (m-perf1) ones included; exit criteria of those not superseded,
+    a work unit's requirements not among them. Its `countLine`: units confirmed once, a
+    proposal not counted, retired ones counted."""
+    doc = build_status("demo", life, {}, [], "2026-12-01")
+    assert doc.objectives_open == 3
+    assert (doc.milestones_reached, doc.milestones_total) == (1, 4)
+    assert (doc.criteria_covered, doc.criteria_total) == (3, 5)
+    w = doc.work
+    assert (w.active, w.blocked, w.next, w.done, w.retired) == (1, 2, 1, 1, 1)  # w-ab4n1 retired
+
+
+def test_pre_cutover_status_lines_are_superself_s(pre: State) -> None:
+    ours = render_status(build_status("demo", pre, {}, [], "2026-12-01")).splitlines()
+    theirs = printed("status.txt").splitlines()
+    assert "work: 0 active, 2 blocked, 1 next, 1 done, 1 retired" in theirs
+    for line in theirs[1:3]:
+        assert line in ours, (line, ours)
 
 
 def test_a_milestone_of_an_objective_never_seen_folds_to_nothing(life: State) -> None:
