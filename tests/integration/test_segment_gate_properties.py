@@ -192,6 +192,10 @@ CLEAN = (
 )
 
 
+# nested deeper than sanitize.MAX_DEPTH, in a payload of a type with no struct
+DEEP = CLEAN.replace(b"entity.proposed", b"note.custom").replace(b'["idea"]', b"[" * 70 + b"]" * 70)
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(lines(), min_size=1, max_size=6), st.booleans())
 @example([CLEAN, CLEAN.replace(b"src/app.py", b"/home/al/app.py")], False)
@@ -199,6 +203,10 @@ CLEAN = (
 @example([CLEAN.replace(b"src/app.py", b"token: s3cr3tvalue")], False)
 @example([CLEAN.replace(b"src/app.py", b"ghp_" + b"a1B2" * 6)], False)
 @example([CLEAN.replace(b'"labels"', b'"api_key"')], False)
+@example([CLEAN.replace(b"src/app.py", b"D:/data")], False)
+@example([CLEAN.replace(b"src/app.py", b"file:/x")], False)
+@example([CLEAN.replace(b"src/app.py", b"Q7hZ0pK3vX9mB2nR8tY4wL6cJ1dF5gH0sA3eU7iO")], False)
+@example([DEEP], False)
 def test_a_line_the_fast_path_leaves_out_passes_the_full_check(
     segment: list[bytes], with_local: bool
 ) -> None:
@@ -215,6 +223,11 @@ def test_a_segment_of_clean_events_needs_no_line_checked() -> None:
     segment = [CLEAN] * 3
     assert all(_full_check_passes(line, 1, ()) for line in segment)
     assert segment_gate.unchecked(segment, LOG, ()) == set()
+
+
+def test_a_line_nested_too_deep_is_handed_back() -> None:
+    assert not _full_check_passes(DEEP, 1, ())
+    assert segment_gate.unchecked([DEEP], LOG, ()) == {0}
 
 
 def test_an_unclean_line_is_handed_back() -> None:
