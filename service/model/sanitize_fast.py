@@ -39,6 +39,7 @@ _POSIX = re.compile(sanitize._POSIX_LOCAL.pattern.encode())
 _TOKEN_RUN = re.compile(rb"[A-Za-z0-9_\-.=+/]{%d,}+" % formats.TOKEN_WORD)
 _TOKENS = re.compile(formats._TOKENS.pattern.encode())
 _RUN = re.compile(formats._RUN.pattern.encode())
+_COMMIT_VALUE = tuple(b'"%s":"' % key.encode() for key in sanitize._COMMIT_KEYS)
 
 
 def suspect_lines(blob: bytes, local: Sequence[str] = ()) -> set[int]:
@@ -68,14 +69,26 @@ def suspect_lines(blob: bytes, local: Sequence[str] = ()) -> set[int]:
         found.add(line_at(match.start()))
     for match in _TOKEN_RUN.finditer(blob):
         run = match.group()
-        if (len(run) >= 32 and _RUN.search(run)) or (
-            not (run.isalnum() and run.islower()) and _TOKENS.search(run)
-        ):
+        if len(run) >= 32 and _RUN.search(run):
+            if not _commit_sha(blob, match.start(), match.end()):
+                found.add(line_at(match.start()))
+        elif not (run.isalnum() and run.islower()) and _TOKENS.search(run):
+            # (every vendor token holds an underscore, a dash, a dot or a capital)
             found.add(line_at(match.start()))
     for number, openers in enumerate(blob.translate(None, _OPENERS).split(b"\n")):
         if len(openers) >= sanitize.MAX_DEPTH:
             found.add(number)
     return found
+
+
+def _commit_sha(blob: bytes, start: int, end: int) -> bool:
+    """Whether blob[start:end] is a whole string, a full commit sha, under a commit key (the
+    gate lets it through whatever it looks like)."""
+    return (
+        blob[end : end + 1] == b'"'
+        and any(blob.endswith(key, 0, start) for key in _COMMIT_VALUE)
+        and sanitize._SHA.fullmatch(blob[start:end].decode("ascii")) is not None
+    )
 
 
 def _end(ends: list[int], number: int, blob: bytes) -> int:

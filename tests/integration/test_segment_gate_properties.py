@@ -192,6 +192,7 @@ CLEAN = (
 )
 
 
+SHA = b"0f3a9c1e7b2d4f6a8c0e2b4d6f8a1c3e5b7d9f0a"
 # nested deeper than sanitize.MAX_DEPTH, in a payload of a type with no struct
 DEEP = CLEAN.replace(b"entity.proposed", b"note.custom").replace(b'["idea"]', b"[" * 70 + b"]" * 70)
 
@@ -207,6 +208,9 @@ DEEP = CLEAN.replace(b"entity.proposed", b"note.custom").replace(b'["idea"]', b"
 @example([CLEAN.replace(b"src/app.py", b"file:/x")], False)
 @example([CLEAN.replace(b"src/app.py", b"Q7hZ0pK3vX9mB2nR8tY4wL6cJ1dF5gH0sA3eU7iO")], False)
 @example([DEEP], False)
+@example([CLEAN.replace(b'"fold the ledger: see src/app.py"', b'"%s"' % SHA)], False)
+@example([CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"sha":"%s"' % SHA)], False)
+@example([CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"xsha":"%s"' % SHA)], False)
 def test_a_line_the_fast_path_leaves_out_passes_the_full_check(
     segment: list[bytes], with_local: bool
 ) -> None:
@@ -223,6 +227,13 @@ def test_a_segment_of_clean_events_needs_no_line_checked() -> None:
     segment = [CLEAN] * 3
     assert all(_full_check_passes(line, 1, ()) for line in segment)
     assert segment_gate.unchecked(segment, LOG, ()) == set()
+
+
+def test_a_full_sha_under_a_commit_key_needs_no_check_and_elsewhere_does() -> None:
+    under_commit = CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"sha":"%s"' % SHA)
+    under_text = CLEAN.replace(b'"fold the ledger: see src/app.py"', b'"%s"' % SHA)
+    assert _full_check_passes(under_commit, 1, ()) and not _full_check_passes(under_text, 2, ())
+    assert segment_gate.unchecked([under_commit, under_text], LOG, ()) == {1}
 
 
 def test_a_line_nested_too_deep_is_handed_back() -> None:
