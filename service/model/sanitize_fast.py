@@ -31,9 +31,11 @@ from service.model import secret_formats as formats
 _COMMON = bytes(c for c in range(0x20, 0x7F) if c not in b"\\@=~") + b"\n"
 _OPENERS = bytes(c for c in range(256) if c not in b"{[\n")
 _LITERALS = (b":/", b"-----BEGIN", b"earer", b"uthorization")
-_HINTS = tuple(word.encode() for word in formats._SECRET_HINT.pattern.split("|"))
 # `_ASSIGN_COLON`: a secret word (a hint, then more letters or underscores), a quote maybe, a colon
-_COLON_AFTER = re.compile(rb"[a-z_]*['\"]?\s*:")
+_HINT_COLON = tuple(
+    re.compile(re.escape(word.encode()) + rb"[a-z_]*['\"]?\s*:")
+    for word in formats._SECRET_HINT.pattern.split("|")
+)
 _POSIX = re.compile(sanitize._POSIX_LOCAL.pattern.encode())
 # Every vendor token (at least TOKEN_WORD long) and every long random run is made of these.
 _TOKEN_RUN = re.compile(rb"[A-Za-z0-9_\-.=+/]{%d,}+" % formats.TOKEN_WORD)
@@ -59,12 +61,9 @@ def suspect_lines(blob: bytes, local: Sequence[str] = ()) -> set[int]:
     for fact in sanitize._usable(local):
         _lines_with(blob, fact.encode("utf-8", "replace"), line_at, ends, found)
     lowered = blob.lower()
-    for hint in _HINTS:
-        pos = lowered.find(hint)
-        while pos >= 0:
-            if _COLON_AFTER.match(lowered, pos + len(hint)):
-                found.add(line_at(pos))
-            pos = lowered.find(hint, pos + 1)
+    for hint in _HINT_COLON:
+        for match in hint.finditer(lowered):
+            found.add(line_at(match.start()))
     for match in _POSIX.finditer(blob):
         found.add(line_at(match.start()))
     for match in _TOKEN_RUN.finditer(blob):
