@@ -11,7 +11,8 @@ served by `git daemon`, then times whole processes:
     same repository, which the selfhub replicas write to in between;
   - the other replica pulling that event: `self sync`, and `git pull --rebase`.
 Bytes are counted by a TCP proxy between the client and the daemon (sent = client → server);
-peak memory is the largest resident set of the process and the children it waited for (wait4).
+peak memory is the largest resident set of the process and the children it waited for (GNU
+time's %M, when /usr/bin/time is there).
 Every figure is the median, least and greatest of the rounds, printed with the machine and its
 load average before and after. The processes run with the project's bytecode compiled (as an
 installed package has it; PYTHONDONTWRITEBYTECODE is dropped from their environment).
@@ -110,23 +111,22 @@ def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
         listener.close()
 
 
-PEAK_KIB = [0]  # the peak resident memory of the last `run`, its child processes included
+PEAK_KIB = [0]  # the peak resident memory of the last `run`'s process (0: unknown)
+# GNU time reports its child's peak; a child forked from this (large) process would count the
+# pages it shared with it before exec.
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)  # wait4: the child's own resource usage
+    with tempfile.NamedTemporaryFile() as peak:
+        timed = [TIME, "-q", "-f", "%M", "-o", peak.name, *args] if TIME else args
+        start = time.perf_counter()
+        proc = subprocess.run(timed, env=env, cwd=cwd, capture_output=True, text=True, check=False)
         took = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{stdout}\n{stderr}")
-    PEAK_KIB[0] = usage.ru_maxrss
-    return took, stdout
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+        PEAK_KIB[0] = int(Path(peak.name).read_text().split()[-1]) if TIME else 0
+    return took, proc.stdout
 
 
 def git_env(home: Path) -> dict[str, str]:
@@ -176,7 +176,7 @@ def figures(rows: list[tuple[float, int, int]], peaks: list[int] | None = None) 
         "runs_s": [round(t, 3) for t in times],
         "sent_bytes": statistics.median(r[1] for r in rows),
         "received_bytes": statistics.median(r[2] for r in rows),
-        **({"peak_rss_kib": statistics.median(peaks)} if peaks else {}),
+        **({"peak_rss_kib": statistics.median(peaks)} if peaks and all(peaks) else {}),
     }
 
 
