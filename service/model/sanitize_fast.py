@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from service.model import sanitize
 from service.model import secret_formats as formats
@@ -37,8 +37,16 @@ _HINT_COLON = tuple(
     for word in formats._SECRET_HINT.pattern.split("|")
 )
 _POSIX = re.compile(sanitize._POSIX_LOCAL.pattern.encode())
-# Every vendor token (at least TOKEN_WORD long) and every long random run is made of these.
-_TOKEN_RUN = re.compile(rb"[A-Za-z0-9_\-.=+/]{%d,}+" % formats.TOKEN_WORD)
+# Every vendor token (at least TOKEN_WORD long) and every long random run is a run of these:
+# seen as `a` (lowercase letters and digits) and `S` (the others), the rest as spaces.
+_LOWER = b"abcdefghijklmnopqrstuvwxyz0123456789"
+_OTHER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ_-.=+/"
+_RUNS = bytes(b"a"[0] if c in _LOWER else b"S"[0] if c in _OTHER else b" "[0] for c in range(256))
+_ONE = bytes.maketrans(b"S", b"a")
+# A run of 26 lowercase letters and digits (an id) is no token (no `S`) and too short for a
+# random run: blanked before the search, so the ids of every line cost no Python step.
+_ID_RUN, _ID_BLANK = b" " + b"a" * 26 + b" ", b" " * 28
+_LONG = b"a" * formats.TOKEN_WORD
 _TOKENS = re.compile(formats._TOKENS.pattern.encode())
 _RUN = re.compile(formats._RUN.pattern.encode())
 _COMMIT_VALUE = tuple(b'"%s":"' % key.encode() for key in sanitize._COMMIT_KEYS)
@@ -66,18 +74,30 @@ def suspect_lines(blob: bytes, local: Sequence[str] = ()) -> set[int]:
             found.add(line_at(match.start()))
     for match in _POSIX.finditer(blob):
         found.add(line_at(match.start()))
-    for match in _TOKEN_RUN.finditer(blob):
-        run = match.group()
+    for start, end in _long_runs(blob):
+        run = blob[start:end]
         if len(run) >= 32 and _RUN.search(run):
-            if not _commit_sha(blob, match.start(), match.end()):
-                found.add(line_at(match.start()))
+            if not _commit_sha(blob, start, end):
+                found.add(line_at(start))
         elif not (run.isalnum() and run.islower()) and _TOKENS.search(run):
             # (every vendor token holds an underscore, a dash, a dot or a capital)
-            found.add(line_at(match.start()))
+            found.add(line_at(start))
     for number, openers in enumerate(blob.translate(None, _OPENERS).split(b"\n")):
         if len(openers) >= sanitize.MAX_DEPTH:
             found.add(number)
     return found
+
+
+def _long_runs(blob: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of every run of token characters in `blob` of TOKEN_WORD or more, but
+    for runs of exactly 26 lowercase letters and digits."""
+    view = blob.translate(_RUNS).replace(_ID_RUN, _ID_BLANK).translate(_ONE)
+    start = view.find(_LONG)
+    while start >= 0:
+        end = view.find(b" ", start)
+        end = len(view) if end < 0 else end
+        yield start, end
+        start = view.find(_LONG, end)
 
 
 def _commit_sha(blob: bytes, start: int, end: int) -> bool:
