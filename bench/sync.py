@@ -13,7 +13,9 @@ served by `git daemon`, then times whole processes:
   - the bytes of a one-event push, once with the log's last segment holding 990 events and
     once with it full (the event starts a fresh segment): `self sync` sends, beside what
     `git push` sends for the same line appended to the same file of a copy of the repository.
-Bytes are counted by a TCP proxy between the client and the daemon (sent = client → server).
+Bytes are counted by a TCP proxy between the client and the daemon (sent = client → server);
+peak memory is the largest resident set of the process and the children it waited for (GNU
+time's %M, when /usr/bin/time is there).
 Every figure is the median, least and greatest of the rounds, printed with the machine and its
 load average before and after. The processes run with the project's bytecode compiled (as an
 installed package has it; PYTHONDONTWRITEBYTECODE is dropped from their environment).
@@ -47,12 +49,21 @@ ROUNDS = int(os.environ.get("SYNC_BENCH_ROUNDS", "10"))
 ROOT = Path(__file__).resolve().parents[1]
 
 
+PEAK_KIB = [0]  # the peak resident memory of the last `run`'s process (0: unknown)
+# GNU time reports its child's peak; a child forked from this (large) process would count the
+# pages it shared with it before exec.
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+
+
 def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
-    start = time.perf_counter()
-    proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, check=False)
-    took = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    with tempfile.NamedTemporaryFile() as peak:
+        timed = [TIME, "-q", "-f", "%M", "-o", peak.name, *args] if TIME else args
+        start = time.perf_counter()
+        proc = subprocess.run(timed, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+        took = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+        PEAK_KIB[0] = int(Path(peak.name).read_text().split()[-1]) if TIME else 0
     return took, proc.stdout
 
 
@@ -93,7 +104,7 @@ def one_line(store: Path) -> tuple[Path, bytes]:
     return last, canonical(event)
 
 
-def figures(rows: list[tuple[float, int, int]]) -> dict[str, object]:
+def figures(rows: list[tuple[float, int, int]], peaks: list[int] | None = None) -> dict[str, object]:
     """Seconds (median, least, greatest, every round) and the median bytes of some rounds."""
     times = [r[0] for r in rows]
     return {
@@ -103,6 +114,7 @@ def figures(rows: list[tuple[float, int, int]]) -> dict[str, object]:
         "runs_s": [round(t, 3) for t in times],
         "sent_bytes": statistics.median(r[1] for r in rows),
         "received_bytes": statistics.median(r[2] for r in rows),
+        **({"peak_rss_kib": statistics.median(peaks)} if peaks and all(peaks) else {}),
     }
 
 
@@ -125,17 +137,20 @@ def bench(size: int, root: Path) -> dict[str, object]:
         out["publish_sent_bytes"] = counter.sent
 
         clones, git_clones = [], []
+        peaks: dict[str, list[int]] = {"clone": [], "git_clone": [], "pull": [], "git_pull": []}
         for n in range(ROUNDS):
             counter.reset()
             took, _ = run([SELF, "clone", url, str(root / f"b{n}")], env)
             clones.append((took, counter.received))
+            peaks["clone"].append(PEAK_KIB[0])
             counter.reset()
             took, _ = run([GIT, "clone", "-q", url, str(root / f"g{n}")], env)
             git_clones.append((took, counter.received))
+            peaks["git_clone"].append(PEAK_KIB[0])
             # what Superself does: union merges of the logs, so pull --rebase goes through
             (root / f"g{n}" / ".git" / "info" / "attributes").write_text("*.jsonl merge=union\n")
-        out["clone"] = figures([(t, 0, received) for t, received in clones])
-        out["git_clone"] = figures([(t, 0, received) for t, received in git_clones])
+        out["clone"] = figures([(t, 0, received) for t, received in clones], peaks["clone"])
+        out["git_clone"] = figures([(t, 0, received) for t, received in git_clones], peaks["git_clone"])
         for n in range(1, ROUNDS):
             shutil.rmtree(root / f"b{n}")
 
@@ -152,6 +167,7 @@ def bench(size: int, root: Path) -> dict[str, object]:
             took, printed = run([SELF, "sync", "--json"], benv)
             assert json.loads(printed)["pulled"] >= 1, printed
             pulls.append((took, counter.sent, counter.received))
+            peaks["pull"].append(PEAK_KIB[0])
 
             # the git CLI: the same kind of change, in a git clone of the same repository
             work = root / "g0"
@@ -167,11 +183,12 @@ def bench(size: int, root: Path) -> dict[str, object]:
             counter.reset()
             took, _ = run([GIT, "pull", "-q", "--rebase"], env, cwd=root / "g1")
             git_pulls.append((took, counter.sent, counter.received))
+            peaks["git_pull"].append(PEAK_KIB[0])
 
         out["sync_one_event"] = figures(syncs)
-        out["pull_one_event"] = figures(pulls)
+        out["pull_one_event"] = figures(pulls, peaks["pull"])
         out["git_commit_pull_push"] = figures(git_syncs)
-        out["git_pull"] = figures(git_pulls)
+        out["git_pull"] = figures(git_pulls, peaks["git_pull"])
         segment_sizes = [p.stat().st_size for p in sorted((store / "projects/bench/log").glob("*.jsonl"))]
         out["push_bytes"] = {
             name: push_bytes(root, store, via, counter, held, env) for name, held in PUSH_CASES.items()
@@ -287,6 +304,8 @@ def main() -> None:
             line = f"  {label:31} {_spread(row)}   {moved.split('_')[0]} {row[moved]:,.0f} B"  # type: ignore[index]
             if ours is not None:
                 line += f"   ratio self/git {ours['median_s'] / row['median_s']:.2f}"  # type: ignore[index,operator]
+            if "peak_rss_kib" in row:  # type: ignore[operator]
+                line += f"   peak {row['peak_rss_kib'] / 1024:.1f} MiB"  # type: ignore[index]
             print(line)
         sent = result["sync_one_event"]["sent_bytes"]  # type: ignore[index]
         print(f"  one-event sync sent {sent / largest:.2f} of the largest segment")  # type: ignore[operator]

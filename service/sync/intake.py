@@ -39,7 +39,7 @@ from dulwich.errors import ObjectFormatException
 from dulwich.objects import Blob, Commit, ObjectID, Tree, hex_to_sha
 from dulwich.repo import Repo
 
-from service.model import ids, sanitize
+from service.model import ids, sanitize, segment_gate
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import MAX_EVENT_BYTES, canonical, decode_line
@@ -272,10 +272,12 @@ class _Intake:
         self.files[path] = sha
         if sha in self.known or not self._first(path, sha):
             return
-        data = self._blob(path, sha, MAX_SEGMENT_BYTES)
-        for number, line in enumerate(logs.lines_of(data), 1):
+        lines = logs.lines_of(self._blob(path, sha, MAX_SEGMENT_BYTES))
+        todo = segment_gate.unchecked(lines, log, self.local)  # None: every line
+        for number, line in enumerate(lines, 1):
             if (log, line) not in self.lines:
-                self._line(path, log, number, line)
+                if todo is None or number - 1 in todo:
+                    self._line(path, log, number, line)
                 if self.history:
                     self.lines.add((log, line))
 
