@@ -9,7 +9,13 @@ from pathlib import Path
 
 CLI = Path(__file__).resolve().parents[2] / "cli"
 WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace's, under execute
-TARGET = {"service.app", "service.model.errors", "service.model.problems", "service.model.requests"}
+TARGET = {
+    "service.app",
+    "service.api.run",  # `self serve`: the HTTP front end, over the same application layer
+    "service.model.errors",
+    "service.model.problems",
+    "service.model.requests",
+}
 STILL_REACHED = {  # what the CLI's reads, sync and admin commands still import past service.app
     "service.__version__",
     "service.checkout",

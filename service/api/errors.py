@@ -1,0 +1,86 @@
+"""Errors the HTTP front end raises itself, and the one way any error becomes a problem
+document (RFC 9457, `application/problem+json`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from litestar import Request, Response
+
+PROBLEM_JSON = "application/problem+json"
+
+
+class ApiError(Exception):
+    """Root of every error the HTTP front end raises: an answer with a status and a code."""
+
+    status = 500
+    code = "server"
+    title = "Unexpected error"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+    def document(self) -> dict[str, object]:
+        return {
+            "type": f"urn:selfhub:problem:{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+        }
+
+
+class Unauthenticated(ApiError):
+    """No token, a malformed, unknown or revoked one: one answer for all."""
+
+    status = 401
+    code = "unauthenticated"
+    title = "A valid bearer token is needed"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "send `Authorization: Bearer TOKEN` with a token that is valid; ask an admin for one"
+        )
+
+
+class Forbidden(ApiError):
+    """The token does not open that workspace; the same answer whether it exists or not."""
+
+    status = 403
+    code = "forbidden"
+    title = "The token does not allow this"
+
+    def __init__(self, detail: str = "this token does not open that workspace") -> None:
+        super().__init__(detail)
+
+
+def respond(status: int, document: dict[str, object]) -> Response[bytes]:
+    from litestar import Response
+
+    headers = {"WWW-Authenticate": 'Bearer realm="selfhub"'} if status == 401 else None
+    return Response(
+        msgspec.json.encode(document), status_code=status, media_type=PROBLEM_JSON, headers=headers
+    )
+
+
+def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Every error's answer: ours, the application's (its code's status) or litestar's own
+    (an oversized body, an unknown route); anything else is a bug, a 500 that says nothing more."""
+    from litestar.exceptions import HTTPException
+
+    from service.app import problem
+
+    if isinstance(exc, ApiError):
+        return respond(exc.status, exc.document())
+    doc = problem(exc)
+    if doc is not None:
+        return respond(int(str(doc["status"])), doc)
+    if isinstance(exc, HTTPException):
+        status = exc.status_code
+        doc = {"type": "about:blank", "title": str(exc.detail), "status": status, "detail": str(exc.detail)}
+        return respond(status, doc | {"code": "http"})
+    return respond(500, ApiError("the service failed; its log says why").document())

@@ -1,0 +1,53 @@
+"""Who is calling and what they may do: the bearer token, checked on every request (no cache,
+so a revoke works at once), its workspace and its role (`service.model.team`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from service.api.errors import Forbidden, Unauthenticated
+
+if TYPE_CHECKING:
+    from litestar import Request
+
+    from service.auth.tokens import Grant
+    from service.data.workspaces import Data
+    from service.model.team import Action
+
+
+def bearer(request: Request[Any, Any, Any]) -> str:
+    """The token of the `Authorization: Bearer …` header; Unauthenticated without one."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated()
+    return token.strip()
+
+
+def grant(data: Data, request: Request[Any, Any, Any]) -> Grant:
+    """What the request's token grants, read from DATA/auth.sqlite now."""
+    from service.auth.errors import NotAuthenticated
+    from service.auth.tokens import Auth
+
+    token = bearer(request)
+    with Auth(data) as auth:
+        try:
+            return auth.authenticate(token)
+        except NotAuthenticated:
+            raise Unauthenticated() from None
+
+
+def authorize(data: Data, request: Request[Any, Any, Any], workspace: str, action: Action) -> Grant:
+    """The grant when the token opens `workspace` for `action`. A workspace the token is not
+    for and one that does not exist get the same answer; a role short of `action` is told
+    which role it takes (the caller already knows that workspace)."""
+    from service.model.errors import Refused
+    from service.model.team import check
+
+    given = grant(data, request)
+    if given.workspace != workspace or not data.has(workspace):
+        raise Forbidden()
+    try:
+        check(given.role, action)
+    except Refused as exc:
+        raise Forbidden(str(exc)) from None
+    return given

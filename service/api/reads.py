@@ -1,0 +1,69 @@
+"""The read answers, as bytes: the same JSON (and the same plain text) the CLI prints for
+the same store, so a client and `self … --json` can be compared byte for byte."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
+
+if TYPE_CHECKING:
+    from service.workspace import Workspace
+
+Format = Literal["plain", "json"]
+
+
+def as_json(data: object) -> bytes:
+    """What `cli/common.py: emit_json` prints."""
+    return msgspec.json.encode(data) + b"\n"
+
+
+def as_text(text: str) -> bytes:
+    """What `cli/common.py: echo` prints."""
+    from service.model.controls import escape
+
+    return (escape(text.rstrip("\n")) + "\n").encode()
+
+
+def context(ws: Workspace, form: Format, budget: int | None) -> bytes:
+    """`self context --plain` / `--json` of the workspace's project."""
+    from service.model import context
+
+    if budget is not None:
+        context.check_budget(budget)
+    config = ws.config()
+    given = budget if budget is not None else config.context_budget
+    doc = ws.context()
+    if form == "json":
+        return as_json(context.fit(doc, given, config.tokens_per_char))
+    return as_text(context.render_agent(doc, given, config.tokens_per_char))
+
+
+def status(ws: Workspace) -> bytes:
+    """`self status --json` of the workspace's project."""
+    return as_json(ws.status())
+
+
+def state_rows(ws: Workspace, all_: bool, at: str | None) -> bytes:
+    """`self state list --json [--all] [--at …]` of the workspace's project."""
+    from service.model import views
+
+    log = ws.require_project()
+    state = ws.state_at(log, at) if at is not None else ws.state(log)
+    shorts = views.short_ids(state.entities)
+    extras = views.ledger_extras(state)
+    return as_json(
+        [views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in views.list_rows(state, all_)]
+    )
+
+
+def projects(ws: Workspace) -> bytes:
+    """`self admin project list --json`."""
+    return as_json(ws.projects())
+
+
+def written(events: list[object]) -> bytes:
+    """`--json` of a write (`cli/render.py: written`)."""
+    from service.model.events import Event, as_dict
+
+    return as_json({"events": [as_dict(e) for e in events if isinstance(e, Event)]})

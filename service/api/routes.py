@@ -1,0 +1,108 @@
+"""The `/api/v1` routes. Each one authorizes first (`guard.authorize`), then makes one call
+to the application layer and answers its bytes (`reads`) or its refusal (`errors`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio.to_thread
+from litestar import Request, Response, get, post
+
+from service.api import guard, reads
+from service.api.errors import Forbidden
+
+if TYPE_CHECKING:
+    from service.data.workspaces import Data
+    from service.workspace import Workspace
+
+AnyRequest = Request[Any, Any, Any]
+JSON = "application/json"
+PLAIN = "text/plain; charset=utf-8"
+
+
+def data_of(request: AnyRequest) -> Data:
+    data: Data = request.app.state["data"]
+    return data
+
+
+def open_workspace(data: Data, name: str, project: str | None, by: str, actor: str = "human") -> Workspace:
+    """Workspace `name` of DATA, on `project`, writing as user `by`."""
+    from service.model.errors import Invalid
+    from service.model.events import Origin
+    from service.workspace import Workspace
+
+    if actor not in ("agent", "human"):
+        raise Invalid(f"X-Selfhub-Actor {actor!r} is neither agent nor human", field="actor")
+    origin = Origin("agent" if actor == "agent" else "human", True, None, by)
+    return Workspace(data.open(name), project, origin)
+
+
+def reader(request: AnyRequest, ws: str, slug: str | None = None) -> Workspace:
+    data = data_of(request)
+    given = guard.authorize(data, request, ws, "read")
+    return open_workspace(data, ws, slug, given.user)
+
+
+def answer(body: bytes, media_type: str = JSON, status: int = 200) -> Response[bytes]:
+    return Response(body, status_code=status, media_type=media_type)
+
+
+@get("/api/v1/workspaces", sync_to_thread=True)
+def workspaces(request: AnyRequest) -> Response[bytes]:
+    """The workspaces the caller may read: the one its token opens."""
+    data = data_of(request)
+    given = guard.grant(data, request)
+    return answer(reads.as_json([given.workspace] if data.has(given.workspace) else []))
+
+
+@get("/api/v1/workspaces/{ws:str}/projects", sync_to_thread=True)
+def projects(request: AnyRequest, ws: str) -> Response[bytes]:
+    return answer(reads.projects(reader(request, ws)))
+
+
+@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/context", sync_to_thread=True)
+def context(
+    request: AnyRequest,
+    ws: str,
+    slug: str,
+    format: Literal["plain", "json"] = "plain",
+    budget: int | None = None,
+) -> Response[bytes]:
+    body = reads.context(reader(request, ws, slug), format, budget)
+    return answer(body, JSON if format == "json" else PLAIN)
+
+
+@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/status", sync_to_thread=True)
+def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
+    return answer(reads.status(reader(request, ws, slug)))
+
+
+@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/state", sync_to_thread=True)
+def state(
+    request: AnyRequest, ws: str, slug: str, all: bool = False, at: str | None = None
+) -> Response[bytes]:
+    return answer(reads.state_rows(reader(request, ws, slug), all, at))
+
+
+@post("/api/v1/workspaces/{ws:str}/commands", status_code=201)
+async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
+    """Run one command value (`service.model.requests`) as the token's user; `project` is the
+    project a new record goes to (the CLI's `--project`)."""
+    data = data_of(request)
+    given = await anyio.to_thread.run_sync(guard.authorize, data, request, ws, "command")
+    body = await request.body()  # over the app's body cap: a 413 problem
+    actor = request.headers.get("x-selfhub-actor", "human")
+    return await anyio.to_thread.run_sync(_run, data, ws, project, given.user, actor, body)
+
+
+def _run(data: Data, ws: str, project: str | None, user: str, actor: str, body: bytes) -> Response[bytes]:
+    from service.app import execute
+    from service.model.requests import decode
+
+    command = decode(body)
+    workspace = open_workspace(data, ws, project, user, actor)
+    return answer(reads.written(list(execute(workspace, command))), status=201)
+
+
+ROUTES = [workspaces, projects, context, status, state, commands]
+__all__ = ["ROUTES", "Forbidden"]
