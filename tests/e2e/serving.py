@@ -1,0 +1,79 @@
+"""A real `self serve` process over a data directory made by the real `self admin` commands,
+on a free loopback port, stopped by its pid (used by the service's e2e tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.e2e.selfrun import SELF, base_env, describe, run_self
+from tests.servers import free_port
+
+START_S = 20.0
+
+
+def admin(data: Path, *args: str) -> str:
+    """`self admin ARGS --data DATA`, required to exit 0; its stdout."""
+    proc = run_self(("admin", *args, "--data", str(data)), base_env())
+    assert proc.returncode == 0, describe(proc)
+    return proc.stdout
+
+
+def token(data: Path, user: str, workspace: str, role: str) -> str:
+    return admin(data, "token", "create", user, "--workspace", workspace, "--role", role).strip()
+
+
+def token_id(data: Path, secret: str) -> str:
+    import json
+
+    rows = json.loads(admin(data, "token", "list", "--json"))
+    return str(next(r["id"] for r in rows if secret.startswith(r["prefix"])))
+
+
+class Service:
+    """`self serve --data DATA --port P`, up once /healthz answers 200."""
+
+    def __init__(self, data: Path, log: Path) -> None:
+        self.data = data
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("wb")
+        self.proc = subprocess.Popen(
+            [SELF, "serve", "--data", str(data), "--host", "127.0.0.1", "--port", str(self.port)],
+            env=base_env(),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        self.wait("/healthz")
+
+    def wait(self, path: str) -> None:
+        deadline = time.monotonic() + START_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"`self serve` exited {self.proc.returncode} before serving")
+            try:
+                if httpx.get(self.url + path, timeout=1.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"{path} did not answer 200 within {START_S} s")
+
+    def client(self, secret: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {secret}"} if secret is not None else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
+
+    def stop(self) -> int:
+        """SIGTERM to the pid this helper started; its exit code."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
