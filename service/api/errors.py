@@ -3,6 +3,8 @@ document (RFC 9457, `application/problem+json`)."""
 
 from __future__ import annotations
 
+import logging
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -79,8 +81,11 @@ def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[byte
     doc = problem(exc)
     if doc is not None:
         return respond(int(str(doc["status"])), doc)
-    if isinstance(exc, HTTPException):
+    if isinstance(exc, HTTPException):  # litestar's: no route, a query value of the wrong type…
         status = exc.status_code
-        doc = {"type": "about:blank", "title": str(exc.detail), "status": status, "detail": str(exc.detail)}
-        return respond(status, doc | {"code": "http"})
+        title = HTTPStatus(status).phrase
+        return respond(
+            status, {"type": "about:blank", "title": title, "status": status, "detail": exc.detail}
+        )
+    logging.getLogger("uvicorn.error").exception("unexpected error answered with 500")
     return respond(500, ApiError("the service failed; its log says why").document())

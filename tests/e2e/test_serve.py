@@ -210,6 +210,22 @@ def test_bad_bodies_are_4xx_problems(team: Team, body: bytes, status: int, code:
     assert team.cli("state", "list", "--all", "--json") == before
 
 
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [("budget=5", 422), ("budget=abc", 400), ("format=xml", 400), ("budget=99999999999", 422)],
+)
+def test_bad_query_values_are_4xx_problems(team: Team, query: str, status: int) -> None:
+    answer = team.call("reader", "GET", f"{BASE}/projects/{SLUG}/context?{query}")
+    assert answer.status_code == status and answer.headers["content-type"] == PROBLEM, answer.text
+    assert answer.json()["status"] == status
+    assert query.split("=")[1] not in answer.json()["title"], "a title is the status's, not the input"
+
+
+def test_an_unknown_project_is_a_404_problem(team: Team) -> None:
+    answer = team.call("reader", "GET", f"{BASE}/projects/nope/status")
+    assert answer.status_code == 404 and answer.json()["field"] == "project", answer.text
+
+
 def test_health_readiness_and_a_clean_stop(tmp_path: Path) -> None:
     data = tmp_path / "data"
     admin(data, "workspace", "add", WS)
