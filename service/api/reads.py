@@ -57,6 +57,16 @@ def state_rows(ws: Workspace, all_: bool, at: str | None) -> bytes:
     )
 
 
+def record(ws: Workspace, prefix: str, history: bool, at: str | None) -> bytes:
+    """`self state show ID --json [--history] [--at …]`."""
+    from service.model import views
+    from service.model.events import as_dict
+
+    entity, events, extra = ws.show(prefix, history, at)
+    row = views.entity_row(entity, entity.id, extra)
+    return as_json({**row, "history": [as_dict(e) for e in events]} if history else row)
+
+
 def projects(ws: Workspace) -> bytes:
     """`self admin project list --json`."""
     return as_json(ws.projects())

@@ -84,6 +84,14 @@ def state(
     return answer(reads.state_rows(reader(request, ws, slug), all, at))
 
 
+@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/entities/{record:str}", sync_to_thread=True)
+def entity(
+    request: AnyRequest, ws: str, slug: str, record: str, history: bool = True, at: str | None = None
+) -> Response[bytes]:
+    """One record (by id or unique prefix), with its own events unless `history=0`."""
+    return answer(reads.record(reader(request, ws, slug), record, history, at))
+
+
 @post("/api/v1/workspaces/{ws:str}/commands", status_code=201)
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.model.requests`) as the token's user; `project` is the
@@ -104,5 +112,5 @@ def _run(data: Data, ws: str, project: str | None, user: str, actor: str, body: 
     return answer(reads.written(list(execute(workspace, command))), status=201)
 
 
-ROUTES = [workspaces, projects, context, status, state, commands]
+ROUTES = [workspaces, projects, context, status, state, entity, commands]
 __all__ = ["ROUTES", "Forbidden"]

@@ -20,6 +20,7 @@ CALLERS = ("none", "bad", "revoked", "reader", "writer", "admin", "other")
 
 class Team:
     def __init__(self, data: Path, service: Service, tokens: dict[str, str | None]) -> None:
+        self.goal = ""
         self.data = data
         self.service = service
         self.tokens = tokens
@@ -53,7 +54,9 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     made = Team(data, Service(data, data.parent / "serve.log"), tokens)
     for workspace in (WS, OTHER):
         made.cli("project", "add", SLUG, "--desc", "the web app", workspace=workspace)
-    made.cli("goal", "ship the first page")
+    made.goal = json.loads(made.cli("goal", "ship the first page", "--json"))["events"][0]["payload"][
+        "entity"
+    ]
     made.service.wait("/readyz")
     assert made.call("revoked", "GET", f"/api/v1/workspaces/{WS}/projects").status_code == 200
     admin(data, "token", "revoke", token_id(data, str(tokens["revoked"])))  # while it serves
@@ -68,6 +71,7 @@ READS = [
     f"{BASE}/projects/{SLUG}/context?format=json&budget=500",
     f"{BASE}/projects/{SLUG}/status",
     f"{BASE}/projects/{SLUG}/state?all=1",
+    f"{BASE}/projects/{SLUG}/entities/GOAL",
 ]
 EXPECTED_READ = {"none": 401, "bad": 401, "revoked": 401, "other": 403}
 
@@ -75,7 +79,7 @@ EXPECTED_READ = {"none": 401, "bad": 401, "revoked": 401, "other": 403}
 @pytest.mark.parametrize("caller", CALLERS)
 @pytest.mark.parametrize("path", READS)
 def test_auth_matrix_reads(team: Team, path: str, caller: str) -> None:
-    answer = team.call(caller, "GET", path)
+    answer = team.call(caller, "GET", path.replace("GOAL", team.goal))
     assert answer.status_code == EXPECTED_READ.get(caller, 200), answer.text
     if answer.status_code != 200:
         assert answer.headers["content-type"] == PROBLEM
@@ -145,6 +149,15 @@ def test_status_and_state_rows_are_the_clis(team: Team) -> None:
     assert rows.content == team.cli("state", "list", "--all", "--json").encode()
     live = team.call("reader", "GET", f"{BASE}/projects/{SLUG}/state")
     assert live.content == team.cli("state", "list", "--json").encode()
+
+
+def test_one_record_with_its_history_is_the_clis(team: Team) -> None:
+    for query, flags in [("", ("--history",)), ("?history=0", ()), ("?history=1", ("--history",))]:
+        answer = team.call("reader", "GET", f"{BASE}/projects/{SLUG}/entities/{team.goal[:10]}{query}")
+        assert answer.status_code == 200, answer.text
+        assert answer.content == team.cli("state", "show", team.goal[:10], *flags, "--json").encode()
+    missing = team.call("reader", "GET", f"{BASE}/projects/{SLUG}/entities/zzzzzzzz")
+    assert missing.status_code == 404 and missing.headers["content-type"] == PROBLEM
 
 
 def test_a_writers_command_gives_the_rows_the_cli_gives(team: Team) -> None:
