@@ -3,6 +3,7 @@ on a free loopback port, stopped by its pid (used by the service's e2e tests).""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -66,10 +67,10 @@ class Service:
         headers = {"Authorization": f"Bearer {secret}"} if secret is not None else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
 
-    def stop(self) -> int:
-        """SIGTERM to the pid this helper started; its exit code."""
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        """`sig` to the pid this helper started; its exit code."""
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,16 @@ def test_a_refused_command_is_the_clis_refusal_as_a_problem(team: Team) -> None:
     assert team.cli("state", "list", "--all", "--json") == before, "nothing written"
 
 
+def test_the_writer_is_the_tokens_user_as_the_actor_the_header_names(team: Team) -> None:
+    body = {"command": "add", "text": "an agent's note", "preset": "goal"}
+    path = f"{BASE}/commands?project={SLUG}"
+    answer = team.call("writer", "POST", path, json=body, headers={"X-Selfhub-Actor": "agent"})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["events"][0]["origin"] == {"actor": "agent", "by": "ann", "confirmed": True}
+    robot = team.call("writer", "POST", path, json=body | {"text": "x"}, headers={"X-Selfhub-Actor": "robot"})
+    assert robot.status_code == 422 and robot.json()["field"] == "actor", robot.text
+
+
 def test_a_command_on_a_missing_record_is_a_404_problem(team: Team) -> None:
     answer = team.call(
         "writer", "POST", f"{BASE}/commands", json={"command": "confirm", "record": "zzzzzzzz"}
@@ -239,7 +250,8 @@ def test_an_unknown_project_is_a_404_problem(team: Team) -> None:
     assert answer.status_code == 404 and answer.json()["field"] == "project", answer.text
 
 
-def test_health_readiness_and_a_clean_stop(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_health_readiness_and_a_clean_stop(tmp_path: Path, sig: int) -> None:
     data = tmp_path / "data"
     admin(data, "workspace", "add", WS)
     service = Service(data, tmp_path / "serve.log")
@@ -250,5 +262,5 @@ def test_health_readiness_and_a_clean_stop(tmp_path: Path) -> None:
             assert client.get("/readyz").json() == {"status": "ready"}
             assert client.get("/api/v1/nothing").status_code == 404
     finally:
-        code = service.stop()
+        code = service.stop(sig)
     assert code == 0, (tmp_path / "serve.log").read_text()
