@@ -9,7 +9,6 @@ import anyio.to_thread
 from litestar import Request, Response, get, post
 
 from service.api import guard, reads
-from service.api.errors import Forbidden
 
 if TYPE_CHECKING:
     from service.data.workspaces import Data
@@ -113,4 +112,3 @@ def _run(data: Data, ws: str, project: str | None, user: str, actor: str, body: 
 
 
 ROUTES = [workspaces, projects, context, status, state, entity, commands]
-__all__ = ["ROUTES", "Forbidden"]
