@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import msgspec
 import typer
@@ -36,6 +37,17 @@ def run(command: AnyCommand, as_json: bool) -> None:
     from service.app import execute
 
     written(execute(workspace(), command), as_json)
+
+
+Doc = TypeVar("Doc")
+
+
+def show(doc: Doc, as_json: bool, text: Callable[[Doc], str]) -> None:
+    """The one output of a read: `doc` as one JSON document, else its text render (if any)."""
+    if as_json:
+        emit_json(doc)
+    elif shown := text(doc):
+        echo(shown)
 
 
 def emit_json(data: object) -> None:
