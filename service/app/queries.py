@@ -223,3 +223,10 @@ def parallel(ws: Workspace, units: list[str]) -> Row:
     from service.model import worksets
 
     return worksets.parallel(ws.state(ws.require_project()), units)
+
+
+def jsonschema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the event envelope and of each ledger record."""
+    from service.model.schema import document
+
+    return document()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from service.app.queries import event_subject
 
 if TYPE_CHECKING:
-    from service.app.queries import Context, FoldReport, Records, Row
+    from service.app.queries import Context, FoldReport, Outcome, QuestionCheck, Records, Row
     from service.model.context import OverviewDoc
     from service.model.status import StatusDoc
 
@@ -74,3 +74,81 @@ def fold(report: FoldReport) -> str:
         lines += [f"  quarantined {q.file}:{q.line}: {q.reason}" for q in row.quarantined]
         lines += [f"  health signal: {detail}" for detail in row.signals]
     return "\n".join(lines)
+
+
+def question_check(doc: QuestionCheck) -> str:
+    lines = [f"  {item.answer} → {item.action}" for item in doc.options]
+    if doc.moot:
+        lines.append("moot: every answer leads to the same action; drop the question")
+    else:
+        lines.append(f"worth asking: the answers lead to {doc.actions} different actions")
+    return "\n".join(lines)
+
+
+def parallel(doc: Row) -> str:
+    lines = [
+        f"conflict ({c['kind']}): {c['writer']} writes {c['path']}, {c['other']} touches {c['other_path']}"
+        for c in doc["conflicts"]
+    ]
+    lines += [
+        f"undeclared: {u} declares no --reads/--writes; it cannot be certified" for u in doc["undeclared"]
+    ]
+    lines.append("commute: safe to run in parallel" if doc["commute"] else "do not run these in parallel")
+    return "\n".join(lines)
+
+
+def outcome(doc: Outcome) -> str:
+    span = f"{doc.start[:10]}..{doc.end[:10]}" + ("" if doc.done else " (not done: up to the head)")
+    lines = [f"{doc.work}: {span}"]
+    for key, items in (
+        ("intentional", doc.intentional),
+        ("unintentional", doc.unintentional),
+        ("unrealized", doc.unrealized),
+    ):
+        lines.append(f"{key}: {', '.join(items) if items else '-'}")
+    return "\n".join(lines)
+
+
+def import_summary(summary: dict[str, Any]) -> str:
+    """What an import did, and where the records went."""
+    from service.model.render import plural
+
+    applied = (
+        f"{plural(summary['corrections'], 'correction')} applied, {plural(summary['reviews'], 'review')}"
+    )
+    lines = [
+        f"{plural(summary['imported'], 'record')} imported from {summary['ledger']}, "
+        f"{summary['skipped']} already here ({applied})"
+    ]
+    placed = summary["placed"]
+    where = ", ".join(f"{placed[tier]} at {tier}" for tier in ("full", "index", "search") if placed[tier])
+    if where:
+        lines.append(f"placed: {where} ({summary['superseded']} superseded in the ledger wait at search)")
+    if summary["demoted"]:
+        lines.append(
+            f"{summary['demoted']} placed a tier lower than a native add would: their tier is at its cap "
+            "(`self state place ID --exposure …` moves one; caps are in workspace.json)"
+        )
+    kept = summary["kept_as_written"]
+    if kept:
+        listed = ", ".join(f"{rule} ({count})" for rule, count in kept.items())
+        lines.append(f"kept as written, though a new record would be refused: {listed}")
+    if summary.get("torn_line_skipped"):
+        lines.append("skipped a torn last line (an append that did not finish), as Docket does")
+    if summary["not_read"]:
+        lines.append(f"not read, left out: {', '.join(summary['not_read'])} (from a newer Docket)")
+    late = summary["corrections_not_applied"]
+    if late:
+        lines.append(
+            f"not applied: {', '.join(late)}, corrections of records imported before them "
+            "(change those records here: `self claim assess`, or supersede them)"
+        )
+    return "\n".join(lines)
+
+
+def exported_docket(done: dict[str, Any]) -> str:
+    return f"{done['records']} records and {done['reviews']} reviews written to {done['path']}"
+
+
+def exported_parquet(done: dict[str, Any]) -> str:
+    return f"{done['rows']} decisions written to {done['path']}"

@@ -12,17 +12,11 @@ WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace
 TARGET = {"service.app", "service.model.errors", "service.model.problems", "service.model.requests"}
 STILL_REACHED = {  # what the CLI's reads, sync and admin commands still import past service.app
     "service.__version__",
-    "service.checkout",
     "service.model.config",
     "service.model.controls",
     "service.model.events",
-    "service.model.gate",
-    "service.model.ledger",
-    "service.model.render",
     "service.model.sanitize",
-    "service.model.schema",
     "service.model.state",
-    "service.model.worksets",
     "service.auth.errors",  # `self admin` (cli/team.py) works on DATA through the auth and data adapters
     "service.auth.tokens",
     "service.data.errors",
