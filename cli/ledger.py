@@ -7,7 +7,7 @@ import typer
 
 from cli import records
 from cli.common import JsonOpt, emit_json, show, workspace
-from service.model.config import AliasRow
+from service.app.settings import AliasRow
 
 
 def _group(app: typer.Typer, name: str) -> typer.Typer:

@@ -9,6 +9,7 @@ from service.app.queries import event_subject
 
 if TYPE_CHECKING:
     from service.app.queries import Context, FoldReport, Outcome, QuestionCheck, Records, Row
+    from service.app.settings import AliasLine, Created, ProjectRow, Tokens
     from service.model.context import OverviewDoc
     from service.model.status import StatusDoc
 
@@ -152,3 +153,35 @@ def exported_docket(done: dict[str, Any]) -> str:
 
 def exported_parquet(done: dict[str, Any]) -> str:
     return f"{done['rows']} decisions written to {done['path']}"
+
+
+def created(doc: Created) -> str:
+    return f"created a workspace store in {doc.workspace}; export SELF_WORKSPACE={doc.workspace}"
+
+
+def projects(rows: list[ProjectRow]) -> str:
+    marks = ["  (archived)" if row.archived else "" for row in rows]
+    return "\n".join(
+        f"{row.slug}  {row.description or ''}{mark}".rstrip() for row, mark in zip(rows, marks, strict=True)
+    )
+
+
+def aliases(rows: list[AliasLine]) -> str:
+    lines = []
+    for row in rows:
+        prio = "" if row.priority is None else f" · priority {row.priority}"
+        edited = "  (edited)" if row.edited else ""
+        lines.append(f"{row.verb:<12} {row.label:<12} {row.exposure}{prio}{edited}")
+    return "\n".join(lines)
+
+
+def tokens(doc: Tokens) -> str:
+    return (
+        f"tokens per character: {doc.tokens_per_char} (an estimate; measure your model and --set it)\n"
+        f"caps: full {doc.full_tokens} · index {doc.index_tokens} tokens per scope; "
+        f"context budget {doc.context_budget}"
+    )
+
+
+def superself_imported(summary: dict[str, Any]) -> str:
+    return "\n".join(f"{slug}: {count} events imported" for slug, count in summary["projects"].items())

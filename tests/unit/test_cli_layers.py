@@ -12,11 +12,8 @@ WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace
 TARGET = {"service.app", "service.model.errors", "service.model.problems", "service.model.requests"}
 STILL_REACHED = {  # what the CLI's reads, sync and admin commands still import past service.app
     "service.__version__",
-    "service.model.config",
     "service.model.controls",
     "service.model.events",
-    "service.model.sanitize",
-    "service.model.state",
     "service.auth.errors",  # `self admin` (cli/team.py) works on DATA through the auth and data adapters
     "service.auth.tokens",
     "service.data.errors",
