@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cli.common import echo, emit_json
-from service.app.queries import event_row
-
-if TYPE_CHECKING:
-    from service.model.events import Event
+from service.app.queries import Row
 
 
-def written(events: list[Event], as_json: bool) -> None:
-    rows = [event_row(e) for e in events]
+def written(rows: list[Row], as_json: bool) -> None:
+    """The events a write appended (`queries.event_row` each): one line each, or JSON."""
     if as_json:
         emit_json({"events": rows})
         return

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from service.app.queries import event_subject
+from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
     from service.app.queries import Context, FoldReport, Outcome, QuestionCheck, Records, Row

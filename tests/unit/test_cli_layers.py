@@ -10,20 +10,14 @@ from pathlib import Path
 CLI = Path(__file__).resolve().parents[2] / "cli"
 WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace's, under execute
 TARGET = {"service.app", "service.model.errors", "service.model.problems", "service.model.requests"}
-STILL_REACHED = {  # what the CLI's reads, sync and admin commands still import past service.app
+STILL_REACHED = {  # what the CLI's version, sync and admin commands still import past service.app
     "service.__version__",
-    "service.model.controls",
-    "service.model.events",
-    "service.auth.errors",  # `self admin` (cli/team.py) works on DATA through the auth and data adapters
-    "service.auth.tokens",
-    "service.data.errors",
+    "service.auth.tokens",  # `self admin` (cli/team.py) works on DATA through the auth and data adapters
     "service.data.workspaces",
     "service.store",
-    "service.store.errors",
     "service.sync",
     "service.sync.engine",
     "service.sync.every",
-    "service.workspace",
 }
 
 
