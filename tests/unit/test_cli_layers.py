@@ -10,10 +10,8 @@ from pathlib import Path
 CLI = Path(__file__).resolve().parents[2] / "cli"
 WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace's, under execute
 TARGET = {"service.app", "service.model.errors", "service.model.problems", "service.model.requests"}
-STILL_REACHED = {  # what the CLI's version and admin commands still import past service.app
+STILL_REACHED = {  # what the CLI still imports past service.app: `self --version` (cli/main.py)
     "service.__version__",
-    "service.auth.tokens",  # `self admin` (cli/team.py) works on DATA through the auth and data adapters
-    "service.data.workspaces",
 }
 
 
