@@ -171,8 +171,59 @@ def refold(ws: Workspace) -> FoldReport:
     return msgspec.convert(ws.refold(), FoldReport)
 
 
-def work_show(ws: Workspace, prefix: str) -> Row:
-    return ws.work_show(prefix)
+class Criterion(msgspec.Struct, frozen=True):
+    criterion: str
+    covered: bool
+
+
+class ReportRow(msgspec.Struct, frozen=True):
+    id: str
+    ts: str
+    text: str
+    commit: str | None
+    artifact: str | None
+    notes: list[str]
+
+
+class Evidence(msgspec.Struct, frozen=True):
+    """The completion gate's judgement now: done, ready, or refused (and why)."""
+
+    judgement: str
+    refusal: str | None
+
+
+class RunRow(msgspec.Struct, frozen=True):
+    """A unit's process: what the log says of it, and its liveness on this machine."""
+
+    work: str
+    started: str | None
+    exited: str | None
+    code: int | None
+    local: str | None
+
+
+class WorkShow(msgspec.Struct, frozen=True):
+    """`self work show`: one unit's recovery line."""
+
+    id: str
+    short: str
+    project: str
+    outcome: str
+    labels: list[str]
+    status: str
+    execution: str | None
+    blocked_on: str | None
+    closed_why: str | None
+    criteria: list[Criterion]
+    parents: list[str]
+    members: list[str]
+    reports: list[ReportRow]
+    evidence: Evidence
+    runs: list[RunRow]
+
+
+def work_show(ws: Workspace, prefix: str) -> WorkShow:
+    return msgspec.convert(ws.work_show(prefix), WorkShow)
 
 
 def work_list(ws: Workspace, all_: bool) -> Row:
@@ -219,10 +270,29 @@ def question_check(ws: Workspace, prefix: str) -> QuestionCheck:
     return msgspec.convert(ledger.check_question(ws.state(ws.log_of(prefix)), prefix), QuestionCheck)
 
 
-def parallel(ws: Workspace, units: list[str]) -> Row:
+class Conflict(msgspec.Struct, frozen=True):
+    """`writer` writes `path`, which `other` reads or writes as `other_path`."""
+
+    writer: str
+    other: str
+    path: str
+    other_path: str
+    kind: str
+
+
+class Parallel(msgspec.Struct, frozen=True):
+    """`self work parallel`: whether the units commute, else what conflicts."""
+
+    units: list[str]
+    commute: bool
+    conflicts: list[Conflict]
+    undeclared: list[str]
+
+
+def parallel(ws: Workspace, units: list[str]) -> Parallel:
     from service.model import worksets
 
-    return worksets.parallel(ws.state(ws.require_project()), units)
+    return msgspec.convert(worksets.parallel(ws.state(ws.require_project()), units), Parallel)
 
 
 def jsonschema() -> dict[str, Any]:

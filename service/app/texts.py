@@ -9,7 +9,16 @@ from service.app.queries import event_subject
 from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
-    from service.app.queries import Context, FoldReport, Outcome, QuestionCheck, Records, Row
+    from service.app.queries import (
+        Context,
+        FoldReport,
+        Outcome,
+        Parallel,
+        QuestionCheck,
+        Records,
+        Row,
+        WorkShow,
+    )
     from service.app.settings import AliasLine, Created, ProjectRow, Tokens
     from service.model.context import OverviewDoc
     from service.model.status import StatusDoc
@@ -48,10 +57,12 @@ def matches(lines: list[str]) -> str:
     return "\n".join([*lines, f"{len(lines)} match{'es' if len(lines) != 1 else ''}"])
 
 
-def work_show(doc: dict[str, Any]) -> str:
+def work_show(doc: WorkShow) -> str:
+    import msgspec
+
     from service.model.views import work_show_text
 
-    return work_show_text(doc)
+    return work_show_text(msgspec.to_builtins(doc))
 
 
 def work_list(doc: dict[str, Any]) -> str:
@@ -87,15 +98,15 @@ def question_check(doc: QuestionCheck) -> str:
     return "\n".join(lines)
 
 
-def parallel(doc: Row) -> str:
+def parallel(doc: Parallel) -> str:
     lines = [
-        f"conflict ({c['kind']}): {c['writer']} writes {c['path']}, {c['other']} touches {c['other_path']}"
-        for c in doc["conflicts"]
+        f"conflict ({c.kind}): {c.writer} writes {c.path}, {c.other} touches {c.other_path}"
+        for c in doc.conflicts
     ]
     lines += [
-        f"undeclared: {u} declares no --reads/--writes; it cannot be certified" for u in doc["undeclared"]
+        f"undeclared: {u} declares no --reads/--writes; it cannot be certified" for u in doc.undeclared
     ]
-    lines.append("commute: safe to run in parallel" if doc["commute"] else "do not run these in parallel")
+    lines.append("commute: safe to run in parallel" if doc.commute else "do not run these in parallel")
     return "\n".join(lines)
 
 

@@ -57,3 +57,23 @@ def test_the_gate_answer_encodes_as_the_ruling_document(ws: Workspace) -> None:
     assert set(json.loads(encoded(answer))) == {"decision", "reason", "tool", "policy", "hookSpecificOutput"}
     ruling = Ruling("deny", "a policy forbids it", "Bash", "rm -rf build", policy="01abc")
     assert encoded(gate.answer(ruling)) == encoded(ruling.document())
+
+
+def entity_of(event: object) -> str:
+    return str(json.loads(encoded(event))["payload"]["entity"])
+
+
+def test_work_show_and_parallel_encode_as_the_wiring_does(ws: Workspace) -> None:
+    from service.model import worksets
+    from service.model.requests import Report
+
+    one = entity_of(
+        execute(ws, Add(text="parse", preset="work", criteria=("reads json",), writes=("src/",)))[0]
+    )
+    two = entity_of(execute(ws, Add(text="docs", preset="work", reads=("src/a.py",)))[0])
+    execute(ws, Report(record=one, text="parsed", commit="abc1234"))
+    assert encoded(queries.work_show(ws, one)) == encoded(ws.work_show(one))
+    assert queries.work_show(ws, one).reports[0].commit == "abc1234"
+    doc = queries.parallel(ws, [one, two])
+    assert encoded(doc) == encoded(worksets.parallel(ws.state("demo"), [one, two]))
+    assert not doc.commute and doc.conflicts[0].kind == "write/read"
