@@ -80,7 +80,7 @@ def work_show(record: str, as_json: bool) -> None:
 
 def work_list(all_: bool, as_json: bool) -> None:
     doc = queries.work_list(workspace(), all_)
-    show(doc["units"], as_json, lambda _: texts.work_list(doc))  # a plain list of rows, as every list prints
+    show(doc.units, as_json, lambda _: texts.work_list(doc))  # a plain list of rows, as every list prints
 
 
 def run_started(record: str, pid: int, as_json: bool) -> None:

@@ -226,8 +226,52 @@ def work_show(ws: Workspace, prefix: str) -> WorkShow:
     return msgspec.convert(ws.work_show(prefix), WorkShow)
 
 
-def work_list(ws: Workspace, all_: bool) -> Row:
-    return ws.work_list(all_)
+class LinkRow(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A typed link; `set` numbers the AND set a ground belongs to, when it is one of several."""
+
+    type: str
+    target: str
+    set: int | None = None
+
+
+class WorkRow(msgspec.Struct, frozen=True):
+    """A work unit's row (`self work list --json`): a record's row and the unit's word."""
+
+    id: str
+    short: str
+    project: str
+    labels: list[str]
+    text: str
+    why: str | None
+    status: str
+    execution: str | None
+    exposure: str
+    priority: int | None
+    scope: str
+    target: str | None
+    criteria: list[str]
+    covered: list[str]
+    blocked_on: str | None
+    superseded_by: str | None
+    supersedes: list[str]
+    links: list[LinkRow]
+    pending: bool
+    created: str
+    updated: str
+    word: str
+
+
+class WorkList(msgspec.Struct, frozen=True):
+    """`self work list`: the units listed, how many are open and done, and whether all were asked."""
+
+    units: list[WorkRow]
+    open: int
+    done: int
+    all: bool
+
+
+def work_list(ws: Workspace, all_: bool) -> WorkList:
+    return msgspec.convert(ws.work_list(all_), WorkList)
 
 
 class Outcome(msgspec.Struct, frozen=True):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         QuestionCheck,
         Records,
         Row,
+        WorkList,
         WorkShow,
     )
     from service.app.settings import AliasLine, Created, ProjectRow, Tokens
@@ -65,10 +66,12 @@ def work_show(doc: WorkShow) -> str:
     return work_show_text(msgspec.to_builtins(doc))
 
 
-def work_list(doc: dict[str, Any]) -> str:
+def work_list(doc: WorkList) -> str:
+    import msgspec
+
     from service.model.views import work_list_text
 
-    return work_list_text(doc)
+    return work_list_text(msgspec.to_builtins(doc))
 
 
 def events(rows: list[Row]) -> str:
@@ -103,9 +106,7 @@ def parallel(doc: Parallel) -> str:
         f"conflict ({c.kind}): {c.writer} writes {c.path}, {c.other} touches {c.other_path}"
         for c in doc.conflicts
     ]
-    lines += [
-        f"undeclared: {u} declares no --reads/--writes; it cannot be certified" for u in doc.undeclared
-    ]
+    lines += [f"undeclared: {u} declares no --reads/--writes; it cannot be certified" for u in doc.undeclared]
     lines.append("commute: safe to run in parallel" if doc.commute else "do not run these in parallel")
     return "\n".join(lines)
 

@@ -74,6 +74,9 @@ def test_work_show_and_parallel_encode_as_the_wiring_does(ws: Workspace) -> None
     execute(ws, Report(record=one, text="parsed", commit="abc1234"))
     assert encoded(queries.work_show(ws, one)) == encoded(ws.work_show(one))
     assert queries.work_show(ws, one).reports[0].commit == "abc1234"
+    listed = queries.work_list(ws, True)
+    assert encoded(listed) == encoded(ws.work_list(True))
+    assert sorted(row.id for row in listed.units) == sorted([one, two])
     doc = queries.parallel(ws, [one, two])
     assert encoded(doc) == encoded(worksets.parallel(ws.state("demo"), [one, two]))
     assert not doc.commute and doc.conflicts[0].kind == "write/read"
