@@ -6,17 +6,11 @@ from pathlib import Path
 
 import typer
 
-from cli.common import OPTIONS, JsonOpt, echo, emit_json, run, workspace
+from cli.common import OPTIONS, JsonOpt, echo, run, show, workspace
+from service.app import settings, texts
 from service.model.errors import Invalid
 
-
-def _sanitize_rules() -> str:
-    from service.model.sanitize import RULES
-
-    return RULES
-
-
-HELP_TOPICS = {"sanitize": _sanitize_rules}
+HELP_TOPICS = {"sanitize": settings.sanitize_rules}
 
 
 def _overview() -> str:
@@ -41,14 +35,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Create a workspace store (a git repository) in DIR."""
-        from service.app import store_root
-        from service.store import Store
-
-        store = Store.init(store_root(directory or OPTIONS.workspace, default="."))
-        if as_json:
-            emit_json({"workspace": str(store.root)})
-        else:
-            echo(f"created a workspace store in {store.root}; export SELF_WORKSPACE={store.root}")
+        show(settings.init_store(directory or OPTIONS.workspace), as_json, texts.created)
 
     project = typer.Typer(no_args_is_help=True, add_completion=False, help="Projects of the workspace.")
     app.add_typer(project, name="project")
@@ -67,12 +54,7 @@ def register(app: typer.Typer) -> None:
     @project.command("list")
     def project_list(as_json: bool = JsonOpt) -> None:
         """Every project, with its description and whether it is archived."""
-        rows = workspace().projects()
-        if as_json:
-            return emit_json(rows)
-        for row in rows:
-            mark = "  (archived)" if row["archived"] else ""
-            echo(f"{row['slug']}  {row['description'] or ''}{mark}".rstrip())
+        show(settings.projects(workspace()), as_json, texts.projects)
 
     @project.command("archive")
     def project_archive(slug: str, why: str = typer.Option(..., "--why"), as_json: bool = JsonOpt) -> None:
@@ -108,17 +90,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the merged alias table, or set, add or restore a row."""
         ws = workspace()
-        if action is not None:
-            if verb is None:
-                raise Invalid(f"`self alias {action}` needs a verb")
-            ws.edit_alias(action, verb, label, exposure, priority)
-        rows = ws.aliases()
-        if as_json:
-            return emit_json(rows)
-        for row in rows:
-            prio = "" if row["priority"] is None else f" · priority {row['priority']}"
-            edited = "  (edited)" if row["edited"] else ""
-            echo(f"{row['verb']:<12} {row['label']:<12} {row['exposure']}{prio}{edited}")
+        if action is None:
+            rows = settings.aliases(ws)
+        else:
+            rows = settings.edit_alias(ws, action, verb, label, exposure, priority)
+        show(rows, as_json, texts.aliases)
 
     @app.command("tokens")
     def tokens(
@@ -126,15 +102,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Print (or set) the tokens-per-character estimate caps and budgets are measured with."""
-        ws = workspace()
-        doc = ws.tokens(set_)
-        if as_json:
-            return emit_json(doc)
-        echo(f"tokens per character: {doc['tokens_per_char']} (an estimate; measure your model and --set it)")
-        echo(
-            f"caps: full {doc['full_tokens']} · index {doc['index_tokens']} tokens per scope; "
-            f"context budget {doc['context_budget']}"
-        )
+        show(settings.tokens(workspace(), set_), as_json, texts.tokens)
 
     @app.command("help")
     def help_command(
@@ -157,8 +125,4 @@ def register(app: typer.Typer) -> None:
     @imports.command("superself")
     def import_superself(path: str, as_json: bool = JsonOpt) -> None:
         """Import a Superself store (registry.jsonl, projects/<slug>/log.jsonl), every event kept."""
-        summary = workspace().import_superself(Path(path))
-        if as_json:
-            return emit_json(summary)
-        for slug, count in summary["projects"].items():
-            echo(f"{slug}: {count} events imported")
+        show(settings.import_superself(workspace(), path), as_json, texts.superself_imported)

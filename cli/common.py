@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import msgspec
 import typer
 
-from service.model.controls import escape
+from service.app.texts import escape
 from service.model.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
+    from service.app import Workspace
     from service.model.requests import AnyCommand
-    from service.workspace import Workspace
 
 
 class Options:
@@ -34,8 +35,20 @@ def run(command: AnyCommand, as_json: bool) -> None:
     """Execute one command (the application layer's one write call) and print what it wrote."""
     from cli.render import written
     from service.app import execute
+    from service.app.queries import event_row
 
-    written(execute(workspace(), command), as_json)
+    written([event_row(e) for e in execute(workspace(), command)], as_json)
+
+
+Doc = TypeVar("Doc")
+
+
+def show(doc: Doc, as_json: bool, text: Callable[[Doc], str]) -> None:
+    """The one output of a read: `doc` as one JSON document, else its text render (if any)."""
+    if as_json:
+        emit_json(doc)
+    elif shown := text(doc):
+        echo(shown)
 
 
 def emit_json(data: object) -> None:
@@ -65,14 +78,12 @@ def exit_for(exc: BaseException) -> NoReturn:
         if exit_code == REFUSED and not shown.startswith("refused:"):  # some rules word it so already
             shown = f"refused: {shown}"
         fail(shown, exit_code)
-    from service.auth.errors import AuthError
-    from service.data.errors import DataError
-    from service.store.errors import StoreError
+    from service.app.errors import adapter_code
 
-    if isinstance(exc, StoreError | DataError | AuthError):
+    code = adapter_code(exc)
+    if code is not None:
         from cli.problems import store_hint
 
-        code = getattr(exc, "code", "store")
         fail(str(exc) + store_hint(code), problem(code).exit)
     if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
         where = f"{exc.filename}: " if exc.filename else ""

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from cli import records
-from cli.common import JsonOpt, workspace
-from service.model.config import AliasRow
+from cli.common import JsonOpt, emit_json, show, workspace
+from service.app.settings import AliasRow
 
 
 def _group(app: typer.Typer, name: str) -> typer.Typer:
@@ -137,19 +135,9 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         def check(record: str, as_json: bool = JsonOpt) -> None:
             """Whether any answer changes the action; a question whose answers all lead to the
             same action is moot and need not be asked."""
-            from cli.common import echo, emit_json
-            from service.model import ledger
+            from service.app import queries, texts
 
-            ws = workspace()
-            doc = ledger.check_question(ws.state(ws.log_of(record)), record)
-            if as_json:
-                return emit_json(doc)
-            for item in doc["options"]:
-                echo(f"  {item['answer']} → {item['action']}")
-            if doc["moot"]:
-                echo("moot: every answer leads to the same action; drop the question")
-            else:
-                echo(f"worth asking: the answers lead to {doc['actions']} different actions")
+            show(queries.question_check(workspace(), record), as_json, texts.question_check)
 
     if decision:
 
@@ -184,9 +172,9 @@ def register(app: typer.Typer) -> None:
         JSON, from the ledger's policy decisions and the call's reversibility."""
         import sys
 
-        from cli.common import emit_json
+        from service.app import gate
 
-        emit_json(rule_stdin(sys.stdin.read()))
+        emit_json(gate.rule(sys.stdin.read(), workspace))
 
     work = _group(app, "work")
 
@@ -194,39 +182,17 @@ def register(app: typer.Typer) -> None:
     def parallel(units: list[str], as_json: bool = JsonOpt) -> None:
         """Whether work units commute (none writes what another reads or writes), from their
         declared --reads and --writes; else each conflicting pair and path."""
-        from cli.common import echo, emit_json
-        from service.model import worksets
+        from service.app import queries, texts
 
-        ws = workspace()
-        doc = worksets.parallel(ws.state(ws.require_project()), units)
-        if as_json:
-            return emit_json(doc)
-        for conflict in doc["conflicts"]:
-            echo(
-                f"conflict ({conflict['kind']}): {conflict['writer']} writes {conflict['path']}, "
-                f"{conflict['other']} touches {conflict['other_path']}"
-            )
-        for unit in doc["undeclared"]:
-            echo(f"undeclared: {unit} declares no --reads/--writes; it cannot be certified")
-        echo("commute: safe to run in parallel" if doc["commute"] else "do not run these in parallel")
+        show(queries.parallel(workspace(), units), as_json, texts.parallel)
 
     @work.command("outcome")
     def outcome(record: str, as_json: bool = JsonOpt) -> None:
         """Intentional and unintentional outcomes: the files the linked checkout changed between
         the unit's start and done commits, against the outcomes it declared (--intends)."""
-        from cli.common import echo, emit_json
+        from service.app import queries, texts
 
-        doc = workspace().work_outcome(record)
-        if as_json:
-            return emit_json(doc)
-        span = f"{str(doc['start'])[:10]}..{str(doc['end'])[:10]}" + (
-            "" if doc["done"] else " (not done: up to the head)"
-        )
-        echo(f"{doc['work']}: {span}")
-        for key in ("intentional", "unintentional", "unrealized"):
-            items = doc[key]
-            assert isinstance(items, list)
-            echo(f"{key}: {', '.join(items) if items else '-'}")
+        show(queries.work_outcome(workspace(), record), as_json, texts.outcome)
 
     imports = _group(app, "import")
 
@@ -236,12 +202,9 @@ def register(app: typer.Typer) -> None:
         applied, ids kept as aliases within the ledger's own id space, records as written."""
         from pathlib import Path
 
-        from cli.common import echo, emit_json
+        from service.app import texts
 
-        summary = workspace().import_docket(Path(path))
-        if as_json:
-            return emit_json(summary)
-        echo(import_text(summary))
+        show(workspace().import_docket(Path(path)), as_json, texts.import_summary)
 
     export = typer.Typer(no_args_is_help=True, add_completion=False, help="Export the ledger and its schema.")
     app.add_typer(export, name="export")
@@ -249,96 +212,26 @@ def register(app: typer.Typer) -> None:
     @export.command("jsonschema")
     def jsonschema(as_json: bool = JsonOpt) -> None:
         """Print the JSON Schema (draft 2020-12) of the event envelope and of each ledger record."""
-        from cli.common import emit_json
-        from service.model.schema import document
+        from service.app import queries
 
-        emit_json(document())
+        emit_json(queries.jsonschema())
 
     @export.command("docket")
     def export_docket(out: str, as_json: bool = JsonOpt) -> None:
         """Write this project's ledger as a Docket schema-2 file (JSONL) Docket's reader accepts."""
         from pathlib import Path
 
-        from cli.common import echo, emit_json
-
         done = workspace().export_docket(Path(out))
-        if as_json:
-            return emit_json(done)
-        echo(f"{done['records']} records and {done['reviews']} reviews written to {done['path']}")
+        from service.app import texts
+
+        show(done, as_json, texts.exported_docket)
 
     @export.command("parquet")
     def parquet(out: str, as_json: bool = JsonOpt) -> None:
         """Write one row per decision (grounds, status, known outcome) to a Parquet file."""
-        from cli.common import echo, emit_json
+        from service.app import texts
 
-        done = write_parquet(out)
-        if as_json:
-            return emit_json(done)
-        echo(f"{done['rows']} decisions written to {done['path']}")
-
-
-def import_text(summary: dict[str, Any]) -> str:
-    """What an import did, and where the records went."""
-    from service.model.render import plural
-
-    applied = (
-        f"{plural(summary['corrections'], 'correction')} applied, {plural(summary['reviews'], 'review')}"
-    )
-    lines = [
-        f"{plural(summary['imported'], 'record')} imported from {summary['ledger']}, "
-        f"{summary['skipped']} already here ({applied})"
-    ]
-    placed = summary["placed"]
-    where = ", ".join(f"{placed[tier]} at {tier}" for tier in ("full", "index", "search") if placed[tier])
-    if where:
-        lines.append(f"placed: {where} ({summary['superseded']} superseded in the ledger wait at search)")
-    if summary["demoted"]:
-        lines.append(
-            f"{summary['demoted']} placed a tier lower than a native add would: their tier is at its cap "
-            "(`self state place ID --exposure …` moves one; caps are in workspace.json)"
-        )
-    kept = summary["kept_as_written"]
-    if kept:
-        listed = ", ".join(f"{rule} ({count})" for rule, count in kept.items())
-        lines.append(f"kept as written, though a new record would be refused: {listed}")
-    if summary.get("torn_line_skipped"):
-        lines.append("skipped a torn last line (an append that did not finish), as Docket does")
-    if summary["not_read"]:
-        lines.append(f"not read, left out: {', '.join(summary['not_read'])} (from a newer Docket)")
-    late = summary["corrections_not_applied"]
-    if late:
-        lines.append(
-            f"not applied: {', '.join(late)}, corrections of records imported before them "
-            "(change those records here: `self claim assess`, or supersede them)"
-        )
-    return "\n".join(lines)
-
-
-def rule_stdin(text: str) -> dict[str, object]:
-    """The gate's answer; it never fails the hook: an unreadable call is asked about."""
-    from pathlib import Path
-
-    from service import checkout
-    from service.model import gate
-    from service.model.errors import Invalid
-
-    try:
-        tool, tool_input, cwd = gate.parse(text)
-    except Invalid as exc:
-        return gate.Ruling("ask", f"{exc}; a person decides", "?", "").document()
-    state = None
-    ws = None
-    try:
-        ws = workspace()
-        if ws.project:
-            state = ws.state(ws.require_project())
-    except Exception:  # no store or project here: reversibility alone decides
-        state = None
-    facts = checkout.facts(Path(cwd or "."), gate.questions(tool, tool_input))
-    ruling = gate.rule(tool, tool_input, state, facts)
-    if ws is not None:
-        ws.log_ruling(ruling.document() | {"subject": ruling.subject})
-    return ruling.document()
+        show(write_parquet(out), as_json, texts.exported_parquet)
 
 
 def write_parquet(out: str) -> dict[str, object]:

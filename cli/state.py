@@ -5,29 +5,13 @@ from __future__ import annotations
 import typer
 
 from cli import records
-from cli.common import JsonOpt, echo, emit_json, workspace
-from service.model import commands
+from cli.common import JsonOpt, show, workspace
+from service.app import queries, texts, valid_slug
 
 
 def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | None = None) -> None:
-    from service.model import views
-
-    ws = workspace()
-    log = ws.require_project()
-    state = ws.state_at(log, at) if at is not None else ws.state(log)
-    rows = views.list_rows(state, all_)
-    if label is not None:
-        rows = [e for e in rows if label in e.labels]
-    shorts = views.short_ids(state.entities)
-    extras = views.ledger_extras(state)
-    if as_json:
-        emit_json([views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in rows])
-        return
-    for e in rows:
-        echo(views.list_line(e, shorts[e.id], extras.get(e.id), shorts))
-    noun = "record" if all_ else "live entity"
-    plural = "records" if all_ else "live entities"
-    echo(f"{len(rows)} {noun if len(rows) == 1 else plural}")
+    read = queries.records(workspace(), all_, label, at)
+    show(read.rows, as_json, lambda _: texts.records(read, all_))
 
 
 def register(app: typer.Typer) -> None:
@@ -53,7 +37,7 @@ def register(app: typer.Typer) -> None:
         from cli.common import OPTIONS
 
         if scope not in ("project", "workspace"):
-            OPTIONS.project = commands.valid_slug(scope)
+            OPTIONS.project = valid_slug(scope)
             scope = "project"
         from service.model import requests as rq
 

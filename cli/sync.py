@@ -2,67 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from cli.common import OPTIONS, JsonOpt, echo, emit_json, fail
+from cli.common import OPTIONS, JsonOpt, fail, show
 
 if TYPE_CHECKING:  # imported where called, as every command does
-    from service.store import Store
-    from service.sync import Options, Summary
+    from service.app.remotes import Options, RemoteLine, Report, Summary
 
 PROGRESS_FROM = 256 * 1024  # bytes moved before a sync shows progress (a clone always does)
-
-
-def _store() -> Store:
-    from service.app import store_root
-    from service.store import Store
-
-    return Store.open(store_root(OPTIONS.workspace))
-
-
-MAX_TRIES = 100
-MAX_SECONDS = 86400.0
-
-
-def _setting(flag: str, given: float | None, env: str, default: float) -> tuple[float, str]:
-    """The value of a sync setting (the flag, else the environment, else the default) and how
-    the user wrote it, for the message that refuses it."""
-    from service.model.errors import Invalid
-
-    if given is not None:
-        return float(given), f"{flag} {given:g}"
-    raw = os.environ.get(env)
-    if not raw:
-        return float(default), f"{flag} {default:g}"
-    try:
-        return float(raw), f"{env}={raw}"
-    except ValueError:
-        raise Invalid(f"{env}={raw!r} is not a number") from None
-
-
-def _seconds(flag: str, given: float | None, env: str, default: float) -> float:
-    from service.model.errors import Invalid
-
-    value, shown = _setting(flag, given, env, default)
-    if not 0 < value <= MAX_SECONDS:  # NaN fails too
-        raise Invalid(f"{shown}: give seconds above 0 and at most {MAX_SECONDS:g}")
-    return value
-
-
-def _tries(given: int | None) -> int:
-    from service.model.errors import Invalid
-    from service.sync.engine import DEFAULT_TRIES
-
-    value, shown = _setting("--tries", given, "SELF_SYNC_TRIES", DEFAULT_TRIES)
-    if not (value.is_integer() and 1 <= value <= MAX_TRIES):
-        raise Invalid(f"{shown}: give a number of pushes from 1 to {MAX_TRIES}")
-    return int(value)
 
 
 class Progress:
@@ -137,17 +88,9 @@ def _size(n: float) -> str:
 
 
 def _options(tries: int | None, timeout: float | None, deadline: float | None, progress: Progress) -> Options:
-    """The sync options, each checked before anything is opened or sent."""
-    from service.sync import Options
-    from service.sync.engine import DEFAULT_DEADLINE, DEFAULT_TIMEOUT
+    from service.app import remotes
 
-    return Options(
-        tries=_tries(tries),
-        timeout=_seconds("--timeout", timeout, "SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
-        deadline=_seconds("--deadline", deadline, "SELF_SYNC_DEADLINE", DEFAULT_DEADLINE),
-        activity=progress,
-        stage=progress.stage if progress.enabled else None,
-    )
+    return remotes.options(tries, timeout, deadline, progress, progress.stage if progress.enabled else None)
 
 
 TriesOpt = typer.Option(None, "--tries", help="Pushes to try before giving up (default 8, SELF_SYNC_TRIES).")
@@ -174,41 +117,24 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a remote (kept in the store's .git/config; tokens never go in the URL)."""
-        from service.sync import remotes
+        from service.app import remotes
 
-        with _store() as store:
-            stored = remotes.add(store.repo, url, name, init=init)
-        if as_json:
-            return emit_json({"name": name, "url": stored})
-        echo(f"added remote {name}: {stored}; run `self sync` to publish or fetch")
+        added = remotes.add(OPTIONS.workspace, url, name, init)
+        show(added, as_json, lambda r: f"added remote {r.name}: {r.url}; run `self sync` to publish or fetch")
 
     @remote.command("list")
     def remote_list(as_json: bool = JsonOpt) -> None:
         """Every remote with its URL and the head the last sync left."""
-        from service.sync import last_synced, remotes
+        from service.app import remotes
 
-        with _store() as store:
-            rows = [dict(row, synced=last_synced(store, row["name"])) for row in remotes.listed(store.repo)]
-        if as_json:
-            return emit_json(rows)
-        if not rows:
-            echo("no remotes; add one with `self remote add URL` (a bare repository will do)")
-        for row in rows:
-            synced = f"  (synced at {row['synced'][:12]})" if row["synced"] else "  (never synced)"
-            echo(f"{row['name']}  {row['url']}{synced}")
+        show(remotes.listed(OPTIONS.workspace), as_json, _remote_lines)
 
     @remote.command("remove")
     def remote_remove(name: str, as_json: bool = JsonOpt) -> None:
         """Forget a remote (the remote itself is not touched)."""
-        from service.sync import remotes
-        from service.sync.engine import forget
+        from service.app import remotes
 
-        with _store() as store:
-            url = remotes.remove(store.repo, name)
-            forget(store, name)
-        if as_json:
-            return emit_json({"name": name, "url": url})
-        echo(f"removed remote {name} ({url})")
+        show(remotes.remove(OPTIONS.workspace, name), as_json, lambda r: f"removed remote {r.name} ({r.url})")
 
     @app.command("sync")
     def sync_command(
@@ -219,27 +145,20 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Fetch, add the local events the remote lacks after its own, push; retry if others pushed first."""
-        from service.sync.every import Round, sync_selected
+        from service.app import remotes
 
         progress = Progress("sync", enabled=not as_json)
         options = _options(tries, timeout, deadline, progress)
-        with _store() as store:
-            try:
-                result = sync_selected(store, name, options)
-            finally:
-                progress.done()
-        if as_json:
-            emit_json(result)
-        elif isinstance(result, Round):
-            for summary in result.syncs:
-                _print_summary(summary)
-        else:
-            _print_summary(result)
-        if isinstance(result, Round) and result.failed:
-            *first, last = result.failed
-            for failure in first:  # one line per remote
-                typer.echo(f"self: {failure.remote}: {failure.error}", err=True)
-            fail(f"{last.remote}: {last.error}", 1)
+        try:
+            result = remotes.sync(OPTIONS.workspace, name, options)
+        finally:
+            progress.done()
+        show(result, as_json, lambda r: "\n".join(_summary_lines(s) for s in remotes.summaries(r)))
+        if failed := remotes.failures(result):
+            *first, (remote, error) = failed
+            for other, why in first:  # one line per remote
+                typer.echo(f"self: {other}: {why}", err=True)
+            fail(f"{remote}: {error}", 1)
 
     @app.command("doctor")
     def doctor_command(
@@ -252,41 +171,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check the logs for what a crash or a plain-git merge leaves (torn lines, markers, repeats),
         and list the remotes that hold an event in other bytes than this store."""
-        import msgspec
+        from service.app import remotes
 
-        from service.sync import doctor
-
-        with _store() as store:
-            report = doctor.repair(store) if repair else doctor.examine(store)
-        if as_json:
-            data = msgspec.to_builtins(report)
-            for row, log in zip(data["logs"], report.logs, strict=True):
-                row["damaged"] = log.damaged
-            return emit_json(data)
-        for log in report.logs:
-            name = "workspace" if log.log == "" else log.log
-            state = "needs repair" if log.damaged else "ok"
-            echo(
-                f"{name}: {log.events} events, {log.torn} torn lines, {log.markers} conflict markers, "
-                f"{log.duplicates} repeated ({log.conflicting} with other bytes), {log.unreadable} "
-                f"unreadable lines, segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
-            )
-        for path in report.set_aside:
-            echo(f"torn lines moved to {path}")
-        if report.uncommitted:
-            echo(f"uncommitted: {', '.join(report.uncommitted)}")
-        for flag in report.remotes:
-            echo(
-                f"remote {flag.remote} ({flag.url}) holds {len(flag.ids)} event(s) in other bytes than this "
-                f"store (seen {flag.seen}): {', '.join(flag.ids)}; this store keeps its copies and will not "
-                "sync with it until the remote's copies are put back as they were"
-            )
-        for lock in report.locks:
-            echo(f"lock file: {lock} (a crashed git write leaves one; --repair removes it if no git runs)")
-        if report.repaired:
-            echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
-        elif any(log.damaged for log in report.logs) or report.uncommitted or report.locks:
-            echo("run `self doctor --repair` to fix (no event is dropped)")
+        report = remotes.doctor(OPTIONS.workspace, repair)
+        show(remotes.doctor_document(report), as_json, lambda _: _doctor_text(report))
 
     @app.command("clone")
     def clone_command(
@@ -297,31 +185,27 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Make a new workspace store from a remote (its remote `origin` is set)."""
-        from service.sync import clone
+        from service.app import remotes
 
         progress = Progress("clone", enabled=not as_json, start=0)
         options = _options(None, timeout, deadline, progress)
         try:
-            target = Path(directory) if directory else None
-            store, summary = clone(url, target, options)
+            root, summary = remotes.clone(url, directory, options)
         finally:
             progress.done()
-        with store:
-            root = store.root
-        if as_json:
-            return emit_json({"workspace": str(root), **_as_dict(summary)})
-        echo(f"cloned {summary.url} into {root}: {summary.pulled} events, head {str(summary.head)[:12]}")
-        echo(f"export SELF_WORKSPACE={root}")
+        show(
+            remotes.clone_document(root, summary),
+            as_json,
+            lambda _: (
+                f"cloned {summary.url} into {root}: {summary.pulled} events, "
+                f"head {str(summary.head)[:12]}\nexport SELF_WORKSPACE={root}"
+            ),
+        )
 
 
-def _as_dict(summary: object) -> dict[str, object]:
-    import msgspec
-
-    found: dict[str, object] = msgspec.to_builtins(summary)
-    return found
-
-
-def _print_summary(summary: Summary) -> None:
+def _summary_lines(summary: Summary) -> str:
+    lines: list[str] = []
+    echo = lines.append
     head = (summary.head or "")[:12]
     if summary.created:
         echo(f"published the local history to {summary.url}: {summary.pushed} events, head {head}")
@@ -348,3 +232,41 @@ def _print_summary(summary: Summary) -> None:
             "warning: workspace.json differs from the remote's and both changed; kept the remote's, "
             "yours is in .local/sync/workspace.json.local"
         )
+    return "\n".join(lines)
+
+
+def _doctor_text(report: Report) -> str:
+    lines: list[str] = []
+    echo = lines.append  # one line each, as the other renders
+    for log in report.logs:
+        name = "workspace" if log.log == "" else log.log
+        state = "needs repair" if log.damaged else "ok"
+        echo(
+            f"{name}: {log.events} events, {log.torn} torn lines, {log.markers} conflict markers, "
+            f"{log.duplicates} repeated ({log.conflicting} with other bytes), {log.unreadable} "
+            f"unreadable lines, segments {'laid out' if log.laid_out else 'not laid out'} — {state}"
+        )
+    for path in report.set_aside:
+        echo(f"torn lines moved to {path}")
+    if report.uncommitted:
+        echo(f"uncommitted: {', '.join(report.uncommitted)}")
+    for flag in report.remotes:
+        echo(
+            f"remote {flag.remote} ({flag.url}) holds {len(flag.ids)} event(s) in other bytes than this "
+            f"store (seen {flag.seen}): {', '.join(flag.ids)}; this store keeps its copies and will not "
+            "sync with it until the remote's copies are put back as they were"
+        )
+    for lock in report.locks:
+        echo(f"lock file: {lock} (a crashed git write leaves one; --repair removes it if no git runs)")
+    if report.repaired:
+        echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
+    elif any(log.damaged for log in report.logs) or report.uncommitted or report.locks:
+        echo("run `self doctor --repair` to fix (no event is dropped)")
+    return "\n".join(lines)
+
+
+def _remote_lines(rows: list[RemoteLine]) -> str:
+    if not rows:
+        return "no remotes; add one with `self remote add URL` (a bare repository will do)"
+    synced = [f"  (synced at {row.synced[:12]})" if row.synced else "  (never synced)" for row in rows]
+    return "\n".join(f"{row.name}  {row.url}{mark}" for row, mark in zip(rows, synced, strict=True))

@@ -11,27 +11,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from cli.common import JsonOpt, echo, emit_json
+from cli.common import JsonOpt, echo, show
+from service.app import team
 
-if TYPE_CHECKING:  # imported where used: the rest of `self` never loads SQLite
-    from service.auth.tokens import Auth
-    from service.data.workspaces import Data
+if TYPE_CHECKING:
+    from service.app.team import TokenRow
 
 DataOpt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's data directory.")
-
-
-def _data(directory: str) -> Data:
-    from pathlib import Path
-
-    from service.data.workspaces import Data
-
-    return Data(Path(directory))
-
-
-def _auth(directory: str) -> Auth:
-    from service.auth.tokens import Auth
-
-    return Auth(_data(directory))
 
 
 def register(app: typer.Typer) -> None:
@@ -51,19 +37,14 @@ def _workspaces(admin: typer.Typer) -> None:
     @group.command("add")
     def workspace_add(name: str, data: str = DataOpt, as_json: bool = JsonOpt) -> None:
         """Create workspace NAME (a new store in DATA/workspaces/NAME)."""
-        store = _data(data).add(name)
-        if as_json:
-            return emit_json({"workspace": name, "path": str(store.root)})
-        echo(f"created workspace {name} in {store.root}")
+        show(
+            team.add_workspace(data, name), as_json, lambda w: f"created workspace {w.workspace} in {w.path}"
+        )
 
     @group.command("list")
     def workspace_list(data: str = DataOpt, as_json: bool = JsonOpt) -> None:
         """Every workspace of DATA."""
-        names = _data(data).names()
-        if as_json:
-            return emit_json(names)
-        for name in names:
-            echo(name)
+        show(team.workspaces(data), as_json, "\n".join)
 
 
 def _users(admin: typer.Typer) -> None:
@@ -73,19 +54,13 @@ def _users(admin: typer.Typer) -> None:
     @group.command("add")
     def user_add(name: str, data: str = DataOpt) -> None:
         """Add user NAME."""
-        with _auth(data) as auth:
-            auth.add_user(name)
+        team.add_user(data, name)
         echo(f"added user {name}")
 
     @group.command("list")
     def user_list(data: str = DataOpt, as_json: bool = JsonOpt) -> None:
         """Every user."""
-        with _auth(data) as auth:
-            names = auth.users()
-        if as_json:
-            return emit_json(names)
-        for name in names:
-            echo(name)
+        show(team.users(data), as_json, "\n".join)
 
 
 def _tokens(admin: typer.Typer) -> None:
@@ -100,8 +75,7 @@ def _tokens(admin: typer.Typer) -> None:
         data: str = DataOpt,
     ) -> None:
         """Create a token for USER; prints the token alone on stdout, this once."""
-        with _auth(data) as auth:
-            new = auth.create_token(user, workspace, role)
+        new = team.create_token(data, user, workspace, role)
         typer.echo(new.token)
         print(
             f"token {new.id}: {new.user} as {new.role} on {new.workspace}; it is not shown again",
@@ -111,8 +85,7 @@ def _tokens(admin: typer.Typer) -> None:
     @group.command("revoke")
     def token_revoke(token_id: str = typer.Argument(..., metavar="ID"), data: str = DataOpt) -> None:
         """Revoke token ID at once."""
-        with _auth(data) as auth:
-            row = auth.revoke(token_id)
+        row = team.revoke_token(data, token_id)
         echo(f"revoked {row.id} ({row.user} as {row.role} on {row.workspace}) at {row.revoked}")
 
     @group.command("list")
@@ -122,11 +95,15 @@ def _tokens(admin: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Every token: id, prefix, user, workspace, role, created, last used, revoked."""
-        with _auth(data) as auth:
-            rows = auth.tokens(workspace)
-        if as_json:
-            return emit_json(rows)
-        for r in rows:
-            state = f"revoked {r.revoked}" if r.revoked else "active"
-            used = r.last_used or "never"
-            echo(f"{r.id}  {r.prefix}…  {r.user}  {r.workspace}  {r.role}  {r.created}  used {used}  {state}")
+        show(team.tokens(data, workspace), as_json, _token_lines)
+
+
+def _token_lines(rows: list[TokenRow]) -> str:
+    lines = []
+    for r in rows:
+        state = f"revoked {r.revoked}" if r.revoked else "active"
+        used = r.last_used or "never"
+        lines.append(
+            f"{r.id}  {r.prefix}…  {r.user}  {r.workspace}  {r.role}  {r.created}  used {used}  {state}"
+        )
+    return "\n".join(lines)

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import io
 
-from service.model.context import ContextDoc, compose_all
 
-
-def render_context(doc: ContextDoc, width: int = 100, color: bool = True) -> str:
-    """The whole context document as terminal text (ANSI-styled when `color`)."""
+def render_markdown(markdown: str, width: int = 100, color: bool = True) -> str:
+    """The whole context document's markdown as terminal text (ANSI-styled when `color`)."""
     from rich.console import Console
     from rich.markdown import Markdown
 
     out = io.StringIO()
     console = Console(file=out, width=width, force_terminal=color, color_system="standard" if color else None)
-    console.print(Markdown(compose_all(doc)))
+    console.print(Markdown(markdown))
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"

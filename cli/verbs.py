@@ -10,7 +10,7 @@ from typer.core import TyperGroup
 
 from cli import records
 from cli.common import OPTIONS, JsonOpt, echo, workspace
-from service.model.config import DEFAULT_ALIASES, AliasRow
+from service.app.settings import DEFAULT_ALIASES, AliasRow, alias_table, records_ledger
 from service.model.errors import Invalid
 
 
@@ -42,13 +42,13 @@ class AliasAwareGroup(TyperGroup):
 
 def _user_alias(verb: str) -> AliasRow | None:
     try:
-        return workspace().config().alias_table().get(verb)
+        return alias_table(workspace()).get(verb)
     except Exception:
         return None
 
 
 def _row(verb: str) -> AliasRow:
-    table = workspace().config().alias_table()
+    table = alias_table(workspace())
     if verb not in table:
         raise Invalid(f"{verb!r} is no longer in the alias table; `self alias` lists verbs")
     return table[verb]
@@ -66,9 +66,7 @@ def alias_app(verb: str, default: AliasRow) -> typer.Typer:
         ),
     )
 
-    from service.model.state import kind_of
-
-    if kind_of((default.label,)) is not None:
+    if records_ledger(default.label):
         from cli import ledger
 
         ledger.add_command(sub, verb, default)

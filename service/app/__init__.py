@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.app.locate import locate, store_root
+from service.app.locate import locate, store_root, valid_slug
 
 if TYPE_CHECKING:
     from service.model.events import Event
     from service.model.requests import AnyCommand
-    from service.workspace import Workspace
+    from service.workspace import Workspace as Workspace  # the type `locate` returns
 
-__all__ = ["execute", "locate", "problem", "store_root"]
+__all__ = ["execute", "locate", "problem", "store_root", "valid_slug"]
 
 
 def execute(workspace: Workspace, command: AnyCommand) -> list[Event]:

@@ -16,3 +16,15 @@ def problem(exc: BaseException) -> dict[str, object] | None:
     if isinstance(exc, StoreError):
         return document(getattr(exc, "code", "store"), str(exc))
     return None
+
+
+def adapter_code(exc: BaseException) -> str | None:
+    """The problem code of an adapter's error (the store's, the data directory's, the auth
+    adapter's), else None; imports no adapter beyond its errors module."""
+    from service.auth.errors import AuthError
+    from service.data.errors import DataError
+    from service.store.errors import StoreError
+
+    if isinstance(exc, StoreError | DataError | AuthError):
+        return str(getattr(exc, "code", "store"))
+    return None

@@ -29,6 +29,13 @@ def project_slug(given: str | None, cwd: Path | None = None) -> str | None:
     return given or os.environ.get("SELF_PROJECT") or local.find_marker(cwd or Path.cwd())
 
 
+def valid_slug(slug: str) -> str:
+    """`slug` when it can name a project (a selection given on the command line), else Invalid."""
+    from service.model.commands import valid_slug as checked
+
+    return checked(slug)
+
+
 def locate(workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
     """The workspace a call applies to, writing as the environment's actor."""
     from service.store import Store

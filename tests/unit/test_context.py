@@ -223,9 +223,9 @@ def test_budget_generous_renders_everything_and_tty_bypasses_it() -> None:
     assert render_agent(doc, 100_000, 0.25) == compose_all(doc)
     assert "more index rows" in render_agent(doc, 100, 0.25)
 
-    from cli.tty import render_context
+    from cli.tty import render_markdown
 
-    plain = render_context(doc, width=80, color=False)
+    plain = render_markdown(compose_all(doc), width=80, color=False)
     assert "row 0" in plain and "row 49" in plain and "\x1b[" not in plain
 
 

@@ -1,0 +1,64 @@
+"""`self gate`: a coding agent's pre-tool-use call, ruled allow, deny or ask from the ledger's
+policy decisions and the call's reversibility, and logged in the workspace when there is one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import msgspec
+
+if TYPE_CHECKING:
+    from service.model.gate import Ruling
+    from service.workspace import Workspace
+
+
+class HookOutput(msgspec.Struct, frozen=True):
+    """Claude Code's hook output keys."""
+
+    hookEventName: str  # the hook contract's spelling
+    permissionDecision: str
+    permissionDecisionReason: str
+
+
+class GateAnswer(msgspec.Struct, frozen=True):
+    """What the hook prints: the ruling's keys and Claude Code's hook output."""
+
+    decision: str
+    reason: str
+    tool: str
+    policy: str | None
+    hookSpecificOutput: HookOutput
+
+
+def answer(ruling: Ruling) -> GateAnswer:
+    """The model's hook document (`Ruling.document`), typed."""
+    return msgspec.convert(ruling.document(), GateAnswer)
+
+
+def rule(text: str, locate: Callable[[], Workspace]) -> GateAnswer:
+    """The gate's answer to the hook JSON `text`; it never fails the hook: an unreadable call
+    is asked about, and with no store or project here reversibility alone decides."""
+    from pathlib import Path
+
+    from service import checkout
+    from service.model import gate
+    from service.model.errors import Invalid
+
+    try:
+        tool, tool_input, cwd = gate.parse(text)
+    except Invalid as exc:
+        return answer(gate.Ruling("ask", f"{exc}; a person decides", "?", ""))
+    state = None
+    ws = None
+    try:
+        ws = locate()
+        if ws.project:
+            state = ws.state(ws.require_project())
+    except Exception:  # no store or project here: reversibility alone decides
+        state = None
+    facts = checkout.facts(Path(cwd or "."), gate.questions(tool, tool_input))
+    ruling = gate.rule(tool, tool_input, state, facts)
+    if ws is not None:
+        ws.log_ruling(ruling.document() | {"subject": ruling.subject})
+    return answer(ruling)

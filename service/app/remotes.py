@@ -1,0 +1,175 @@
+"""Remotes and sync as a front end calls them: the remote table, a sync, a doctor's report, a
+clone, and the sync settings (given, else SELF_SYNC_TRIES / _TIMEOUT / _DEADLINE, else the
+default), each checked before anything is opened or sent."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from service.model.errors import Invalid
+
+if TYPE_CHECKING:
+    from service.store import Store
+    from service.sync import Options as Options
+    from service.sync import Summary as Summary
+    from service.sync.doctor import Report as Report
+    from service.sync.every import Round
+
+    Synced = Summary | Round
+
+MAX_TRIES = 100
+MAX_SECONDS = 86400.0
+
+
+def _store(given: str | None) -> Store:
+    from service.app.locate import store_root
+    from service.store import Store
+
+    return Store.open(store_root(given))
+
+
+class Remote(msgspec.Struct, frozen=True):
+    name: str
+    url: str
+
+
+class RemoteLine(msgspec.Struct, frozen=True):
+    """A remote (credentials shown as ***) and the head the last sync with it left."""
+
+    name: str
+    url: str
+    synced: str | None
+
+
+def add(given: str | None, url: str, name: str, init: bool) -> Remote:
+    """Record a remote (in the store's .git/config; tokens never go in the URL)."""
+    from service.sync import remotes
+
+    with _store(given) as store:
+        return Remote(name, remotes.add(store.repo, url, name, init=init))
+
+
+def listed(given: str | None) -> list[RemoteLine]:
+    from service.sync import last_synced, remotes
+
+    with _store(given) as store:
+        rows = remotes.listed(store.repo)
+        return [RemoteLine(row["name"], row["url"], last_synced(store, row["name"])) for row in rows]
+
+
+def remove(given: str | None, name: str) -> Remote:
+    """Forget a remote (the remote itself is not touched)."""
+    from service.sync import remotes
+    from service.sync.engine import forget
+
+    with _store(given) as store:
+        url = remotes.remove(store.repo, name)
+        forget(store, name)
+    return Remote(name, url)
+
+
+def sync(given: str | None, name: str | None, options: Options) -> Synced:
+    """Sync with the remote named; with none named, the only one, or every one."""
+    from service.sync.every import sync_selected
+
+    with _store(given) as store:
+        return sync_selected(store, name, options)
+
+
+def failures(result: Synced) -> list[tuple[str, str]]:
+    """(remote, error) of each remote a round could not sync with."""
+    from service.sync.every import Round
+
+    return [(f.remote, str(f.error)) for f in result.failed] if isinstance(result, Round) else []
+
+
+def summaries(result: Synced) -> list[Summary]:
+    from service.sync.every import Round
+
+    return list(result.syncs) if isinstance(result, Round) else [result]
+
+
+def doctor(given: str | None, repair: bool) -> Report:
+    """The logs checked for what a crash or a plain-git merge leaves; repaired when asked."""
+    from service.sync import doctor as examine
+
+    with _store(given) as store:
+        return examine.repair(store) if repair else examine.examine(store)
+
+
+def doctor_document(report: Report) -> dict[str, Any]:
+    """What `doctor --json` prints: the report, each log with whether it is damaged."""
+    data: dict[str, Any] = msgspec.to_builtins(report)
+    for row, log in zip(data["logs"], report.logs, strict=True):
+        row["damaged"] = log.damaged
+    return data
+
+
+def clone(url: str, directory: str | None, options: Options) -> tuple[str, Summary]:
+    """A new store from the remote at `url` (its remote `origin` set): its folder, the sync."""
+    from pathlib import Path
+
+    from service.sync import clone as cloned
+
+    store, summary = cloned(url, Path(directory) if directory else None, options)
+    with store:
+        return str(store.root), summary
+
+
+def clone_document(root: str, summary: Summary) -> dict[str, Any]:
+    found: dict[str, Any] = msgspec.to_builtins(summary)
+    return {"workspace": root, **found}
+
+
+def options(
+    tries: int | None,
+    timeout: float | None,
+    deadline: float | None,
+    activity: Callable[[int, int], None] | None = None,
+    stage: Callable[[str, int, int], None] | None = None,
+) -> Options:
+    """The sync options, each checked before anything is opened or sent."""
+    from service.sync import Options
+    from service.sync.engine import DEFAULT_DEADLINE, DEFAULT_TIMEOUT
+
+    return Options(
+        tries=_tries(tries),
+        timeout=_seconds("--timeout", timeout, "SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
+        deadline=_seconds("--deadline", deadline, "SELF_SYNC_DEADLINE", DEFAULT_DEADLINE),
+        activity=activity,
+        stage=stage,
+    )
+
+
+def _setting(flag: str, given: float | None, env: str, default: float) -> tuple[float, str]:
+    """The value of a sync setting (the flag, else the environment, else the default) and how
+    the user wrote it, for the message that refuses it."""
+    if given is not None:
+        return float(given), f"{flag} {given:g}"
+    raw = os.environ.get(env)
+    if not raw:
+        return float(default), f"{flag} {default:g}"
+    try:
+        return float(raw), f"{env}={raw}"
+    except ValueError:
+        raise Invalid(f"{env}={raw!r} is not a number") from None
+
+
+def _seconds(flag: str, given: float | None, env: str, default: float) -> float:
+    value, shown = _setting(flag, given, env, default)
+    if not 0 < value <= MAX_SECONDS:  # NaN fails too
+        raise Invalid(f"{shown}: give seconds above 0 and at most {MAX_SECONDS:g}")
+    return value
+
+
+def _tries(given: int | None) -> int:
+    from service.sync.engine import DEFAULT_TRIES
+
+    value, shown = _setting("--tries", given, "SELF_SYNC_TRIES", DEFAULT_TRIES)
+    if not (value.is_integer() and 1 <= value <= MAX_TRIES):
+        raise Invalid(f"{shown}: give a number of pushes from 1 to {MAX_TRIES}")
+    return int(value)
