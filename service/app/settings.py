@@ -67,7 +67,7 @@ def edit_alias(
     from service.model.errors import Invalid
 
     if verb is None:
-        raise Invalid(f"`self alias {action}` needs a verb")
+        raise Invalid(f"an alias {action} needs a verb", code="missing-value", field="verb")
     ws.edit_alias(action, verb, label, exposure, priority)
     return aliases(ws)
 

@@ -56,6 +56,10 @@ CODES: dict[str, Problem] = {
     "kept-moving": Problem(BAD_INPUT, 503, "Others kept pushing first"),
     "declined": Problem(BAD_INPUT, 502, "The remote declined the push"),
     "remote-refused": Problem(BAD_INPUT, 422, "The remote holds what intake refuses"),
+    # the HTTP front end (service.api.errors): no CLI command raises these
+    "unauthenticated": Problem(BAD_INPUT, 401, "A valid bearer token is needed"),
+    "forbidden": Problem(BAD_INPUT, 403, "The token does not allow this"),
+    "server": Problem(BAD_INPUT, 500, "Unexpected error"),
 }
 
 
