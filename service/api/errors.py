@@ -35,6 +35,10 @@ class ApiError(Exception):
             "code": self.code,
         }
 
+    def headers(self) -> dict[str, str]:
+        """Headers the answer carries besides the document's (`Retry-After`, …)."""
+        return {}
+
 
 class Unauthenticated(ApiError):
     """No token, a malformed, unknown or revoked one: one answer for all."""
@@ -60,10 +64,14 @@ class Forbidden(ApiError):
         super().__init__(detail)
 
 
-def respond(status: int, document: dict[str, object]) -> Response[bytes]:
+def respond(
+    status: int, document: dict[str, object], headers: dict[str, str] | None = None
+) -> Response[bytes]:
     from litestar import Response
 
-    headers = {"WWW-Authenticate": 'Bearer realm="selfhub"'} if status == 401 else None
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="selfhub"'
     return Response(
         msgspec.json.encode(document), status_code=status, media_type=PROBLEM_JSON, headers=headers
     )
@@ -77,7 +85,7 @@ def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[byte
     from service.app import problem
 
     if isinstance(exc, ApiError):
-        return respond(exc.status, exc.document())
+        return respond(exc.status, exc.document(), exc.headers())
     doc = problem(exc)
     if doc is not None:
         return respond(int(str(doc["status"])), doc)

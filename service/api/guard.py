@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from service.api.errors import Forbidden, Unauthenticated
 
+GRANT = "grant"  # the key of the request's state that holds its grant
+
 if TYPE_CHECKING:
     from litestar import Request
 
+    from service.api.limits import Limiter
     from service.auth.tokens import Grant
     from service.data.workspaces import Data
     from service.model.team import Action
@@ -24,16 +27,27 @@ def bearer(request: Request[Any, Any, Any]) -> str:
 
 
 def grant(data: Data, request: Request[Any, Any, Any]) -> Grant:
-    """What the request's token grants, read from DATA/auth.sqlite now."""
+    """What the request's token grants, read from DATA/auth.sqlite now. The rate limit is
+    charged here, where the caller is known: to the token, else to the client's address."""
     from service.auth.errors import NotAuthenticated
     from service.auth.tokens import Auth
 
-    token = bearer(request)
-    with Auth(data) as auth:
-        try:
-            return auth.authenticate(token)
-        except NotAuthenticated:
-            raise Unauthenticated() from None
+    try:
+        token = bearer(request)
+        with Auth(data) as auth:
+            found = auth.authenticate(token)
+    except (Unauthenticated, NotAuthenticated):
+        _charge(request, f"addr:{request.client.host if request.client else '-'}")
+        raise Unauthenticated() from None
+    request.state[GRANT] = found  # for the request's log line (service/api/observe.py)
+    _charge(request, f"token:{found.token_id}")
+    return found
+
+
+def _charge(request: Request[Any, Any, Any], key: str) -> None:
+    limiter: Limiter | None = request.app.state.get("limiter")
+    if limiter is not None:
+        limiter.charge(key)
 
 
 def authorize(data: Data, request: Request[Any, Any, Any], workspace: str, action: Action) -> Grant:

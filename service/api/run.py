@@ -9,17 +9,36 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+from service.api.config import ConfigError
+
+__all__ = ["ConfigError", "serve"]
+
 STOP = (signal.SIGINT, signal.SIGTERM)
 
 
-def serve(data: Path, host: str, port: int) -> None:
+def serve(data: Path, host: str, port: int, config: Path | None = None) -> None:
+    """Serve `data` on `host:port` under the configuration file `config` (defaults without
+    one); a ConfigError, before anything binds, when that file is refused."""
     import uvicorn
 
+    from service.api import logs
     from service.api.app import build
+    from service.api.config import load
 
-    config = uvicorn.Config(build(data), host=host, port=port, log_level="warning", access_log=False)
+    settings = load(config)
+    limits = settings.limits
+    server = uvicorn.Config(
+        build(data, settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=logs.uvicorn_config(settings.logging),
+        access_log=False,  # the app writes one line per request itself (service/api/logs.py)
+        timeout_keep_alive=limits.keep_alive_s,
+        timeout_graceful_shutdown=limits.shutdown_s or None,
+    )
     # uvicorn sends the signal that stopped it again once it has shut down, to the handler
     # that was in place before: a no-op here, so a stop asked for is a clean exit (0).
     for sig in STOP:
         signal.signal(sig, lambda *_: None)
-    uvicorn.Server(config).run()
+    uvicorn.Server(server).run()

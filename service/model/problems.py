@@ -60,6 +60,10 @@ CODES: dict[str, Problem] = {
     "unauthenticated": Problem(BAD_INPUT, 401, "A valid bearer token is needed"),
     "forbidden": Problem(BAD_INPUT, 403, "The token does not allow this"),
     "server": Problem(BAD_INPUT, 500, "Unexpected error"),
+    "rate-limited": Problem(BAD_INPUT, 429, "Too many requests"),
+    "timeout": Problem(BAD_INPUT, 503, "The answer took too long"),
+    # `self serve --config FILE` refused (service.api.config)
+    "config": Problem(REFUSED, 500, "The service's configuration is refused"),
 }
 
 
