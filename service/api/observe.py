@@ -12,6 +12,7 @@ as long as it likes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -45,13 +46,13 @@ class TimedOut(ApiError):
 
 
 class Exchange:
-    """One request's answer as it goes out: its status, when it ended, whether it expired."""
+    """One request's answer as it goes out: its status, whether it expired, and `ended`
+    called once, as soon as its last byte is sent (or the request is over without one)."""
 
-    def __init__(self, send: Send, request_id: str) -> None:
-        self.raw, self.request_id = send, request_id
+    def __init__(self, send: Send, request_id: str, ended: Callable[[Exchange], None]) -> None:
+        self.raw, self.request_id, self.ended = send, request_id, ended
         self.status: int | None = None
-        self.finished: float | None = None
-        self.expired = False
+        self.expired = self.over = False
         self.progressed = anyio.Event()  # the answer started, or the handler returned
 
     async def send(self, message: Message) -> None:
@@ -74,9 +75,14 @@ class Exchange:
             headers = [*message.get("headers", ()), (REQUEST_ID, self.request_id.encode())]
             message = {**message, "headers": headers}
             self.progressed.set()
-        elif message["type"] == "http.response.body" and not message.get("more_body", False):
-            self.finished = time.perf_counter()
         await self.raw(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.end()
+
+    def end(self) -> None:
+        if not self.over:
+            self.over = True
+            self.ended(self)
 
 
 class Observe:
@@ -89,14 +95,17 @@ class Observe:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
-        exchange = Exchange(send, logs.request_id(_header(scope, REQUEST_ID)))
         began = time.perf_counter()
+
+        def ended(exchange: Exchange) -> None:
+            self._record(scope, exchange, time.perf_counter() - began)
+
+        exchange = Exchange(send, logs.request_id(_header(scope, REQUEST_ID)), ended)
         with structlog.contextvars.bound_contextvars(request_id=exchange.request_id):
             try:
                 await self._answer(scope, receive, exchange)
             finally:
-                ended = exchange.finished or time.perf_counter()
-                self._record(scope, exchange, ended - began)
+                exchange.end()  # a client gone, a failure outside litestar: logged all the same
 
     async def _answer(self, scope: Scope, receive: Receive, exchange: Exchange) -> None:
         if self.limit <= 0:
@@ -123,7 +132,8 @@ class Observe:
         given: Grant | None = scope.get("state", {}).get(GRANT)
         (self.log.error if status >= 500 else self.log.info)(
             "request",
-            workspace=_workspace(scope) or (given.workspace if given is not None else None),
+            request_id=exchange.request_id,
+            workspace=_workspace(scope, given),
             user=given.user if given is not None else None,
             route=route,
             method=scope["method"],
@@ -139,9 +149,13 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _workspace(scope: Scope) -> str | None:
-    """The workspace the route names, when it is a valid name (else it is no workspace)."""
+def _workspace(scope: HTTPScope, given: Grant | None) -> str | None:
+    """The workspace the route names, when it is a valid name (else none); for a route that
+    names none, the token's."""
     from service.model.commands import SLUG
 
-    name = scope.get("path_params", {}).get("ws") if scope.get("path_template") else None
-    return name if isinstance(name, str) and SLUG.fullmatch(name) else None
+    params = scope.get("path_params", {}) if scope.get("path_template") else {}
+    if "ws" in params:
+        name = params["ws"]
+        return name if isinstance(name, str) and SLUG.fullmatch(name) else None
+    return given.workspace if given is not None else None
