@@ -11,7 +11,10 @@ from litestar.datastructures import State
 
 from service.api.errors import problem_response, respond
 from service.api.routes import ROUTES
+from service.api.stream import ROUTES as STREAMS
+from service.api.writes import ROUTES as WRITES
 from service.data.workspaces import Data
+from service.live.hub import Hub
 
 BODY_CAP = 1024 * 1024  # bytes of a request body; a command is a few kilobytes
 
@@ -30,29 +33,25 @@ def readyz(state: State) -> Response[bytes] | dict[str, str]:
     return {"status": "ready"}
 
 
-def load(data: Data, ready: threading.Event) -> None:
-    """Fold every workspace's log once, so the first reads find warm caches; then ready."""
-    from service.api.routes import open_workspace
-
-    for name in data.names():
-        ws = open_workspace(data, name, None, "service")
-        ws.state("")  # the workspace log, with its list of projects
-        for row in ws.projects():
-            ws.state(str(row["slug"]))
+def load(hub: Hub, ready: threading.Event) -> None:
+    """Fold every workspace's logs into memory; then ready."""
+    hub.open_all()
     ready.set()
 
 
 def build(root: Path) -> Litestar:
     data = Data(root)
+    hub = Hub(data)
     ready = threading.Event()
 
     def start() -> None:
-        threading.Thread(target=load, args=(data, ready), name="load-workspaces", daemon=True).start()
+        threading.Thread(target=load, args=(hub, ready), name="load-workspaces", daemon=True).start()
 
     return Litestar(
-        route_handlers=[healthz, readyz, *ROUTES],
-        state=State({"data": data, "ready": ready}),
+        route_handlers=[healthz, readyz, *ROUTES, *WRITES, *STREAMS],
+        state=State({"data": data, "hub": hub, "ready": ready}),
         on_startup=[start],
+        on_shutdown=[hub.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=BODY_CAP,
         debug=False,

@@ -107,25 +107,46 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
     return line
 
 
+def check(log: str, event: Event, local: Sequence[str] = ()) -> bytes:
+    """The canonical line of a new event bound for `log`, or the refusal (Invalid, Refused):
+    every check of `append` but the id order, for a caller that gathers lines first."""
+    return _checked(log, event, writable=True, local=local)
+
+
 def _write(root: Path, repo: Repo, log: str, lines: list[bytes], message: str) -> str:
-    folder = root / layout.log_dir(log)
-    aside.set_aside_torn_tail(root, log)  # only whole, valid lines are ever committed
-    plan = _plan(root, log, lines)
+    return write_lines(root, repo, {log: lines}, message)
+
+
+def write_lines(root: Path, repo: Repo, lines: dict[str, list[bytes]], message: str) -> str:
+    """Append checked lines (`check`) to several logs as one commit: every segment fsynced
+    first; on any failure every touched segment is put back as it was."""
     written: list[tuple[Path, int | None]] = []
+    files: dict[str, bytes] = {}
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, (old, new) in plan.items():
-            written.append((folder / name, len(old) if old is not None else None))
-            _append_bytes(folder / name, new)
-        _fsync_dir(folder)
-        rel = layout.log_dir(log)
-        files = {f"{rel}/{name}": (old or b"") + new for name, (old, new) in plan.items()}
+        for log, log_lines in lines.items():
+            files |= _append_log(root, log, log_lines, written)
         commit = gitcommit.commit_files(repo, files, message)
     except BaseException:
         _undo(written)
         raise
     gitcommit.update_index(repo, list(files))
     return commit.decode("ascii")
+
+
+def _append_log(
+    root: Path, log: str, lines: list[bytes], written: list[tuple[Path, int | None]]
+) -> dict[str, bytes]:
+    """Write `lines` to `log`'s segments (fsynced); the files to commit, path → content."""
+    folder = root / layout.log_dir(log)
+    aside.set_aside_torn_tail(root, log)  # only whole, valid lines are ever committed
+    plan = _plan(root, log, lines)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (old, new) in plan.items():
+        written.append((folder / name, len(old) if old is not None else None))
+        _append_bytes(folder / name, new)
+    _fsync_dir(folder)
+    rel = layout.log_dir(log)
+    return {f"{rel}/{name}": (old or b"") + new for name, (old, new) in plan.items()}
 
 
 def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | None, bytes]]:
