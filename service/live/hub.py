@@ -39,6 +39,11 @@ class Hub:
         with self._lock:
             return list(self._open.values())
 
+    def end_streams(self) -> None:
+        """Wake and end every live stream (the service is stopping; writes still finish)."""
+        for live in self.held():
+            live.feed.close()
+
     def close(self) -> None:
         """Finish every workspace's writes in flight, end the streams, close the stores."""
         self.closed = True
