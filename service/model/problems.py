@@ -60,6 +60,10 @@ CODES: dict[str, Problem] = {
     "unauthenticated": Problem(BAD_INPUT, 401, "A valid bearer token is needed"),
     "forbidden": Problem(BAD_INPUT, 403, "The token does not allow this"),
     "server": Problem(BAD_INPUT, 500, "Unexpected error"),
+    # the service's live workspaces (service.live.errors)
+    "stopping": Problem(BAD_INPUT, 503, "The service is stopping"),
+    "write-timeout": Problem(BAD_INPUT, 504, "The write was not committed in time"),
+    "commit-failed": Problem(BAD_INPUT, 503, "The commit failed; nothing was written"),
 }
 
 
