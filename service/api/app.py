@@ -56,3 +56,11 @@ def build(root: Path) -> Litestar:
         request_max_body_size=BODY_CAP,
         debug=False,
     )
+
+
+def from_environment() -> Litestar:
+    """The app of the data directory `SELF_DATA` names: for an ASGI server started by import
+    string (`granian --factory service.api.app:from_environment`)."""
+    import os
+
+    return build(Path(os.environ["SELF_DATA"]))

@@ -214,7 +214,7 @@ class Store:
         where = ", ".join(layout.display(log) for log in sorted(lines))
         with self.locked():
             commit = gate.write_lines(self.root, self.repo, lines, f"append: {count} events to {where}")
-            clock.observe(self.clock_file, issued)
+            clock.observe(self.clock_file, issued, durable=False)
         return commit
 
     def local_facts(self) -> tuple[str, ...]:
