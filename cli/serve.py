@@ -14,7 +14,10 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on."),
         port: int = typer.Option(8765, "--port", help="The TCP port to listen on."),
         config: str | None = typer.Option(
-            None, "--config", help="A TOML file: workspaces, limits, logging (README: Operating the service)."
+            None,
+            "--config",
+            envvar="SELF_SERVE_CONFIG",
+            help="A TOML file: workspaces, limits, logging (README: Operating the service).",
         ),
     ) -> None:
         """Serve DATA's workspaces over HTTP until SIGTERM or Ctrl-C."""

@@ -18,7 +18,10 @@ from service.api.limits import Limiter
 from service.api.metrics import Metrics, metrics
 from service.api.observe import Observe
 from service.api.routes import ROUTES
+from service.api.stream import ROUTES as STREAMS
+from service.api.writes import ROUTES as WRITES
 from service.data.workspaces import Data
+from service.live.hub import Hub
 
 
 @get("/healthz", sync_to_thread=False)
@@ -35,15 +38,9 @@ def readyz(state: State) -> Response[bytes] | dict[str, str]:
     return {"status": "ready"}
 
 
-def load(data: Data, ready: threading.Event) -> None:
-    """Fold every workspace's log once, so the first reads find warm caches; then ready."""
-    from service.api.routes import open_workspace
-
-    for name in data.names():
-        ws = open_workspace(data, name, None, "service")
-        ws.state("")  # the workspace log, with its list of projects
-        for row in ws.projects():
-            ws.state(str(row["slug"]))
+def load(hub: Hub, ready: threading.Event) -> None:
+    """Fold every workspace's logs into memory; then ready."""
+    hub.open_all()
     ready.set()
 
 
@@ -51,20 +48,24 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     """The app of data directory `root`; its log lines go to `log_to` (stderr)."""
     config = config or ServiceConfig()
     data = Data(root)
+    counted = Metrics()
+    hub = Hub(data, observer=counted)  # commits and fold lag counted as they happen
     ready = threading.Event()
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)
 
     def start() -> None:
-        threading.Thread(target=load, args=(data, ready), name="load-workspaces", daemon=True).start()
+        threading.Thread(target=load, args=(hub, ready), name="load-workspaces", daemon=True).start()
 
-    limits, counted = config.limits, Metrics()
+    limits = config.limits
     limiter = Limiter(limits.rate, limits.burst)
+    ops = {"config": config, "metrics": counted, "limiter": limiter}
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, *ROUTES],
-        state=State({"data": data, "ready": ready, "config": config, "metrics": counted, "limiter": limiter}),
+        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS],
+        state=State({"data": data, "hub": hub, "ready": ready, **ops}),
         on_startup=[start],
+        on_shutdown=[hub.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
         debug=False,
@@ -73,3 +74,15 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     log = logs.logger(config.logging, log_to)
     app.asgi_handler = Observe(app.asgi_handler, counted, log, limits.request_s)
     return app
+
+
+def from_environment() -> Litestar:
+    """The app of the data directory `SELF_DATA` names, under the configuration file
+    `SELF_SERVE_CONFIG` names (if any): for an ASGI server started by import string
+    (`granian --factory service.api.app:from_environment`)."""
+    import os
+
+    from service.api.config import load
+
+    config = os.environ.get("SELF_SERVE_CONFIG")
+    return build(Path(os.environ["SELF_DATA"]), load(Path(config) if config else None))

@@ -6,9 +6,9 @@ structs do not have is refused with its dotted name and the file, before anythin
 
     [limits]
     body_bytes = 1048576           # a request body's cap (413 above it)
-    rate = 20.0                    # requests a second per token (0: no limit)
-    burst = 100                    # requests a token may make at once
-    request_s = 30.0               # a handler's time to answer (0: none); 503 past it
+    rate = 50.0                    # requests a second per token (0: no limit)
+    burst = 200                    # requests a token may make at once
+    request_s = 60.0               # a handler's time to answer (0: none); 503 past it
     keep_alive_s = 5               # an idle keep-alive connection is closed after it
     shutdown_s = 10                # SIGTERM: requests in flight get this long
 
@@ -35,9 +35,9 @@ WholeSeconds = Annotated[int, msgspec.Meta(ge=0)]
 
 class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     body_bytes: Positive = 1024 * 1024  # a command is a few kilobytes
-    rate: Seconds = 20.0
-    burst: Positive = 100
-    request_s: Seconds = 30.0
+    rate: Seconds = 50.0
+    burst: Positive = 200
+    request_s: Seconds = 60.0  # past the writes' own 30 s (service/api/writes.py), a backstop
     keep_alive_s: WholeSeconds = 5
     shutdown_s: WholeSeconds = 10
 

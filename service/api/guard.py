@@ -1,8 +1,10 @@
 """Who is calling and what they may do: the bearer token, checked on every request (no cache,
-so a revoke works at once), its workspace and its role (`service.model.team`)."""
+so a revoke works at once), its workspace and its role (`service.model.team`). Each thread
+keeps its own connection to DATA/auth.sqlite open: a check is one indexed query."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from service.api.errors import Forbidden, Unauthenticated
@@ -13,9 +15,11 @@ if TYPE_CHECKING:
     from litestar import Request
 
     from service.api.limits import Limiter
-    from service.auth.tokens import Grant
+    from service.auth.tokens import Auth, Grant
     from service.data.workspaces import Data
     from service.model.team import Action
+
+_held = threading.local()
 
 
 def bearer(request: Request[Any, Any, Any]) -> str:
@@ -30,12 +34,9 @@ def grant(data: Data, request: Request[Any, Any, Any]) -> Grant:
     """What the request's token grants, read from DATA/auth.sqlite now. The rate limit is
     charged here, where the caller is known: to the token, else to the client's address."""
     from service.auth.errors import NotAuthenticated
-    from service.auth.tokens import Auth
 
     try:
-        token = bearer(request)
-        with Auth(data) as auth:
-            found = auth.authenticate(token)
+        found = _auth(data).authenticate(bearer(request))
     except (Unauthenticated, NotAuthenticated):
         _charge(request, f"addr:{request.client.host if request.client else '-'}")
         raise Unauthenticated() from None
@@ -48,6 +49,16 @@ def _charge(request: Request[Any, Any, Any], key: str) -> None:
     limiter: Limiter | None = request.app.state.get("limiter")
     if limiter is not None:
         limiter.charge(key)
+
+
+def _auth(data: Data) -> Auth:
+    """This thread's connection to the data directory's users and tokens."""
+    from service.auth.tokens import Auth
+
+    held: dict[object, Auth] = _held.__dict__.setdefault("auth", {})
+    if data.root not in held:
+        held[data.root] = Auth(data)
+    return held[data.root]
 
 
 def authorize(data: Data, request: Request[Any, Any, Any], workspace: str, action: Action) -> Grant:

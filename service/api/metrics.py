@@ -11,7 +11,8 @@ its methods.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, TypeVar
 
 from litestar import Response, get
 from prometheus_client import (
@@ -27,6 +28,7 @@ from prometheus_client import (
 if TYPE_CHECKING:
     from litestar.datastructures import State
 
+T = TypeVar("T")
 NAMESPACE = "selfhub"
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 EVENTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -84,6 +86,15 @@ class Metrics:
 
     def stream_closed(self) -> None:
         self.streams.dec()
+
+    async def streaming(self, messages: AsyncIterator[T]) -> AsyncIterator[T]:
+        """`messages`, counted in `stream_clients` from its first step to its end."""
+        self.stream_opened()
+        try:
+            async for message in messages:
+                yield message
+        finally:
+            self.stream_closed()
 
     def exposition(self) -> bytes:
         """The text exposition format Prometheus scrapes."""

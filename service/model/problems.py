@@ -64,6 +64,10 @@ CODES: dict[str, Problem] = {
     "timeout": Problem(BAD_INPUT, 503, "The answer took too long"),
     # `self serve --config FILE` refused (service.api.config)
     "config": Problem(REFUSED, 500, "The service's configuration is refused"),
+    # the service's live workspaces (service.live.errors)
+    "stopping": Problem(BAD_INPUT, 503, "The service is stopping"),
+    "write-timeout": Problem(BAD_INPUT, 504, "The write was not committed in time"),
+    "commit-failed": Problem(BAD_INPUT, 503, "The commit failed; nothing was written"),
 }
 
 

@@ -113,6 +113,31 @@ def test_metrics_count_a_request_by_route_method_and_status(ops: Running) -> Non
     assert ops.tokens["spare"] not in exposition and "/no/such/path" not in exposition, "labels are templates"
 
 
+def test_metrics_count_commits_and_open_streams(ops: Running) -> None:
+    batches = ("selfhub_commit_batch_events_count", (("workspace", WS),))
+    events = ("selfhub_commit_batch_events_sum", (("workspace", WS),))
+    streams = ("selfhub_stream_clients", ())
+    before = ops.samples()
+    note = {"type": "entity.confirmed", "project": SLUG, "payload": {"text": "counted", "labels": ["idea"]}}
+    with ops.service.client(ops.tokens["writer"]) as client:
+        posted = client.post(f"/api/v1/workspaces/{WS}/events", json={"events": [note, note]})
+        assert posted.status_code == 201, posted.text
+        with client.stream("GET", f"/api/v1/workspaces/{WS}/stream") as stream:
+            assert stream.status_code == 200
+            settles(ops, streams, 1)
+    after = ops.samples()
+    assert after[batches] - before.get(batches, 0) == 1 and after[events] - before.get(events, 0) == 2
+    assert before[streams] == 0
+    settles(ops, streams, 0)  # once the service notices the client left
+
+
+def settles(ops: Running, sample: tuple[str, tuple[tuple[str, str], ...]], value: float) -> None:
+    deadline = time.monotonic() + 10
+    while ops.samples()[sample] != value:
+        assert time.monotonic() < deadline, f"{sample[0]} is not {value}"
+        time.sleep(0.05)
+
+
 def test_each_request_has_one_json_line_and_no_line_holds_a_secret(ops: Running) -> None:
     spare, writer = ops.tokens["spare"], ops.tokens["writer"]
     basic = base64.b64encode(f"ann:{spare}".encode()).decode()

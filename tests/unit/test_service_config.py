@@ -30,8 +30,8 @@ format = "console"
 def test_no_file_and_an_empty_one_are_the_defaults() -> None:
     assert load(None) == parse({}, "empty.toml") == ServiceConfig()
     defaults = ServiceConfig().limits
-    assert (defaults.body_bytes, defaults.rate, defaults.burst) == (1024 * 1024, 20.0, 100)
-    assert (defaults.request_s, defaults.keep_alive_s, defaults.shutdown_s) == (30.0, 5, 10)
+    assert (defaults.body_bytes, defaults.rate, defaults.burst) == (1024 * 1024, 50.0, 200)
+    assert (defaults.request_s, defaults.keep_alive_s, defaults.shutdown_s) == (60.0, 5, 10)
     assert ServiceConfig().logging == Logging("info", "json")
     assert ServiceConfig().workspaces == ()
 
