@@ -43,6 +43,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
         ns, reg = NAMESPACE, self.registry
+        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self.requests = Counter(
             "requests", "HTTP requests answered, by route template, method and status.",
             ["route", "method", "status"], namespace=ns, registry=reg,
@@ -68,9 +69,15 @@ class Metrics:
         )
 
     def request(self, route: str | None, method: str, status: int, seconds: float) -> None:
-        label = route or UNMATCHED
-        self.requests.labels(label, method if method in METHODS else "OTHER", str(status)).inc()
-        self.latency.labels(label).observe(seconds)
+        key = (route or UNMATCHED, method if method in METHODS else "OTHER", status)
+        found = self._children.get(key)
+        if found is None:  # a child per label set, looked up once (labels() costs microseconds)
+            found = self._children[key] = (
+                self.requests.labels(key[0], key[1], str(status)),
+                self.latency.labels(key[0]),
+            )
+        found[0].inc()
+        found[1].observe(seconds)
 
     def batch_committed(self, workspace: str, events: int) -> None:
         self.batches.labels(workspace).observe(events)
