@@ -1,5 +1,6 @@
-"""The `/api/v1` routes. Each one authorizes first (`guard.authorize`), then makes one call
-to the application layer and answers its bytes (`reads`) or its refusal (`errors`)."""
+"""The `/api/v1` routes. Each one is authorized before litestar reads its input (`guard.check`,
+the route's action in `opt`), then makes one call to the application layer and answers its
+bytes (`reads`) or its refusal (`errors`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 AnyRequest = Request[Any, Any, Any]
 JSON = "application/json"
 PLAIN = "text/plain; charset=utf-8"
+READ = {"action": "read"}  # the action `guard.check` authorizes (service/model/team.py)
+COMMAND = {"action": "command"}
 
 
 def data_of(request: AnyRequest) -> Data:
@@ -46,7 +49,7 @@ def answer(body: bytes, media_type: str = JSON, status: int = 200) -> Response[b
     return Response(body, status_code=status, media_type=media_type)
 
 
-@get("/api/v1/workspaces", sync_to_thread=True)
+@get("/api/v1/workspaces", sync_to_thread=True, guards=[guard.check], opt=READ)
 def workspaces(request: AnyRequest) -> Response[bytes]:
     """The workspaces the caller may read: the one its token opens."""
     data = data_of(request)
@@ -54,12 +57,17 @@ def workspaces(request: AnyRequest) -> Response[bytes]:
     return answer(reads.as_json([given.workspace] if data.has(given.workspace) else []))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects", sync_to_thread=True)
+@get("/api/v1/workspaces/{ws:str}/projects", sync_to_thread=True, guards=[guard.check], opt=READ)
 def projects(request: AnyRequest, ws: str) -> Response[bytes]:
     return answer(reads.projects(reader(request, ws)))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/context", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/context",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+)
 def context(
     request: AnyRequest,
     ws: str,
@@ -71,19 +79,34 @@ def context(
     return answer(body, JSON if format == "json" else PLAIN)
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/status", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/status",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+)
 def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
     return answer(reads.status(reader(request, ws, slug)))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/state", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/state",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+)
 def state(
     request: AnyRequest, ws: str, slug: str, all: bool = False, at: str | None = None
 ) -> Response[bytes]:
     return answer(reads.state_rows(reader(request, ws, slug), all, at))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/entities/{record:str}", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/entities/{record:str}",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+)
 def entity(
     request: AnyRequest, ws: str, slug: str, record: str, history: bool = True, at: str | None = None
 ) -> Response[bytes]:
@@ -91,7 +114,7 @@ def entity(
     return answer(reads.record(reader(request, ws, slug), record, history, at))
 
 
-@post("/api/v1/workspaces/{ws:str}/commands", status_code=201)
+@post("/api/v1/workspaces/{ws:str}/commands", status_code=201, guards=[guard.check], opt=COMMAND)
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.model.requests`) as the token's user; `project` is the
     project a new record goes to (the CLI's `--project`)."""
