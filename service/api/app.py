@@ -9,6 +9,8 @@ from pathlib import Path
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
 
+from service.api import openapi
+from service.api.bodies import Health
 from service.api.errors import problem_response, respond
 from service.api.routes import ROUTES
 from service.data.workspaces import Data
@@ -16,12 +18,12 @@ from service.data.workspaces import Data
 BODY_CAP = 1024 * 1024  # bytes of a request body; a command is a few kilobytes
 
 
-@get("/healthz", sync_to_thread=False)
-def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+@get("/healthz", sync_to_thread=False, responses=openapi.answers(Health))
+def healthz() -> Health:
+    return Health("ok")
 
 
-@get("/readyz", sync_to_thread=False)
+@get("/readyz", sync_to_thread=False, responses=openapi.answers(Health, 503))
 def readyz(state: State) -> Response[bytes] | dict[str, str]:
     if not state["ready"].is_set():
         return respond(
@@ -55,5 +57,6 @@ def build(root: Path) -> Litestar:
         on_startup=[start],
         exception_handlers={Exception: problem_response},
         request_max_body_size=BODY_CAP,
+        openapi_config=openapi.config(),
         debug=False,
     )

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio.to_thread
 from litestar import Request, Response, get, post
 
-from service.api import guard, reads
+from service.api import bodies, guard, openapi, reads
+from service.model.context import ContextDoc
+from service.model.requests import AnyCommand
+from service.model.status import StatusDoc
 
 if TYPE_CHECKING:
     from service.data.workspaces import Data
@@ -49,7 +52,14 @@ def answer(body: bytes, media_type: str = JSON, status: int = 200) -> Response[b
     return Response(body, status_code=status, media_type=media_type)
 
 
-@get("/api/v1/workspaces", sync_to_thread=True, guards=[guard.check], opt=READ)
+@get(
+    "/api/v1/workspaces",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(list[str], 401),
+)
 def workspaces(request: AnyRequest) -> Response[bytes]:
     """The workspaces the caller may read: the one its token opens."""
     data = data_of(request)
@@ -57,7 +67,14 @@ def workspaces(request: AnyRequest) -> Response[bytes]:
     return answer(reads.as_json([given.workspace] if data.has(given.workspace) else []))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects", sync_to_thread=True, guards=[guard.check], opt=READ)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(list[bodies.ProjectRow], *openapi.READ_ERRORS),
+)
 def projects(request: AnyRequest, ws: str) -> Response[bytes]:
     return answer(reads.projects(reader(request, ws)))
 
@@ -67,6 +84,9 @@ def projects(request: AnyRequest, ws: str) -> Response[bytes]:
     sync_to_thread=True,
     guards=[guard.check],
     opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(ContextDoc, *openapi.READ_ERRORS),
+    operation_class=openapi.operation(plain=True),
 )
 def context(
     request: AnyRequest,
@@ -84,6 +104,8 @@ def context(
     sync_to_thread=True,
     guards=[guard.check],
     opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(StatusDoc, *openapi.READ_ERRORS),
 )
 def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
     return answer(reads.status(reader(request, ws, slug)))
@@ -94,6 +116,8 @@ def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
     sync_to_thread=True,
     guards=[guard.check],
     opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(list[bodies.EntityRow], *openapi.READ_ERRORS),
 )
 def state(
     request: AnyRequest, ws: str, slug: str, all: bool = False, at: str | None = None
@@ -106,6 +130,8 @@ def state(
     sync_to_thread=True,
     guards=[guard.check],
     opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(bodies.Shown, *openapi.READ_ERRORS),
 )
 def entity(
     request: AnyRequest, ws: str, slug: str, record: str, history: bool = True, at: str | None = None
@@ -114,7 +140,15 @@ def entity(
     return answer(reads.record(reader(request, ws, slug), record, history, at))
 
 
-@post("/api/v1/workspaces/{ws:str}/commands", status_code=201, guards=[guard.check], opt=COMMAND)
+@post(
+    "/api/v1/workspaces/{ws:str}/commands",
+    status_code=201,
+    guards=[guard.check],
+    opt=COMMAND,
+    security=openapi.SECURITY,
+    responses=openapi.answers(bodies.Written, *openapi.COMMAND_ERRORS, status=201),
+    operation_class=openapi.operation(body=AnyCommand),
+)
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.model.requests`) as the token's user; `project` is the
     project a new record goes to (the CLI's `--project`)."""
