@@ -3,12 +3,14 @@ real `self admin` commands with two workspaces (`acme`, `other`), each with proj
 user and a token of every role, one of them revoked while the service runs, and one record.
 
 `Team.call(caller, method, path)` sends a request as one of CALLERS; `Team.snapshot()` is
-what a refused request must leave as it was (the workspace's git head and its log files)."""
+what a refused request must leave as it was (the workspace's git head and its log files);
+`app_routes()` lists the routes of the app as built, read in this process."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,3 +94,19 @@ def running_team(folder: Path) -> Iterator[Team]:
         yield team
     finally:
         team.service.stop()
+
+
+def app_routes() -> set[tuple[str, str]]:
+    """Every (method, path) the built app serves, but the OPTIONS litestar adds to each path."""
+    from service.api.app import build
+
+    with warnings.catch_warnings():  # litestar 2.2x warns of the inferred path-parameter style
+        warnings.simplefilter("ignore", DeprecationWarning)
+        app = build(Path("/nonexistent/selfhub-data"))  # nothing is read until it starts
+    return {
+        (method, route.path)
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", [])
+        for method in getattr(handler, "http_methods", ())
+        if method not in ("OPTIONS", "HEAD")
+    }

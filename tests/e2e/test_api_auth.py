@@ -20,16 +20,14 @@ any other (it lists, searches… its own workspace).
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 import pytest
 
-from tests.e2e.apiteam import CALLERS, PROBLEM, REFUSED, SLUG, WS, Team, running_team
+from tests.e2e.apiteam import CALLERS, PROBLEM, REFUSED, SLUG, WS, Team, app_routes, running_team
 from tests.e2e.serving import admin, token, token_id
 
 Action = Literal["public", "read", "command", "admin"]
@@ -82,22 +80,6 @@ RANK = {"reader": 1, "writer": 2, "admin": 3}
 NEEDS = {"read": 1, "command": 2, "admin": 3}
 PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
 FAKE = {"ws": "ghost", "slug": "ghost", "record": "zzzzzzzzzz", "path": "nothing-here"}
-
-
-def app_routes() -> set[tuple[str, str]]:
-    """Every (method, path) the built app serves, but the OPTIONS litestar adds to each path."""
-    from service.api.app import build
-
-    with warnings.catch_warnings():  # litestar 2.2x warns of the inferred path-parameter style
-        warnings.simplefilter("ignore", DeprecationWarning)
-        app = build(Path("/nonexistent/selfhub-data"))  # nothing is read until it starts
-    return {
-        (method, route.path)
-        for route in app.routes
-        for handler in getattr(route, "route_handlers", [])
-        for method in getattr(handler, "http_methods", ())
-        if method not in ("OPTIONS", "HEAD")
-    }
 
 
 SERVED = app_routes()

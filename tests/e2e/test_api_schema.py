@@ -13,7 +13,7 @@ from typing import Any, get_args
 import msgspec
 import pytest
 
-from tests.e2e.apiteam import PROBLEM, SLUG, WS, Team, running_team
+from tests.e2e.apiteam import PROBLEM, SLUG, WS, Team, app_routes, running_team
 
 API = f"/api/v1/workspaces/{WS}"
 JSON_MEDIA = "application/json"
@@ -53,10 +53,10 @@ def served_paths() -> set[tuple[str, str]]:
     """The app's (method, OpenAPI path) pairs, but litestar's own /schema pages."""
     import re
 
-    from tests.e2e.test_api_auth import SERVED
-
     return {
-        (m.lower(), re.sub(r"\{(\w+):\w+\}", r"{\1}", p)) for m, p in SERVED if not p.startswith("/schema")
+        (m.lower(), re.sub(r"\{(\w+):\w+\}", r"{\1}", p))
+        for m, p in app_routes()
+        if not p.startswith("/schema")
     }
 
 
