@@ -11,7 +11,8 @@ from typing import TextIO
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
 
-from service.api import logs
+from service.api import logs, openapi
+from service.api.bodies import Health
 from service.api.config import ServiceConfig
 from service.api.errors import problem_response, respond
 from service.api.limits import Limiter
@@ -24,12 +25,12 @@ from service.data.workspaces import Data
 from service.live.hub import Hub
 
 
-@get("/healthz", sync_to_thread=False)
-def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+@get("/healthz", sync_to_thread=False, responses=openapi.answers(Health))
+def healthz() -> Health:
+    return Health("ok")
 
 
-@get("/readyz", sync_to_thread=False)
+@get("/readyz", sync_to_thread=False, responses=openapi.answers(Health, 503))
 def readyz(state: State) -> Response[bytes] | dict[str, str]:
     if not state["ready"].is_set():
         return respond(
@@ -68,6 +69,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
         on_shutdown=[hub.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
+        openapi_config=openapi.config(),
         debug=False,
     )
     # around the router, so that every request is seen, an unknown path's too

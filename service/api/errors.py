@@ -77,10 +77,28 @@ def respond(
     )
 
 
+def invalid_parameter(exc: Any) -> dict[str, object] | None:
+    """The problem of a query or path value litestar could not read as its type (a
+    ValidationException): `malformed`, naming each parameter and what was expected, instead of
+    litestar's "Validation failed for URL" (which says neither)."""
+    from service.model.problems import document
+
+    errors = [e for e in exc.extra or () if isinstance(e, dict) and e.get("key")]
+    if not errors:
+        return None
+    detail = "; ".join(f"{_source(e)} parameter `{e['key']}`: {e.get('message', 'invalid')}" for e in errors)
+    return document("malformed", detail, field=str(errors[0]["key"]))
+
+
+def _source(error: dict[str, Any]) -> str:
+    source = error.get("source", "a")
+    return str(getattr(source, "value", source))  # litestar's ParamType is an enum
+
+
 def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """Every error's answer: ours, the application's (its code's status) or litestar's own
     (an oversized body, an unknown route); anything else is a bug, a 500 that says nothing more."""
-    from litestar.exceptions import HTTPException
+    from litestar.exceptions import HTTPException, ValidationException
 
     from service.app import problem
 
@@ -89,7 +107,9 @@ def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[byte
     doc = problem(exc)
     if doc is not None:
         return respond(int(str(doc["status"])), doc)
-    if isinstance(exc, HTTPException):  # litestar's: no route, a query value of the wrong type…
+    if isinstance(exc, ValidationException) and (named := invalid_parameter(exc)) is not None:
+        return respond(400, named)
+    if isinstance(exc, HTTPException):  # litestar's: no route, an oversized body…
         status = exc.status_code
         title = HTTPStatus(status).phrase
         return respond(

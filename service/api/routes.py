@@ -1,5 +1,6 @@
-"""The `/api/v1` routes. Each one authorizes first (`guard.authorize`), then makes one call
-to the application layer and answers its bytes (`reads`) or its refusal (`errors`)."""
+"""The `/api/v1` routes. Each one is authorized before litestar reads its input (`guard.check`,
+the route's action in `opt`), then makes one call to the application layer and answers its
+bytes (`reads`) or its refusal (`errors`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from litestar import Request, Response, get
 
-from service.api import guard, reads
+from service.api import bodies, guard, openapi, reads
+from service.model.context import ContextDoc
+from service.model.status import StatusDoc
 
 if TYPE_CHECKING:
     from service.data.workspaces import Data
@@ -20,6 +23,8 @@ if TYPE_CHECKING:
 AnyRequest = Request[Any, Any, Any]
 JSON = "application/json"
 PLAIN = "text/plain; charset=utf-8"
+READ = {"action": "read"}  # the action `guard.check` authorizes (service/model/team.py)
+COMMAND = {"action": "command"}
 
 
 def data_of(request: AnyRequest) -> Data:
@@ -62,7 +67,14 @@ def remembered(view: View, key: tuple[object, ...], make: Callable[[], bytes]) -
     return found
 
 
-@get("/api/v1/workspaces", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(list[str], 401),
+)
 def workspaces(request: AnyRequest) -> Response[bytes]:
     """The workspaces the caller may read: the one its token opens."""
     data = data_of(request)
@@ -70,13 +82,28 @@ def workspaces(request: AnyRequest) -> Response[bytes]:
     return answer(reads.as_json([given.workspace] if data.has(given.workspace) else []))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(list[bodies.ProjectRow], *openapi.READ_ERRORS),
+)
 def projects(request: AnyRequest, ws: str) -> Response[bytes]:
     with reading(request, ws) as view:
         return answer(reads.projects(view))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/context", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/context",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(ContextDoc, *openapi.READ_ERRORS),
+    operation_class=openapi.operation(plain=True),
+)
 def context(
     request: AnyRequest,
     ws: str,
@@ -92,13 +119,27 @@ def context(
     return answer(body, JSON if format == "json" else PLAIN)
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/status", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/status",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(StatusDoc, *openapi.READ_ERRORS),
+)
 def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
     with reading(request, ws, slug) as view:
         return answer(reads.status(view))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/state", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/state",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(list[bodies.EntityRow], *openapi.READ_ERRORS),
+)
 def state(
     request: AnyRequest, ws: str, slug: str, all: bool = False, at: str | None = None
 ) -> Response[bytes]:
@@ -106,7 +147,14 @@ def state(
         return answer(reads.state_rows(view, all, at))
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/entities/{record:str}", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/entities/{record:str}",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(bodies.Shown, *openapi.READ_ERRORS),
+)
 def entity(
     request: AnyRequest, ws: str, slug: str, record: str, history: bool = True, at: str | None = None
 ) -> Response[bytes]:

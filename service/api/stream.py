@@ -12,13 +12,13 @@ import msgspec
 from litestar import Response, get
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
-from service.api import guard
-from service.api.routes import AnyRequest, answer, data_of, hub_of, reading
+from service.api import guard, openapi
+from service.api.routes import READ, AnyRequest, answer, data_of, hub_of, reading
+from service.model.events import Event
 
 if TYPE_CHECKING:
     from service.api.metrics import Metrics
     from service.live.space import LiveWorkspace
-    from service.model.events import Event
 
 MAX_EVENTS = 10_000  # events in one answer of `events?after`
 KEEPALIVE_S = 15.0
@@ -27,18 +27,24 @@ KEEPALIVE_S = 15.0
 class EventPage(msgspec.Struct, frozen=True):
     """Events after an id, in id order; `next` is the `after` of the next page (None: no more)."""
 
-    events: list[dict[str, object]]
+    events: list[Event]
     next: str | None
 
 
-@get("/api/v1/workspaces/{ws:str}/projects/{slug:str}/events", sync_to_thread=True)
+@get(
+    "/api/v1/workspaces/{ws:str}/projects/{slug:str}/events",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(EventPage, *openapi.READ_ERRORS),
+)
 def events_after(
     request: AnyRequest, ws: str, slug: str, after: str | None = None, limit: int = 1000
 ) -> Response[bytes]:
     """The project's events after `after` (from the start without it), at most `limit`."""
     from service.model import ids
     from service.model.errors import Invalid
-    from service.model.events import as_dict
     from service.store.segments import read_after
 
     if not 1 <= limit <= MAX_EVENTS:
@@ -50,10 +56,16 @@ def events_after(
         found = read_after(view.store.root, log, after)
     page = found[:limit]
     more = page[-1].id if len(found) > limit else None
-    return answer(msgspec.json.encode(EventPage([as_dict(e) for e in page], more)) + b"\n")
+    return answer(msgspec.json.encode(EventPage(page, more)) + b"\n")
 
 
-@get("/api/v1/workspaces/{ws:str}/stream")
+@get(
+    "/api/v1/workspaces/{ws:str}/stream",
+    guards=[guard.check],
+    opt=READ,
+    security=openapi.SECURITY,
+    responses=openapi.answers(str, 401, 403, media_type="text/event-stream"),
+)
 async def stream(request: AnyRequest, ws: str, project: str | None = None) -> ServerSentEvent:
     """Every event committed from now on (or after `Last-Event-ID`), optionally of one project."""
     await anyio.to_thread.run_sync(guard.authorize, data_of(request), request, ws, "read")

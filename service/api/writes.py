@@ -10,8 +10,10 @@ import anyio.to_thread
 import msgspec
 from litestar import Response, post
 
-from service.api import guard, reads
-from service.api.routes import JSON, AnyRequest, answer, data_of, hub_of, origin_of
+from service.api import bodies, guard, openapi, reads
+from service.api.routes import COMMAND, JSON, AnyRequest, answer, data_of, hub_of, origin_of
+from service.model.posted import Posted, PostEvents
+from service.model.requests import AnyCommand
 
 if TYPE_CHECKING:
     from service.live.writer import Batch
@@ -20,7 +22,15 @@ if TYPE_CHECKING:
 WRITE_TIMEOUT_S = 30.0
 
 
-@post("/api/v1/workspaces/{ws:str}/events", status_code=201)
+@post(
+    "/api/v1/workspaces/{ws:str}/events",
+    status_code=201,
+    guards=[guard.check],
+    opt=COMMAND,
+    security=openapi.SECURITY,
+    responses=openapi.answers(Posted, *openapi.COMMAND_ERRORS, 504, status=201),
+    operation_class=openapi.operation(body=PostEvents),
+)
 async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     """Append events as given (`type`, `project`, `payload`, `refs`?, `id`?): the service gives
     the id (unless given), the time and `origin.by`; 201 with the ids and the commit, 200 when
@@ -44,7 +54,15 @@ def _post(request: AnyRequest, ws: str, origin: Origin, body: bytes) -> Response
     return answer(msgspec.json.encode(done) + b"\n", JSON, 200 if done.replayed else 201)
 
 
-@post("/api/v1/workspaces/{ws:str}/commands", status_code=201)
+@post(
+    "/api/v1/workspaces/{ws:str}/commands",
+    status_code=201,
+    guards=[guard.check],
+    opt=COMMAND,
+    security=openapi.SECURITY,
+    responses=openapi.answers(bodies.Written, *openapi.COMMAND_ERRORS, 504, status=201),
+    operation_class=openapi.operation(body=AnyCommand),
+)
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.model.requests`) as the token's user; `project` is the
     project a new record goes to (the CLI's `--project`)."""

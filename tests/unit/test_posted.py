@@ -8,7 +8,7 @@ import pytest
 
 from service.model import posted
 from service.model.errors import Invalid
-from service.model.events import Origin, payload_of
+from service.model.events import Assertion, Origin, payload_of
 
 ANN = Origin("human", True, None, "ann")
 ID = "01m8qewztx0rz3pd0v34m56etm"
@@ -26,7 +26,7 @@ def test_a_new_records_entity_is_its_events_id() -> None:
     (new,) = posted.decode(body(note())).events
     event = posted.make(new, ID, "2026-12-01T00:00:00.000Z", ANN)
     payload = payload_of(event)
-    assert payload is not None and getattr(payload, "entity") == ID
+    assert isinstance(payload, Assertion) and payload.entity == ID
     assert event.origin.by == "ann" and event.project == "web"
 
 
