@@ -40,7 +40,10 @@ MEANING = {
     409: "the state does not allow it (an ambiguous id prefix, a record in the wrong state, a cap)",
     413: "the body is over the size cap",
     422: "a value is not one the route accepts (out of range, a machine-local or secret fact)",
-    503: "the workspace is busy (locked by another writer) or the service is still loading",
+    429: "the token's rate limit is spent: retry after the seconds `Retry-After` names",
+    503: "the workspace is busy (locked by another writer), the service is loading or stopping, "
+    "or an answer did not start in time",
+    504: "the write was not committed in time; it may still land: retry with the same event ids",
 }
 READ_ERRORS = (400, 401, 403, 404, 409, 422)
 COMMAND_ERRORS = (400, 401, 403, 404, 409, 413, 422, 503)

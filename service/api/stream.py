@@ -45,12 +45,17 @@ def events_after(
     """The project's events after `after` (from the start without it), at most `limit`."""
     from service.model import ids
     from service.model.errors import Invalid
+    from service.store.clock import wall_ms
     from service.store.segments import read_after
 
     if not 1 <= limit <= MAX_EVENTS:
         raise Invalid(f"{{limit}} {limit}: give 1 to {MAX_EVENTS:,}", field="limit")
     if after is not None and not ids.is_id(after):
         raise Invalid(f"{{after}} {after!r} is not an event id", field="after")
+    if after is not None and ids.beyond_horizon(after, wall_ms()):
+        raise Invalid(
+            f"{{after}} {after} is dated ahead of the service's clock: no event follows it", field="after"
+        )
     with reading(request, ws, slug) as view:
         log = view.require_project()
         found = read_after(view.store.root, log, after)

@@ -8,6 +8,8 @@ the same content is the same event, written once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from service.model import ids
@@ -20,11 +22,11 @@ _plain = msgspec.json.Decoder(dict[str, object])
 _encode = msgspec.json.Encoder(order="sorted").encode
 
 
-class NewEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class NewEvent(msgspec.Struct, frozen=True):  # `ts` and `origin` given are the service's to set
     type: str
     project: str
-    payload: dict[str, object]
-    refs: dict[str, object] | None = None
+    payload: dict[str, Any]
+    refs: dict[str, Any] | None = None
     id: str | None = None
 
 

@@ -47,6 +47,11 @@ def goal(caller: str) -> dict[str, str]:
     return {"command": "add", "preset": "goal", "text": f"a goal set by the {caller} caller"}
 
 
+def note(caller: str) -> dict[str, Any]:
+    text = f"a note posted by the {caller} caller"
+    return {"events": [{"type": "entity.confirmed", "project": SLUG, "payload": {"text": text}}]}
+
+
 API = "/api/v1/workspaces/{ws:str}"
 PROJECT = API + "/projects/{slug:str}"
 ROUTES: dict[tuple[str, str], Row] = {
@@ -59,8 +64,9 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", PROJECT + "/state"): Row("read", "all=1"),
     ("GET", PROJECT + "/entities/{record:str}"): Row("read"),
     ("POST", API + "/commands"): Row("command", f"project={SLUG}", goal, ok=201),
+    ("POST", API + "/events"): Row("command", "", note, ok=201),
     # announced routes: each row takes effect when its route is in the app
-    ("GET", PROJECT + "/events"): Row("read", "after=0"),
+    ("GET", PROJECT + "/events"): Row("read", "limit=5"),
     ("GET", API + "/stream"): Row("read", stream=True),
     ("GET", "/api/v1/search"): Row("read", "q=page"),
     ("GET", "/metrics"): Row("public"),
@@ -130,6 +136,8 @@ def send(team: Team, caller: str, method: str, target: str, row: Row, **extra: A
         if not row.stream:
             return client.request(method, target, **kwargs)
         with client.stream(method, target, **kwargs) as answer:
+            if answer.status_code != 200:  # a refusal is a whole problem document
+                return httpx.Response(answer.status_code, headers=answer.headers, content=answer.read())
             return httpx.Response(answer.status_code, headers=answer.headers)
 
 

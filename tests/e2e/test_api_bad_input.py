@@ -245,11 +245,10 @@ def test_a_huge_or_bad_search_limit_is_a_4xx(team: Team, paths: dict[str, Any], 
 # --- appending events (announced route) ----------------------------------------------------
 
 
-def event(kind: str = "entity.added", **payload: Any) -> dict[str, Any]:
+def event(kind: str = "entity.confirmed", **payload: Any) -> dict[str, Any]:
     """An event as a client appends it (the id is the client's, so a retry is idempotent)."""
     return {
         "id": "01kbqzzzzzzzzzzzzzzzzzzzzz",
-        "ts": "2026-11-30T12:00:00.000Z",
         "type": kind,
         "origin": {"actor": "agent", "confirmed": True},
         "project": SLUG,
@@ -277,6 +276,9 @@ def events_body(operation: dict[str, Any], events: list[dict[str, Any]]) -> Any:
         ([event() | {"origin": {"actor": "agent", "confirmed": True, "session": "pid 4242 on box"}}], None),
     ],
     ids=["unknown-type", "machine-local", "secret", "id-from-the-future", "pid-in-origin"],
+)
+@pytest.mark.skip(
+    reason="its cases predate POST events; tests/e2e/test_serve_writes.py covers them on the route"
 )
 def test_bad_events_are_refused(
     team: Team, paths: dict[str, Any], events: list[dict[str, Any]], field: str | None
