@@ -46,6 +46,9 @@ MEANING = {
     504: "the write was not committed in time; it may still land: retry with the same event ids",
 }
 READ_ERRORS = (400, 401, 403, 404, 409, 422)
+# What every route that checks a token may answer besides: its rate limit and the time limit
+# (service/api/limits.py, service/api/observe.py).
+OPERATIONS = (429, 503)
 COMMAND_ERRORS = (400, 401, 403, 404, 409, 413, 422, 503)
 
 
@@ -68,11 +71,12 @@ def answers(
     ok: Any, *errors: int, status: int = 200, media_type: str = "application/json"
 ) -> dict[int, ResponseSpec]:
     """`responses=` of a route: its success body (`ok`, a struct or a list of them) and a
-    problem document for each of `errors`."""
+    problem document for each of `errors` (and, on a route that checks a token, that is one
+    that lists 401, for each of `OPERATIONS`)."""
     found = {
         status: ResponseSpec(ok, description="the answer", media_type=media_type, generate_examples=False)
     }
-    for code in errors:
+    for code in dict.fromkeys([*errors, *(OPERATIONS if 401 in errors else ())]):
         found[code] = ResponseSpec(
             Problem, description=MEANING[code], media_type=PROBLEM_JSON, generate_examples=False
         )

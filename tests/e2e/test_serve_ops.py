@@ -138,6 +138,15 @@ def settles(ops: Running, sample: tuple[str, tuple[tuple[str, str], ...]], value
         time.sleep(0.05)
 
 
+def test_every_route_that_checks_a_token_documents_its_429_and_503(ops: Running) -> None:
+    paths = ops.get("/schema/openapi.json").json()["paths"]
+    checked = [(m, p, op) for p, ops_ in paths.items() for m, op in ops_.items() if "401" in op["responses"]]
+    assert len(checked) >= 8, "every /api/v1 route checks a token"
+    for method, path, op in checked:
+        assert {"429", "503"} <= set(op["responses"]), f"{method} {path}"
+    assert "429" not in paths["/healthz"]["get"]["responses"], "/healthz is never limited"
+
+
 def test_each_request_has_one_json_line_and_no_line_holds_a_secret(ops: Running) -> None:
     spare, writer = ops.tokens["spare"], ops.tokens["writer"]
     basic = base64.b64encode(f"ann:{spare}".encode()).decode()
