@@ -60,6 +60,21 @@ class Forbidden(ApiError):
         super().__init__(detail)
 
 
+class BadParameter(ApiError):
+    """A query parameter missing or out of its range; the document names it (`field`)."""
+
+    status = 400
+    code = "bad-parameter"
+    title = "A query parameter is missing or out of its range"
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+
+    def document(self) -> dict[str, object]:
+        return super().document() | {"field": self.field}
+
+
 def respond(status: int, document: dict[str, object]) -> Response[bytes]:
     from litestar import Response
 
@@ -84,8 +99,15 @@ def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[byte
     if isinstance(exc, HTTPException):  # litestar's: no route, a query value of the wrong type…
         status = exc.status_code
         title = HTTPStatus(status).phrase
-        return respond(
-            status, {"type": "about:blank", "title": title, "status": status, "detail": exc.detail}
-        )
+        doc = {"type": "about:blank", "title": title, "status": status, "detail": exc.detail}
+        return respond(status, doc | _invalid_field(exc.extra))
     logging.getLogger("uvicorn.error").exception("unexpected error answered with 500")
     return respond(500, ApiError("the service failed; its log says why").document())
+
+
+def _invalid_field(extra: object) -> dict[str, object]:
+    """The parameter a litestar validation failure names (`?limit=abc`), as `field`."""
+    first = extra[0] if isinstance(extra, list) and extra else None
+    if isinstance(first, dict) and isinstance(first.get("key"), str):
+        return {"field": first["key"], "detail": f"{first['key']}: {first.get('message', 'invalid value')}"}
+    return {}
