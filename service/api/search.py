@@ -125,6 +125,7 @@ def _key(f: Found) -> tuple[str, str, str]:
 def _ledger_extras(data: Data, top: list[Found]) -> Iterator[tuple[tuple[str, str, str], Row]]:
     """The keys a ledger record adds to its row, derived from its log's whole state: only the
     logs holding a claim, decision or question among `top` are read."""
+    from service.api.routes import open_workspace
     from service.model import views
     from service.model.state import kind_of
 
@@ -133,8 +134,7 @@ def _ledger_extras(data: Data, top: list[Found]) -> Iterator[tuple[tuple[str, st
         if kind_of(f.entity.labels) is not None:
             logs.setdefault((f.workspace, f.log), []).append(f.entity.id)
     for (workspace, log), ids in sorted(logs.items()):
-        with data.open(workspace) as store:
-            state, _ = store.state(log)
+        state = open_workspace(data, workspace, None, "service").state(log)
         for record_id, extra in views.ledger_extras(state, ids).items():
             yield (workspace, log, record_id), extra
 

@@ -117,10 +117,14 @@ def ranked(
 
 
 def _where(terms: list[str], workspaces: list[str], exposure: str | None) -> tuple[str, list[object]]:
-    clauses = [f"workspace IN ({', '.join('?' * len(workspaces))})"]
+    # Only FTS5 terms: the matches drive the query. `+` keeps SQLite from walking the
+    # (workspace, log, seq) index instead, which reads every record of the workspaces.
+    driven = bool(terms) and all(len(t) >= _TRIGRAM for t in terms)
+    column = "+{}" if driven else "{}"
+    clauses = [f"{column.format('workspace')} IN ({', '.join('?' * len(workspaces))})"]
     args: list[object] = [*workspaces]
     if exposure is not None:
-        clauses.append("exposure = ?")
+        clauses.append(f"{column.format('exposure')} = ?")
         args.append(exposure)
     if terms:
         matched: list[str] = []
