@@ -13,10 +13,22 @@ def register(app: typer.Typer) -> None:
         data: str = DataOpt,
         host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on."),
         port: int = typer.Option(8765, "--port", help="The TCP port to listen on."),
+        config: str | None = typer.Option(
+            None,
+            "--config",
+            envvar="SELF_SERVE_CONFIG",
+            help="A TOML file: workspaces, limits, logging (README: Operating the service).",
+        ),
     ) -> None:
         """Serve DATA's workspaces over HTTP until SIGTERM or Ctrl-C."""
         from pathlib import Path
 
+        from cli.common import fail
+        from service.api.run import ConfigError
         from service.api.run import serve as run
+        from service.model.problems import problem
 
-        run(Path(data).expanduser(), host, port)
+        try:
+            run(Path(data).expanduser(), host, port, Path(config).expanduser() if config else None)
+        except ConfigError as exc:  # refused before anything binds
+            fail(str(exc), problem(exc.code).exit)

@@ -1,29 +1,38 @@
 """The litestar app of a data directory: health, readiness, the `/api/v1` routes, one
-problem-document answer for every error, and a request body cap."""
+problem-document answer for every error, a request body cap, and its operations (its
+configuration, `/metrics`, a log line per request, the rate limit, the time limit)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TextIO
 
 from litestar import Litestar, Response, get
 from litestar.datastructures import State
 
+from service.api import logs, openapi
+from service.api.bodies import Health
+from service.api.config import ServiceConfig
 from service.api.errors import problem_response, respond
+from service.api.limits import Limiter
+from service.api.metrics import Metrics, metrics
+from service.api.observe import Observe
 from service.api.routes import ROUTES
 from service.api.search import SEARCH_ROUTES
+from service.api.stream import ROUTES as STREAMS
+from service.api.writes import ROUTES as WRITES
 from service.data.workspaces import Data
 from service.index.shared import SharedIndex
-
-BODY_CAP = 1024 * 1024  # bytes of a request body; a command is a few kilobytes
-
-
-@get("/healthz", sync_to_thread=False)
-def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+from service.live.hub import Hub
 
 
-@get("/readyz", sync_to_thread=False)
+@get("/healthz", sync_to_thread=False, responses=openapi.answers(Health))
+def healthz() -> Health:
+    return Health("ok")
+
+
+@get("/readyz", sync_to_thread=False, responses=openapi.answers(Health, 503))
 def readyz(state: State) -> Response[bytes] | dict[str, str]:
     if not state["ready"].is_set():
         return respond(
@@ -32,35 +41,56 @@ def readyz(state: State) -> Response[bytes] | dict[str, str]:
     return {"status": "ready"}
 
 
-def load(data: Data, ready: threading.Event, index: SharedIndex | None = None) -> None:
-    """Fold every workspace's log once, so the first reads find warm caches; bring the search
-    index up to every workspace; then ready."""
-    from service.api.routes import open_workspace
-
-    for name in data.names():
-        ws = open_workspace(data, name, None, "service")
-        ws.state("")  # the workspace log, with its list of projects
-        for row in ws.projects():
-            ws.state(str(row["slug"]))
+def load(hub: Hub, ready: threading.Event, index: SharedIndex | None = None) -> None:
+    """Fold every workspace's logs into memory and bring the search index up to each; then
+    ready."""
+    hub.open_all()
     if index is not None:
         index.refresh_all()
     ready.set()
 
 
-def build(root: Path) -> Litestar:
+def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None = None) -> Litestar:
+    """The app of data directory `root`; its log lines go to `log_to` (stderr)."""
+    config = config or ServiceConfig()
     data = Data(root)
+    counted = Metrics()
+    hub = Hub(data, observer=counted)  # commits and fold lag counted as they happen
     ready = threading.Event()
     index = SharedIndex(data)  # `refresh(workspace)` after a write makes it searchable at once
+    for name in config.workspaces:  # the configuration's, made before anything is served
+        if not data.has(name):
+            data.add(name)
 
     def start() -> None:
-        threading.Thread(target=load, args=(data, ready, index), name="load-workspaces", daemon=True).start()
+        threading.Thread(target=load, args=(hub, ready, index), name="load-workspaces", daemon=True).start()
 
-    return Litestar(
-        route_handlers=[healthz, readyz, *ROUTES, *SEARCH_ROUTES],
-        state=State({"data": data, "ready": ready, "search": index}),
+    limits = config.limits
+    limiter = Limiter(limits.rate, limits.burst)
+    ops = {"config": config, "metrics": counted, "limiter": limiter}
+    app = Litestar(
+        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES],
+        state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops}),
         on_startup=[start],
-        on_shutdown=[index.close],
+        on_shutdown=[hub.close, index.close],
         exception_handlers={Exception: problem_response},
-        request_max_body_size=BODY_CAP,
+        request_max_body_size=limits.body_bytes,
+        openapi_config=openapi.config(),
         debug=False,
     )
+    # around the router, so that every request is seen, an unknown path's too
+    log = logs.logger(config.logging, log_to)
+    app.asgi_handler = Observe(app.asgi_handler, counted, log, limits.request_s)
+    return app
+
+
+def from_environment() -> Litestar:
+    """The app of the data directory `SELF_DATA` names, under the configuration file
+    `SELF_SERVE_CONFIG` names (if any): for an ASGI server started by import string
+    (`granian --factory service.api.app:from_environment`)."""
+    import os
+
+    from service.api.config import load
+
+    config = os.environ.get("SELF_SERVE_CONFIG")
+    return build(Path(os.environ["SELF_DATA"]), load(Path(config) if config else None))

@@ -35,6 +35,10 @@ class ApiError(Exception):
             "code": self.code,
         }
 
+    def headers(self) -> dict[str, str]:
+        """Headers the answer carries besides the document's (`Retry-After`, …)."""
+        return {}
+
 
 class Unauthenticated(ApiError):
     """No token, a malformed, unknown or revoked one: one answer for all."""
@@ -68,46 +72,63 @@ class BadParameter(ApiError):
     title = "A query parameter is missing or out of its range"
 
     def __init__(self, field: str, detail: str) -> None:
-        super().__init__(detail)
+        super().__init__(f"query parameter `{field}`: {detail}")
         self.field = field
 
     def document(self) -> dict[str, object]:
         return super().document() | {"field": self.field}
 
 
-def respond(status: int, document: dict[str, object]) -> Response[bytes]:
+def respond(
+    status: int, document: dict[str, object], headers: dict[str, str] | None = None
+) -> Response[bytes]:
     from litestar import Response
 
-    headers = {"WWW-Authenticate": 'Bearer realm="selfhub"'} if status == 401 else None
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="selfhub"'
     return Response(
         msgspec.json.encode(document), status_code=status, media_type=PROBLEM_JSON, headers=headers
     )
 
 
+def invalid_parameter(exc: Any) -> dict[str, object] | None:
+    """The problem of a query or path value litestar could not read as its type (a
+    ValidationException): `malformed`, naming each parameter and what was expected, instead of
+    litestar's "Validation failed for URL" (which says neither)."""
+    from service.model.problems import document
+
+    errors = [e for e in exc.extra or () if isinstance(e, dict) and e.get("key")]
+    if not errors:
+        return None
+    detail = "; ".join(f"{_source(e)} parameter `{e['key']}`: {e.get('message', 'invalid')}" for e in errors)
+    return document("malformed", detail, field=str(errors[0]["key"]))
+
+
+def _source(error: dict[str, Any]) -> str:
+    source = error.get("source", "a")
+    return str(getattr(source, "value", source))  # litestar's ParamType is an enum
+
+
 def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """Every error's answer: ours, the application's (its code's status) or litestar's own
     (an oversized body, an unknown route); anything else is a bug, a 500 that says nothing more."""
-    from litestar.exceptions import HTTPException
+    from litestar.exceptions import HTTPException, ValidationException
 
     from service.app import problem
 
     if isinstance(exc, ApiError):
-        return respond(exc.status, exc.document())
+        return respond(exc.status, exc.document(), exc.headers())
     doc = problem(exc)
     if doc is not None:
         return respond(int(str(doc["status"])), doc)
-    if isinstance(exc, HTTPException):  # litestar's: no route, a query value of the wrong type…
+    if isinstance(exc, ValidationException) and (named := invalid_parameter(exc)) is not None:
+        return respond(400, named)
+    if isinstance(exc, HTTPException):  # litestar's: no route, an oversized body…
         status = exc.status_code
         title = HTTPStatus(status).phrase
-        doc = {"type": "about:blank", "title": title, "status": status, "detail": exc.detail}
-        return respond(status, doc | _invalid_field(exc.extra))
+        return respond(
+            status, {"type": "about:blank", "title": title, "status": status, "detail": exc.detail}
+        )
     logging.getLogger("uvicorn.error").exception("unexpected error answered with 500")
     return respond(500, ApiError("the service failed; its log says why").document())
-
-
-def _invalid_field(extra: object) -> dict[str, object]:
-    """The parameter a litestar validation failure names (`?limit=abc`), as `field`."""
-    first = extra[0] if isinstance(extra, list) and extra else None
-    if isinstance(first, dict) and isinstance(first.get("key"), str):
-        return {"field": first["key"], "detail": f"{first['key']}: {first.get('message', 'invalid value')}"}
-    return {}

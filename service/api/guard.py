@@ -1,21 +1,37 @@
 """Who is calling and what they may do: the bearer token, checked on every request (no cache,
-so a revoke works at once), its workspace and its role (`service.model.team`)."""
+so a revoke works at once), its workspace and its role (`service.model.team`). Each thread
+keeps its own connection to DATA/auth.sqlite open: a check is one indexed query.
+
+`check` is the litestar guard of every `/api/v1` route: it runs before litestar reads the
+query or the body, so a caller that may not call is refused before any of its input is judged
+(a bad query value from no token is a 401, not a 400). The route names its action in
+`opt={"action": …}` and its workspace as the path parameter `ws`. The grant it finds is kept
+for the rest of that one request (the handler's own `authorize` reads the token once, the
+request's log line names its user), and the rate limit is charged where the caller is known."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from service.api.errors import Forbidden, Unauthenticated
 
 if TYPE_CHECKING:
-    from litestar import Request
+    from litestar.connection import ASGIConnection
+    from litestar.handlers.base import BaseRouteHandler
 
-    from service.auth.tokens import Grant
+    from service.api.limits import Limiter
+    from service.auth.tokens import Auth, Grant
     from service.data.workspaces import Data
     from service.model.team import Action
 
+    Connection = ASGIConnection[Any, Any, Any, Any]
 
-def bearer(request: Request[Any, Any, Any]) -> str:
+GRANT = "grant"  # the key of the request's state that holds its grant
+_held = threading.local()
+
+
+def bearer(request: Connection) -> str:
     """The token of the `Authorization: Bearer …` header; Unauthenticated without one."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -23,20 +39,41 @@ def bearer(request: Request[Any, Any, Any]) -> str:
     return token.strip()
 
 
-def grant(data: Data, request: Request[Any, Any, Any]) -> Grant:
-    """What the request's token grants, read from DATA/auth.sqlite now."""
+def grant(data: Data, request: Connection) -> Grant:
+    """What the request's token grants, read from DATA/auth.sqlite once per request. The rate
+    limit is charged then: to the token, else to the client's address."""
     from service.auth.errors import NotAuthenticated
+
+    found: Grant | None = request.state.get(GRANT)
+    if found is not None:
+        return found
+    try:
+        found = _auth(data).authenticate(bearer(request))
+    except (Unauthenticated, NotAuthenticated):
+        _charge(request, f"addr:{request.client.host if request.client else '-'}")
+        raise Unauthenticated() from None
+    request.state[GRANT] = found
+    _charge(request, f"token:{found.token_id}")
+    return found
+
+
+def _charge(request: Connection, key: str) -> None:
+    limiter: Limiter | None = request.app.state.get("limiter")
+    if limiter is not None:
+        limiter.charge(key)
+
+
+def _auth(data: Data) -> Auth:
+    """This thread's connection to the data directory's users and tokens."""
     from service.auth.tokens import Auth
 
-    token = bearer(request)
-    with Auth(data) as auth:
-        try:
-            return auth.authenticate(token)
-        except NotAuthenticated:
-            raise Unauthenticated() from None
+    held: dict[object, Auth] = _held.__dict__.setdefault("auth", {})
+    if data.root not in held:
+        held[data.root] = Auth(data)
+    return held[data.root]
 
 
-def authorize(data: Data, request: Request[Any, Any, Any], workspace: str, action: Action) -> Grant:
+def authorize(data: Data, request: Connection, workspace: str, action: Action) -> Grant:
     """The grant when the token opens `workspace` for `action`. A workspace the token is not
     for and one that does not exist get the same answer; a role short of `action` is told
     which role it takes (the caller already knows that workspace)."""
@@ -51,3 +88,24 @@ def authorize(data: Data, request: Request[Any, Any, Any], workspace: str, actio
     except Refused as exc:
         raise Forbidden(str(exc)) from None
     return given
+
+
+def _admit(data: Data, connection: Connection, action: Action) -> None:
+    workspace = connection.path_params.get("ws")
+    if workspace is None:
+        grant(data, connection)  # a route of the token's own workspace, whichever it is
+    else:
+        authorize(data, connection, str(workspace), action)
+
+
+async def check(connection: Connection, handler: BaseRouteHandler) -> None:
+    """The guard: the route's action (`opt["action"]`) on the workspace its path names."""
+    import anyio.to_thread
+
+    from service.model.team import ACTIONS
+
+    action = handler.opt.get("action")
+    if action not in ACTIONS:  # a route that names no action is refused to everyone
+        raise Forbidden("this route names no action a role allows")
+    data: Data = connection.app.state["data"]
+    await anyio.to_thread.run_sync(_admit, data, connection, action)

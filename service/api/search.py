@@ -10,13 +10,13 @@ rows, and a ledger record's row carries its derived keys read from its log's sta
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import Request, Response, get
 
-from service.api import guard
+from service.api import bodies, guard, openapi
 from service.api.errors import BadParameter, Forbidden
 from service.index.query import DEFAULT_LIMIT
 
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from service.data.workspaces import Data
     from service.index import Found
     from service.index.shared import SharedIndex
+    from service.model.state import State
+
+# the folded state of one log (workspace, log): where a ledger record's derived keys come from
+StateOf = Callable[[str, str], "State"]
 
 Row = dict[str, Any]
 EXPOSURES = ("full", "index", "search")
@@ -31,7 +35,8 @@ SLUG_RULE = "1-63 lowercase letters, digits and dashes, starting with a letter o
 
 
 class SearchHit(msgspec.Struct, frozen=True):
-    """One match: where it is, its place in the answer (1 first) and its `self search` row."""
+    """One match: where it is, its place in the answer (1 first) and its `self search` row
+    (the row as the model builds it; `bodies.SearchHit` documents it key for key)."""
 
     workspace: str
     rank: int
@@ -70,16 +75,16 @@ def asked(q: str, project: str | None, limit: int, all_: bool, exposure: str | N
     except QueryTooLong as exc:
         raise BadParameter("q", str(exc)) from None
     if not terms:
-        raise BadParameter("q", "q is required: give one or more words to search for (?q=deploy)")
+        raise BadParameter("q", "required: give one or more words to search for (?q=deploy)")
     if not 1 <= limit <= MAX_LIMIT:
-        raise BadParameter("limit", f"limit {limit} is out of range: ask for 1 to {MAX_LIMIT} results")
+        raise BadParameter("limit", f"{limit} is out of range: ask for 1 to {MAX_LIMIT} results")
     if exposure is not None and exposure not in EXPOSURES:
-        raise BadParameter("exposure", f"exposure {exposure!r} is not one of {', '.join(EXPOSURES)}")
+        raise BadParameter("exposure", f"{exposure!r} is not one of {', '.join(EXPOSURES)}")
     if project is not None:
         try:
             valid_slug(project)
         except Invalid:
-            raise BadParameter("project", f"project {project!r} cannot name a project: {SLUG_RULE}") from None
+            raise BadParameter("project", f"{project!r} cannot name a project: {SLUG_RULE}") from None
     # as `self search`: an exposure named wins; else --all is every one; else only `search`
     return Asked(q, project, limit, exposure if exposure is not None else None if all_ else "search")
 
@@ -100,20 +105,20 @@ def readable(data: Data, request: Request[Any, Any, Any], wanted: str | None) ->
     return [wanted]
 
 
-def answer(data: Data, index: SharedIndex, workspaces: list[str], ask: Asked) -> SearchAnswer:
+def answer(index: SharedIndex, workspaces: list[str], ask: Asked, state_of: StateOf) -> SearchAnswer:
     """The search after the caller is authorized: each workspace brought up to its head, then
     the ranked matches with their rows."""
     index.fresh(workspaces)
     found = index.ranked(ask.q, ask.project, workspaces, ask.exposure)
-    return SearchAnswer(ask.q, ask.project, workspaces, len(found), hits(data, found, ask.limit))
+    return SearchAnswer(ask.q, ask.project, workspaces, len(found), hits(found, ask.limit, state_of))
 
 
-def hits(data: Data, found: list[Found], limit: int) -> list[SearchHit]:
+def hits(found: list[Found], limit: int, state_of: StateOf) -> list[SearchHit]:
     from service.model import views
 
     shorts = views.short_ids(f.entity.id for f in found)
     top = found[:limit]
-    extras = dict(_ledger_extras(data, top))
+    extras = dict(_ledger_extras(top, state_of))
     rows = [views.entity_row(f.entity, shorts[f.entity.id], extras.get(_key(f))) for f in top]
     return [SearchHit(f.workspace, rank, row) for rank, (f, row) in enumerate(zip(top, rows, strict=True), 1)]
 
@@ -122,10 +127,9 @@ def _key(f: Found) -> tuple[str, str, str]:
     return f.workspace, f.log, f.entity.id
 
 
-def _ledger_extras(data: Data, top: list[Found]) -> Iterator[tuple[tuple[str, str, str], Row]]:
+def _ledger_extras(top: list[Found], state_of: StateOf) -> Iterator[tuple[tuple[str, str, str], Row]]:
     """The keys a ledger record adds to its row, derived from its log's whole state: only the
     logs holding a claim, decision or question among `top` are read."""
-    from service.api.routes import open_workspace
     from service.model import views
     from service.model.state import kind_of
 
@@ -134,12 +138,30 @@ def _ledger_extras(data: Data, top: list[Found]) -> Iterator[tuple[tuple[str, st
         if kind_of(f.entity.labels) is not None:
             logs.setdefault((f.workspace, f.log), []).append(f.entity.id)
     for (workspace, log), ids in sorted(logs.items()):
-        state = open_workspace(data, workspace, None, "service").state(log)
+        state = state_of(workspace, log)
         for record_id, extra in views.ledger_extras(state, ids).items():
             yield (workspace, log, record_id), extra
 
 
-@get("/api/v1/search", sync_to_thread=True)
+def live_states(request: Request[Any, Any, Any], user: str) -> StateOf:
+    """A log's state as the service holds it in memory (its hub), caught up with the store."""
+    from service.api.routes import hub_of, origin_of
+
+    def state_of(workspace: str, log: str) -> State:
+        with hub_of(request).workspace(workspace).reading(None, origin_of(user)) as view:
+            return view.state(log)
+
+    return state_of
+
+
+@get(
+    "/api/v1/search",
+    sync_to_thread=True,
+    guards=[guard.check],
+    opt={"action": "search"},
+    security=openapi.SECURITY,
+    responses=openapi.answers(bodies.SearchAnswer, 400, 401, 403),
+)
 def search(
     request: Request[Any, Any, Any],
     q: str = "",
@@ -156,7 +178,8 @@ def search(
     data: Data = request.app.state["data"]
     workspaces = readable(data, request, workspace)
     ask = asked(q, project, limit, all, exposure)
-    body = answer(data, request.app.state["search"], workspaces, ask)
+    user = guard.grant(data, request).user
+    body = answer(request.app.state["search"], workspaces, ask, live_states(request, user))
     return Response(msgspec.json.encode(body) + b"\n", media_type="application/json")
 
 

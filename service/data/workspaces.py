@@ -55,7 +55,14 @@ class Data:
         return found
 
     def has(self, name: str) -> bool:
-        return name in self.names()
+        """Whether workspace `name` exists (two stats: every request asks)."""
+        from service.model.errors import Invalid
+
+        try:
+            folder = self.path(name)
+        except Invalid:
+            return False
+        return (folder / "workspace.json").is_file() and (folder / ".git").exists()
 
     def open(self, name: str) -> Store:
         try:

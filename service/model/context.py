@@ -124,7 +124,6 @@ def collect(state: State, shared: Iterable[Entity]) -> list[Entity]:
     return ordered(chosen.values())
 
 
-
 def _shown(entities: list[Entity]) -> set[str]:
     """Ids that appear in rows or commands (search-exposure records are only counted)."""
     shown = {

@@ -416,10 +416,7 @@ READERS: dict[str, Callable[[_Read], None]] = {
     "goal.set": _goal_set,
     **{f"decision.{verb}": _decision for verb in ("proposed", "confirmed", "retracted", "declined")},
     **{f"convention.{verb}": _convention for verb in ("added", "dropped")},
-    **{
-        f"objective.{verb}": _objective
-        for verb in ("created", "confirmed", "declined", "revised", "closed")
-    },
+    **{f"objective.{verb}": _objective for verb in ("created", "confirmed", "declined", "revised", "closed")},
     **{
         f"milestone.{verb}": _milestone
         for verb in ("created", "revised", "dropped", "covered", "rechecked", "reached")

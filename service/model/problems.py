@@ -61,6 +61,14 @@ CODES: dict[str, Problem] = {
     "forbidden": Problem(BAD_INPUT, 403, "The token does not allow this"),
     "bad-parameter": Problem(BAD_INPUT, 400, "A query parameter is missing or out of its range"),
     "server": Problem(BAD_INPUT, 500, "Unexpected error"),
+    "rate-limited": Problem(BAD_INPUT, 429, "Too many requests"),
+    "timeout": Problem(BAD_INPUT, 503, "The answer took too long"),
+    # `self serve --config FILE` refused (service.api.config)
+    "config": Problem(REFUSED, 500, "The service's configuration is refused"),
+    # the service's live workspaces (service.live.errors)
+    "stopping": Problem(BAD_INPUT, 503, "The service is stopping"),
+    "write-timeout": Problem(BAD_INPUT, 504, "The write was not committed in time"),
+    "commit-failed": Problem(BAD_INPUT, 503, "The commit failed; nothing was written"),
 }
 
 

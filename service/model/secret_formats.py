@@ -118,6 +118,30 @@ def mask_tokens(text: str) -> str:
     return _TOKENS.sub("***", text) if len(text) >= TOKEN_WORD else text
 
 
+# The same shapes as whole spans, to mask rather than detect: a key block to its end, a
+# bearer token, an authorization header's credentials, a URL's user info.
+_PEM_SPAN = re.compile(
+    r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*-----|\Z)", re.S
+)
+_BEARER_SPAN = re.compile(r"([Bb]earer[ \t]+)[A-Za-z0-9\-._~+/]+=*")
+_AUTH_SPAN = re.compile(r"((?i:authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",;]+(?:[ \t]+[^\s'\",;]+)?")
+_USERINFO_SPAN = re.compile(r"(://)[^\s/@]+@")
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every token `mask_tokens` knows, key block, bearer token, authorization
+    header's credentials and URL user info replaced by *** (for what is written to logs)."""
+    if "-----BEGIN" in text:
+        text = _PEM_SPAN.sub("***", text)
+    if "earer" in text:
+        text = _BEARER_SPAN.sub(r"\1***", text)
+    if "uthorization" in text or "UTHORIZATION" in text:
+        text = _AUTH_SPAN.sub(r"\1***", text)
+    if "@" in text and "://" in text:
+        text = _USERINFO_SPAN.sub(r"\1***@", text)
+    return mask_tokens(text)
+
+
 def secret_fact(text: str) -> str | None:
     """A private key block, a bearer token, an authorization header or credentials in a URL
     that `text` holds, or None (vendor tokens: `token_fact`)."""

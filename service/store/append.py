@@ -21,7 +21,7 @@ from dulwich.repo import Repo
 from service.model import ids, order
 from service.model.errors import Invalid
 from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
-from service.store import aside, gitcommit, layout
+from service.store import aside, durable, gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
 from service.store.segments import open_append, read_log, read_segment
 
@@ -107,25 +107,60 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
     return line
 
 
+def check(log: str, event: Event, local: Sequence[str] = ()) -> bytes:
+    """The canonical line of a new event bound for `log`, or the refusal (Invalid, Refused):
+    every check of `append` but the id order, for a caller that gathers lines first."""
+    return _checked(log, event, writable=True, local=local)
+
+
 def _write(root: Path, repo: Repo, log: str, lines: list[bytes], message: str) -> str:
-    folder = root / layout.log_dir(log)
-    aside.set_aside_torn_tail(root, log)  # only whole, valid lines are ever committed
-    plan = _plan(root, log, lines)
+    return write_lines(root, repo, {log: lines}, message)
+
+
+def write_lines(root: Path, repo: Repo, lines: dict[str, list[bytes]], message: str) -> str:
+    """Append checked lines (`check`) to several logs as one commit: every segment and git
+    object durable before main moves (one filesystem flush where the system has one, else an
+    fsync each); on any failure every touched segment is put back as it was."""
     written: list[tuple[Path, int | None]] = []
+    files: dict[str, bytes] = {}
+    deferred = durable.available()
+    store = repo.object_store
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, (old, new) in plan.items():
-            written.append((folder / name, len(old) if old is not None else None))
-            _append_bytes(folder / name, new)
-        _fsync_dir(folder)
-        rel = layout.log_dir(log)
-        files = {f"{rel}/{name}": (old or b"") + new for name, (old, new) in plan.items()}
-        commit = gitcommit.commit_files(repo, files, message)
+        for log, log_lines in lines.items():
+            files |= _append_log(root, log, log_lines, written, fsync=not deferred)
+        parent = gitcommit.head(repo)
+        per_object, store.fsync_object_files = store.fsync_object_files, not deferred
+        try:
+            commit = gitcommit.build_commit(repo, files, message, parent)
+        finally:
+            store.fsync_object_files = per_object
+        if deferred:
+            durable.flush(root)
+        if commit != parent:
+            gitcommit.move_branch(repo, parent, commit, message)
     except BaseException:
         _undo(written)
         raise
     gitcommit.update_index(repo, list(files))
     return commit.decode("ascii")
+
+
+def _append_log(
+    root: Path, log: str, lines: list[bytes], written: list[tuple[Path, int | None]], *, fsync: bool
+) -> dict[str, bytes]:
+    """Write `lines` to `log`'s segments (each fsynced, unless the caller flushes them all);
+    the files to commit, path → content."""
+    folder = root / layout.log_dir(log)
+    aside.set_aside_torn_tail(root, log)  # only whole, valid lines are ever committed
+    plan = _plan(root, log, lines)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (old, new) in plan.items():
+        written.append((folder / name, len(old) if old is not None else None))
+        _append_bytes(folder / name, new, fsync=fsync)
+    if fsync and any(old is None for old, _ in plan.values()):
+        _fsync_dir(folder)  # a new segment's name
+    rel = layout.log_dir(log)
+    return {f"{rel}/{name}": (old or b"") + new for name, (old, new) in plan.items()}
 
 
 def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | None, bytes]]:
@@ -144,11 +179,12 @@ def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | N
     return plan
 
 
-def _append_bytes(path: Path, data: bytes) -> None:
+def _append_bytes(path: Path, data: bytes, *, fsync: bool = True) -> None:
     with os.fdopen(open_append(path), "ab") as handle:
         handle.write(data)
         handle.flush()
-        os.fsync(handle.fileno())
+        if fsync:
+            os.fsync(handle.fileno())
 
 
 def _fsync_dir(folder: Path) -> None:

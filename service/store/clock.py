@@ -53,14 +53,15 @@ def high_water(path: Path) -> str | None:
     return text if ids.is_id(text) else None
 
 
-def observe(path: Path, seen: Iterable[str]) -> str | None:
+def observe(path: Path, seen: Iterable[str], *, durable: bool = True) -> str | None:
     """Raise the high-water mark to the greatest valid id in `seen`; returns the new mark.
-    An id more than ids.HORIZON_MS ahead of the wall clock is not believed: the mark stays."""
+    An id more than ids.HORIZON_MS ahead of the wall clock is not believed: the mark stays.
+    `durable=False` for ids already durable in a commit (a log's last id bounds new ones)."""
     mark = high_water(path)
     now = wall_ms()
     top = max((i for i in seen if ids.is_id(i) and not ids.beyond_horizon(i, now)), default=None)
     if top is not None and (mark is None or top > mark):
-        atomic_write(path, top.encode("ascii") + b"\n", durable=True)
+        atomic_write(path, top.encode("ascii") + b"\n", durable=durable)
         return top
     return mark
 

@@ -161,3 +161,21 @@ def read_log(root: Path, log: str) -> Log:
     """Every event of a log in file order; unreadable lines are quarantined."""
     chunk = scan(root, log, layout.segments(root, log))
     return Log(chunk.events, chunk.quarantined + chunk.fragment)
+
+
+def read_after(root: Path, log: str, after: str | None) -> list[Event]:
+    """The events of a log with an id after `after`, in id order, reading segments from the
+    last back to the first one that starts at or before `after` (what changed, not the log)."""
+    folder = root / layout.log_dir(log)
+    found: list[Event] = []
+    for name in reversed(layout.segments(root, log)):
+        data, _ = read_segment(folder / name)
+        events, _ = decode(complete(data)[0], f"{layout.log_dir(log)}/{name}")
+        found += [e for e in events if after is None or e.id > after]
+        if after is not None and events and min(e.id for e in events) <= after:
+            break
+    return sorted(found, key=_event_id)
+
+
+def _event_id(event: Event) -> str:
+    return event.id

@@ -199,6 +199,24 @@ class Store:
             clock.observe(self.clock_file, (e.id for e in written))
         return len(written)
 
+    def check(self, log: str, events: list[Event], local: tuple[str, ...]) -> list[bytes]:
+        """The canonical lines of new events bound for `log`, each through the append gate's
+        checks (`local`: `local_facts()`, read once per batch); the first refusal raises."""
+        layout.check_key(log)
+        return [gate.check(log, event, local) for event in events]
+
+    def write_lines(self, lines: dict[str, list[bytes]], issued: list[str]) -> str:
+        """Commit checked lines (`check`) of several logs as one commit, under the lock; the
+        id clock moves past `issued`. Returns the commit id."""
+        for log in lines:
+            layout.check_key(log)
+        count = sum(len(v) for v in lines.values())
+        where = ", ".join(layout.display(log) for log in sorted(lines))
+        with self.locked():
+            commit = gate.write_lines(self.root, self.repo, lines, f"append: {count} events to {where}")
+            clock.observe(self.clock_file, issued, durable=False)
+        return commit
+
     def local_facts(self) -> tuple[str, ...]:
         """Strings no synced event may hold: the home folder, this store's and checkouts' paths."""
         facts = {str(self.root)}

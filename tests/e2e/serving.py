@@ -35,15 +35,27 @@ def token_id(data: Path, secret: str) -> str:
 
 
 class Service:
-    """`self serve --data DATA --port P`, up once /healthz answers 200."""
+    """`self serve --data DATA --port P [--config FILE]`, up once /healthz answers 200; its
+    stdout and stderr (the log lines) go to `log`."""
 
-    def __init__(self, data: Path, log: Path) -> None:
+    def __init__(self, data: Path, log: Path, config: Path | None = None) -> None:
         self.data = data
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("wb")
+        configured = ["--config", str(config)] if config is not None else []
         self.proc = subprocess.Popen(
-            [SELF, "serve", "--data", str(data), "--host", "127.0.0.1", "--port", str(self.port)],
+            [
+                SELF,
+                "serve",
+                "--data",
+                str(data),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                *configured,
+            ],
             env=base_env(),
             stdout=self.log,
             stderr=subprocess.STDOUT,

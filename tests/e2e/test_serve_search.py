@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
+from service.api.bodies import SearchAnswer
 from tests.e2e.selfrun import base_env, describe, run_self
 from tests.e2e.serving import Service, admin, token
 
@@ -90,6 +92,8 @@ def test_search_answers_the_rows_self_search_prints(
     assert answer.headers["content-type"] == "application/json"
     doc = answer.json()
     assert [hit["record"] for hit in doc["hits"]] == printed[:limit]
+    documented = msgspec.json.decode(answer.content, type=SearchAnswer)  # no key it does not name
+    assert [hit.record.id for hit in documented.hits] == [row["id"] for row in printed[:limit]]
     assert doc["matched"] == len(printed) and doc["workspaces"] == [WS]
     assert [(hit["workspace"], hit["rank"]) for hit in doc["hits"]] == [
         (WS, n) for n in range(1, len(doc["hits"]) + 1)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.api.errors import BadParameter
-from service.api.search import SearchAnswer, answer, asked
+from service.api.search import SearchAnswer, StateOf, answer, asked
 from service.app import execute, queries
 from service.data.workspaces import Data
 from service.index.query import MAX_LIMIT
@@ -22,6 +22,7 @@ from service.index.shared import SharedIndex
 from service.model import ids
 from service.model.events import Event, Origin, canonical
 from service.model.requests import Add, ProjectAdd
+from service.model.state import State
 from service.store import layout
 from service.store.gitcommit import commit_files
 from service.workspace import Workspace
@@ -95,6 +96,16 @@ def words(draw: st.DrawFn, texts: list[str]) -> str:
     return " ".join(pieces)
 
 
+def stored(data: Data) -> StateOf:
+    """A log's state read from its store, as `self` reads it."""
+
+    def state_of(workspace: str, log: str) -> State:
+        with data.open(workspace) as store:
+            return store.state(log)[0]
+
+    return state_of
+
+
 def encoded(rows: object) -> bytes:
     return msgspec.json.encode(rows)
 
@@ -128,10 +139,10 @@ def test_the_service_answers_as_self_search_does(
                 exposure = data.draw(st.sampled_from([None, *EXPOSURES]), label="exposure")
                 limit = data.draw(st.sampled_from([1, 3, MAX_LIMIT]), label="limit")
                 if not q.split():
-                    with pytest.raises(BadParameter, match="q is required"):
+                    with pytest.raises(BadParameter, match="`q`: required"):
                         asked(q, project, limit, all_, exposure)
                     continue
-                found = answer(team, index, ["team"], asked(q, project, limit, all_, exposure))
+                found = answer(index, ["team"], asked(q, project, limit, all_, exposure), stored(team))
                 expected = self_search(team, q, project, all_, exposure)
                 assert records(found) == encoded(expected[:limit])
                 assert found.matched == len(expected)
@@ -173,7 +184,7 @@ def shared(data: Data) -> Iterator[SharedIndex]:
 def search(
     data: Data, index: SharedIndex, q: str, workspaces: list[str], project: str | None = None
 ) -> list[str]:
-    found = answer(data, index, workspaces, asked(q, project, MAX_LIMIT, True, None))
+    found = answer(index, workspaces, asked(q, project, MAX_LIMIT, True, None), stored(data))
     return [str(hit.record["text"]) for hit in found.hits]
 
 
@@ -218,16 +229,16 @@ def test_the_named_project_comes_first_across_projects(data: Data, shared: Share
     add(data, "team", "app", "ship the search")
     add(data, "team", "web", "ship the search")
     assert [r for r in search(data, shared, "ship", ["team"], "app")] == ["ship the search"] * 2
-    found = answer(data, shared, ["team"], asked("ship", "app", 5, True, None))
+    found = answer(shared, ["team"], asked("ship", "app", 5, True, None), stored(data))
     assert [h.record["project"] for h in found.hits] == ["app", "web"]
-    found = answer(data, shared, ["team"], asked("ship", "web", 5, True, None))
+    found = answer(shared, ["team"], asked("ship", "web", 5, True, None), stored(data))
     assert [h.record["project"] for h in found.hits] == ["web", "app"]
 
 
 def test_short_ids_are_those_of_every_match_whatever_the_limit(data: Data, shared: SharedIndex) -> None:
     add(data, "team", "app", *(f"record {n}" for n in range(30)))
-    whole = answer(data, shared, ["team"], asked("record", "app", MAX_LIMIT, True, None))
-    top = answer(data, shared, ["team"], asked("record", "app", 5, True, None))
+    whole = answer(shared, ["team"], asked("record", "app", MAX_LIMIT, True, None), stored(data))
+    top = answer(shared, ["team"], asked("record", "app", 5, True, None), stored(data))
     assert (whole.matched, top.matched, len(top.hits)) == (30, 30, 5)
     assert [h.record for h in top.hits] == [h.record for h in whole.hits[:5]]
 

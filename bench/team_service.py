@@ -1,0 +1,304 @@
+"""The team service under load, each figure beside its baseline measured in the same run.
+
+Usage: python bench/team_service.py [--events N] [--servers uvicorn,granian] [--seconds S]
+                               [--memory-events M]
+
+Builds a data directory with one workspace whose project holds N events (default 100,000),
+a reader and a writer token, then for each ASGI server:
+- GET context (plain) under 16 concurrent connections beside GET /healthz under the same load
+  (wrk: requests/s and p99), and beside one `self context --plain` process per request;
+- POST events, one event a post, 16 connections: events/s and p99 (group commit);
+- the stream: 100 subscribers, the time from each post's 201 to every subscriber's receipt;
+- the server's resident set after the load.
+With --memory-events M, the resident set of a service holding a project of M events.
+Needs `wrk` on PATH (Debian: apt-get install wrk). Prints the machine first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from generate import build  # noqa: E402
+
+from service.auth.tokens import Auth  # noqa: E402
+from service.data.workspaces import Data  # noqa: E402
+from tests.servers import free_port  # noqa: E402
+
+WS, SLUG = "team", "app"
+SELF = shutil.which("self") or str(Path(sys.executable).with_name("self"))
+NOTE = '{"type":"entity.confirmed","project":"app","payload":{"text":"a bench note","labels":["idea"]}}'
+POST_LUA = f"""
+wrk.method = "POST"
+wrk.body = '{{"events":[{NOTE}]}}'
+wrk.headers["Content-Type"] = "application/json"
+"""
+
+
+def machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    return f"{platform.platform()}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+
+
+def make_data(root: Path, events: int) -> tuple[Data, str, str]:
+    data = Data(root)
+    build(data.path(WS), SLUG, events).close()
+    with Auth(data) as auth:
+        auth.add_user("bench")
+        reader = auth.create_token("bench", WS, "reader").token
+        writer = auth.create_token("bench", WS, "writer").token
+    return data, reader, writer
+
+
+class Server:
+    def __init__(self, kind: str, data: Data, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = log.with_suffix(".toml")  # one token makes every request: no rate limit
+        config.write_text("[limits]\nrate = 0\n")
+        env = os.environ | {"SELF_DATA": str(data.root), "SELF_SERVE_CONFIG": str(config)}
+        if kind == "uvicorn":
+            argv = [SELF, "serve", "--data", str(data.root), "--port", str(self.port)]
+        else:
+            granian = str(Path(sys.executable).with_name("granian"))
+            argv = [
+                granian,
+                "--interface",
+                "asgi",
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                "1",
+                "--log-level",
+                "warning",
+                "service.api.app:from_environment",
+            ]
+        self.log = log.open("wb")
+        self.proc = subprocess.Popen(argv, env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None:
+                raise SystemExit(f"{kind} exited {self.proc.returncode}: see {log}")
+            time.sleep(0.1)
+        raise SystemExit(f"{kind} was not ready in time")
+
+    def rss_mib(self) -> float:
+        """Resident set of the server and its children (granian runs a worker process)."""
+        pids = [self.proc.pid, *_children(self.proc.pid)]
+        return sum(_rss_kib(p) for p in pids) / 1024
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        text = (task / "children").read_text() if (task / "children").exists() else ""
+        for child in text.split():
+            found += [int(child), *_children(int(child))]
+    return found
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def wrk(url: str, token: str, seconds: int, script: Path | None = None) -> tuple[float, float]:
+    """Requests/s and p99 (ms) of 16 connections for `seconds`."""
+    argv = ["wrk", "-t1", "-c16", f"-d{seconds}s", "--latency", "-H", f"Authorization: Bearer {token}"]
+    if script is not None:
+        argv += ["-s", str(script)]
+    out = subprocess.run([*argv, url], capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    assert p99 is not None, out
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if non2xx:
+        print(f"    ({non2xx.group(1)} answers were not 2xx)")
+    return rate, float(p99.group(1)) * scale
+
+
+def per_process(data: Data, runs: int) -> tuple[float, float]:
+    """`self context --plain`, one process per request, 16 at a time: requests/s and p99 (ms)."""
+    env = os.environ | {"SELF_WORKSPACE": str(data.path(WS)), "SELF_PROJECT": SLUG}
+
+    def one(_: int) -> float:
+        start = time.perf_counter()
+        done = subprocess.run([SELF, "context", "--plain"], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"self context failed: {done.stderr}")
+        return (time.perf_counter() - start) * 1000
+
+    one(0)  # the store's caches are built once, as a CLI user's first call does
+    start = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        times = list(pool.map(one, range(runs)))
+    return runs / (time.perf_counter() - start), percentile(times, 99)
+
+
+def percentile(values: list[float], p: int) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def stream_delays(url: str, reader: str, writer: str, subscribers: int, posts: int) -> list[float]:
+    """Milliseconds from each post's 201 to each subscriber's receipt of its event."""
+    received: dict[str, list[float]] = {}
+    ready = asyncio.Event()
+    opened = 0
+    limits = httpx.Limits(max_connections=subscribers + 4)
+    headers = {"Authorization": f"Bearer {reader}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=None, limits=limits) as client:
+
+        async def listen() -> None:
+            nonlocal opened
+            async with client.stream("GET", f"/api/v1/workspaces/{WS}/stream") as answer:
+                opened += 1
+                if opened == subscribers:
+                    ready.set()
+                async for line in answer.aiter_lines():
+                    if line.startswith("id:"):
+                        received.setdefault(line[3:].strip(), []).append(time.perf_counter())
+
+        tasks = [asyncio.create_task(listen()) for _ in range(subscribers)]
+        await asyncio.wait_for(ready.wait(), 60)
+        await asyncio.sleep(0.5)
+        acked: dict[str, float] = {}
+        body = {"events": [{"type": "entity.confirmed", "project": SLUG, "payload": {"text": "streamed"}}]}
+        async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {writer}"}) as poster:
+            for _ in range(posts):
+                answer = await poster.post(f"/api/v1/workspaces/{WS}/events", json=body)
+                acked[answer.json()["ids"][0]] = time.perf_counter()
+                await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    delays = [(t - acked[i]) * 1000 for i, times in received.items() if i in acked for t in times]
+    missing = posts * subscribers - len(delays)
+    if missing:
+        print(f"    ({missing} deliveries not seen within a second)")
+    return delays
+
+
+def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tmp: Path) -> dict[str, str]:
+    server = Server(kind, data, tmp / f"{kind}.log")
+    try:
+        base = f"{server.url}/api/v1/workspaces/{WS}"
+        warm = httpx.get(
+            f"{base}/projects/{SLUG}/context?format=plain", headers={"Authorization": f"Bearer {reader}"}
+        )
+        warm.raise_for_status()  # the first answer renders; the rest are served from memory
+        health = wrk(f"{server.url}/healthz", reader, seconds)
+        context = wrk(f"{base}/projects/{SLUG}/context?format=plain", reader, seconds)
+        script = tmp / "post.lua"
+        script.write_text(POST_LUA)
+        posts = wrk(f"{base}/events", writer, seconds, script)
+        delays = asyncio.run(stream_delays(server.url, reader, writer, 100, 20))
+        rss = server.rss_mib()
+    finally:
+        server.stop()
+    return {
+        "healthz": f"{health[0]:,.0f} req/s, p99 {health[1]:.1f} ms",
+        "context": f"{context[0]:,.0f} req/s, p99 {context[1]:.1f} ms "
+        f"({context[0] / health[0]:.0%} of /healthz's rate)",
+        "post events": f"{posts[0]:,.0f} events/s (one a post), p99 {posts[1]:.1f} ms",
+        "stream": f"100 subscribers × 20 posts: p50 {statistics.median(delays):.1f} ms, "
+        f"p99 {percentile(delays, 99):.1f} ms from 201 to receipt",
+        "resident set": f"{rss:,.0f} MiB",
+        "_context_rate": str(context[0]),
+    }
+
+
+def memory(events: int, tmp: Path) -> None:
+    data, _, _ = make_data(tmp / "memory", events)
+    start = time.perf_counter()
+    server = Server("uvicorn", data, tmp / "memory.log")
+    ready = time.perf_counter() - start
+    try:
+        print(
+            f"memory: a service holding {events:,} events: {server.rss_mib():,.0f} MiB resident "
+            f"(ready in {ready:.1f} s)"
+        )
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--servers", default="uvicorn,granian")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--memory-events", type=int, default=0)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is needed: apt-get install wrk")
+    print(machine())
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        start = time.perf_counter()
+        data, reader, writer = make_data(tmp / "data", args.events)
+        print(f"data: one project of {args.events:,} events ({time.perf_counter() - start:.1f} s to build)")
+        rate, p99 = per_process(data, 48)
+        print(
+            f"baseline, one `self context --plain` process per request (16 at a time): "
+            f"{rate:,.1f} req/s, p99 {p99:.0f} ms"
+        )
+        for kind in args.servers.split(","):
+            print(f"{kind}:")
+            figures = run_server(kind, data, reader, writer, args.seconds, tmp)
+            served = float(figures.pop("_context_rate"))
+            for name, figure in figures.items():
+                print(f"  {name}: {figure}")
+            print(f"  context over HTTP vs one process per request: {served / rate:,.0f}×")
+        if args.memory_events:
+            memory(args.memory_events, tmp)
+
+
+if __name__ == "__main__":
+    main()

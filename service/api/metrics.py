@@ -1,0 +1,107 @@
+"""Prometheus metrics of one service, in a registry of its own (never prometheus-client's
+process-global one, so two apps in one process count apart), served at `GET /metrics`.
+
+`/metrics` needs no token: it holds counts and timings, labelled by route template, method,
+status and workspace name, never a path, a query, a body or a user. Keep the port private
+(the service binds 127.0.0.1 unless told otherwise) or block /metrics at the proxy.
+
+`Metrics` is at `app.state["metrics"]`; the parts that commit, fold, index and stream call
+its methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, TypeVar
+
+from litestar import Response, get
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+
+if TYPE_CHECKING:
+    from litestar.datastructures import State
+
+T = TypeVar("T")
+NAMESPACE = "selfhub"
+SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+EVENTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED = "(unmatched)"  # the route label of a path no route has: never the path itself
+
+
+class Metrics:
+    """The service's instruments. Thread-safe (prometheus-client's are)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        ns, reg = NAMESPACE, self.registry
+        self.requests = Counter(
+            "requests", "HTTP requests answered, by route template, method and status.",
+            ["route", "method", "status"], namespace=ns, registry=reg,
+        )  # fmt: skip
+        self.latency = Histogram(
+            "request_seconds", "Time from a request's arrival to its answer's last byte, by route.",
+            ["route"], namespace=ns, registry=reg, buckets=SECONDS,
+        )  # fmt: skip
+        self.batches = Histogram(
+            "commit_batch_events", "Events written by one group commit, by workspace.",
+            ["workspace"], namespace=ns, registry=reg, buckets=EVENTS,
+        )  # fmt: skip
+        self.fold = Gauge(
+            "fold_lag_events", "Events committed to a workspace and not yet folded.",
+            ["workspace"], namespace=ns, registry=reg,
+        )  # fmt: skip
+        self.index = Gauge(
+            "index_lag_events", "Events committed and not yet in the search index.",
+            namespace=ns, registry=reg,
+        )  # fmt: skip
+        self.streams = Gauge(
+            "stream_clients", "Clients holding an event stream open.", namespace=ns, registry=reg
+        )
+
+    def request(self, route: str | None, method: str, status: int, seconds: float) -> None:
+        label = route or UNMATCHED
+        self.requests.labels(label, method if method in METHODS else "OTHER", str(status)).inc()
+        self.latency.labels(label).observe(seconds)
+
+    def batch_committed(self, workspace: str, events: int) -> None:
+        self.batches.labels(workspace).observe(events)
+
+    def fold_lag(self, workspace: str, events: int) -> None:
+        self.fold.labels(workspace).set(events)
+
+    def index_lag(self, events: int) -> None:
+        self.index.set(events)
+
+    def stream_opened(self) -> None:
+        self.streams.inc()
+
+    def stream_closed(self) -> None:
+        self.streams.dec()
+
+    async def streaming(self, messages: AsyncIterator[T]) -> AsyncIterator[T]:
+        """`messages`, counted in `stream_clients` from its first step to its end."""
+        self.stream_opened()
+        try:
+            async for message in messages:
+                yield message
+        finally:
+            self.stream_closed()
+
+    def exposition(self) -> bytes:
+        """The text exposition format Prometheus scrapes."""
+        return generate_latest(self.registry)
+
+
+@get("/metrics", sync_to_thread=False, include_in_schema=False)
+def metrics(state: State) -> Response[bytes]:
+    held: Metrics = state["metrics"]
+    return Response(held.exposition(), media_type=CONTENT_TYPE_LATEST)

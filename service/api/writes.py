@@ -1,0 +1,93 @@
+"""The write routes: events posted as they are (`POST …/events`) and command values of the
+application layer (`POST …/commands`). Each authorizes, decodes the body, and hands one job
+to the workspace's writer (`service/live/writer.py`), answering once its commit is durable."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
+import msgspec
+from litestar import Response, post
+
+from service.api import bodies, guard, openapi, reads
+from service.api.routes import COMMAND, JSON, AnyRequest, answer, data_of, hub_of, origin_of
+from service.model.posted import Posted, PostEvents
+from service.model.requests import AnyCommand
+
+if TYPE_CHECKING:
+    from service.live.writer import Batch
+    from service.model.events import Origin
+
+WRITE_TIMEOUT_S = 30.0
+
+
+@post(
+    "/api/v1/workspaces/{ws:str}/events",
+    status_code=201,
+    guards=[guard.check],
+    opt=COMMAND,
+    security=openapi.SECURITY,
+    responses=openapi.answers(Posted, *openapi.COMMAND_ERRORS, 504, status=201),
+    operation_class=openapi.operation(body=PostEvents),
+)
+async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
+    """Append events as given (`type`, `project`, `payload`, `refs`?, `id`?): the service gives
+    the id (unless given), the time and `origin.by`; 201 with the ids and the commit, 200 when
+    every id given was written before with the same content (a retry)."""
+    given = await anyio.to_thread.run_sync(guard.authorize, data_of(request), request, ws, "command")
+    body = await request.body()  # over the app's body cap: a 413 problem
+    origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
+    return await anyio.to_thread.run_sync(_post, request, ws, origin, body)
+
+
+def _post(request: AnyRequest, ws: str, origin: Origin, body: bytes) -> Response[bytes]:
+    from service.live.posting import post as write
+    from service.model import posted
+
+    events = posted.decode(body)
+    live = hub_of(request).workspace(ws)
+    job = live.writer.submit(lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S)
+    result = job.answer()
+    assert isinstance(result, posted.Posted)
+    done = msgspec.structs.replace(result, commit=job.commit or live.head)
+    return answer(msgspec.json.encode(done) + b"\n", JSON, 200 if done.replayed else 201)
+
+
+@post(
+    "/api/v1/workspaces/{ws:str}/commands",
+    status_code=201,
+    guards=[guard.check],
+    opt=COMMAND,
+    security=openapi.SECURITY,
+    responses=openapi.answers(bodies.Written, *openapi.COMMAND_ERRORS, 504, status=201),
+    operation_class=openapi.operation(body=AnyCommand),
+)
+async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
+    """Run one command value (`service.model.requests`) as the token's user; `project` is the
+    project a new record goes to (the CLI's `--project`)."""
+    given = await anyio.to_thread.run_sync(guard.authorize, data_of(request), request, ws, "command")
+    body = await request.body()
+    origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
+    return await anyio.to_thread.run_sync(_command, request, ws, project, origin, body)
+
+
+def _command(
+    request: AnyRequest, ws: str, project: str | None, origin: Origin, body: bytes
+) -> Response[bytes]:
+    from service.app import execute
+    from service.live.view import View
+    from service.model.requests import decode
+
+    command = decode(body)
+    live = hub_of(request).workspace(ws)
+
+    def run(batch: Batch) -> object:
+        return execute(View(live, project, origin, batch), command)
+
+    job = live.writer.submit(run, WRITE_TIMEOUT_S)
+    job.answer()
+    return answer(reads.written(list(job.events)), status=201)
+
+
+ROUTES = [post_events, commands]

@@ -1,0 +1,136 @@
+"""One workspace held open by the service: every log's folded state in memory, advanced by
+each append (never refolded per request), read under a shared lock, written by one writer
+thread (`writer.py`) that holds the store lock for a whole batch.
+
+The states change only in `apply` (the writer, after a job's events passed every check) and
+`load` (at start, and when the store's head moved under the service: a CLI or a sync wrote
+into the store directly). Readers never wait for a batch's fsync: the write lock is held
+only while a job's events are folded, microseconds to milliseconds. A reader may see a
+job's events while its commit is still being fsynced; if that commit fails, the states are
+loaded again from disk and the job is answered with the failure.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from readerwriterlock import rwlock
+
+from service.live.feed import Feed
+from service.model.events import Event, Origin
+from service.model.state import State
+from service.store import Quarantine, Store, cache
+
+if TYPE_CHECKING:
+    from service.live.view import View
+    from service.live.writer import Writer
+
+
+class Observer(Protocol):
+    """Where the service's counters go (`service/api/metrics.py`)."""
+
+    def batch_committed(self, workspace: str, events: int) -> None: ...
+
+    def fold_lag(self, workspace: str, events: int) -> None: ...
+
+
+class Quiet:
+    def batch_committed(self, workspace: str, events: int) -> None:
+        pass
+
+    def fold_lag(self, workspace: str, events: int) -> None:
+        pass
+
+
+class LiveWorkspace:
+    def __init__(self, name: str, store: Store, observer: Observer) -> None:
+        from service.live.writer import Writer
+
+        self.name = name
+        self.store = store
+        self.observer = observer
+        self.feed = Feed()
+        self.states: dict[str, tuple[State, list[Quarantine]]] = {}
+        self.head: str | None = None
+        self.version = 0  # moves with every change of the states: keys rendered answers
+        self.rendered: dict[tuple[object, ...], bytes] = {}
+        self._lock = rwlock.RWLockWrite()  # a waiting writer goes before new readers
+        self._loading = threading.Lock()
+        self.load()
+        self.writer: Writer = Writer(self)
+
+    # --- state ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Every log's state from the store (through its fold cache), as of its head now."""
+        with self.store.locked():
+            head = self.store.head()
+            states = {log: self.store.state(log) for log in self.store.logs()}
+        with self._lock.gen_wlock():
+            self.states, self.head = states, head
+            self._moved()
+
+    def state(self, log: str) -> tuple[State, list[Quarantine]]:
+        found = self.states.get(log)
+        return found if found is not None else (State(), [])
+
+    def apply(self, log: str, events: list[Event]) -> None:
+        """Fold events that passed every check into `log`'s state (the writer only)."""
+        with self._lock.gen_wlock():
+            if log not in self.states:
+                self.states[log] = (State(), [])
+            cache.advance(self.states[log][0], events)
+            self._moved()
+
+    def committed(self, commit: str, events: list[Event]) -> None:
+        """A batch's commit is durable: its events go to the live stream."""
+        self.head = commit
+        self.feed.publish(events)
+        self.observer.batch_committed(self.name, len(events))
+
+    def _moved(self) -> None:
+        self.version += 1
+        self.rendered = {}
+
+    # --- reading -------------------------------------------------------------------------
+
+    @contextmanager
+    def reading(self, project: str | None, origin: Origin) -> Iterator[View]:
+        """A view of the states for one read, held still while it is used."""
+        from service.live.view import View
+
+        self.catch_up()
+        with self._lock.gen_rlock():
+            yield View(self, project, origin)
+
+    def catch_up(self) -> None:
+        """Load the states again when the store's head is not the one they fold (something
+        other than this service wrote into the store)."""
+        if self._disk_head() == self.head:
+            return
+        with self._loading, self.store.locked():  # the writer's batch in flight ends first
+            if self.store.head() != self.head:
+                self.observer.fold_lag(self.name, 1)
+                self.load()
+                self.observer.fold_lag(self.name, 0)
+
+    def _disk_head(self) -> str | None:
+        """main's commit as the ref file says (one small read); the store's answer otherwise."""
+        ref = Path(self.store.root, ".git", "refs", "heads", "main")
+        try:
+            text = ref.read_bytes().strip().decode("ascii")
+        except (FileNotFoundError, UnicodeDecodeError):
+            return self.store.head()
+        return text if len(text) == 40 else self.store.head()
+
+    # --- closing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Finish the writes in flight, end the stream, close the store."""
+        self.writer.stop()
+        self.feed.close()
+        self.store.close()

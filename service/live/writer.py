@@ -1,0 +1,157 @@
+"""One writer per workspace: requests queue their jobs; the writer thread takes every job
+waiting, runs each on the live state (each sees the ones before it), and commits them all
+as one fsynced commit (group commit). A job is answered only once that commit is durable;
+one refused job refuses only itself.
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from service.live.errors import CommitFailed, Stopping, WriteTimeout
+from service.model import ids, order
+from service.model.errors import Invalid
+from service.model.events import Event
+from service.store import clock
+
+if TYPE_CHECKING:
+    from service.live.space import LiveWorkspace
+
+MAX_JOBS = 512  # jobs in one batch: bounds one commit's size and its readers' wait
+
+
+class Batch:
+    """The events of the jobs of one commit, with the ids and the time they share."""
+
+    def __init__(self, live: LiveWorkspace) -> None:
+        self.live = live
+        self.now = clock.now()
+        self.local = live.store.local_facts()
+        self.lines: dict[str, list[bytes]] = {}
+        self.events: list[Event] = []
+        self._last = clock.high_water(live.store.clock_file)
+
+    def new_id(self, floor: str | None) -> str:
+        """An id after every id issued or seen and after `floor` (the log's last)."""
+        last = max((i for i in (self._last, floor) if i is not None), default=None)
+        self._last = ids.next_id(last, clock.wall_ms(), secrets.randbits(80))
+        return self._last
+
+    def add(self, log: str, events: list[Event]) -> None:
+        self.add_all({log: events})
+
+    def add_all(self, events: dict[str, list[Event]]) -> None:
+        """Check every event (the append gate's checks, in id order after each log's last),
+        then fold them into the live state; nothing is folded if one is refused."""
+        checked: dict[str, list[bytes]] = {}
+        for log, batch in events.items():
+            found = order.not_after((e.id for e in batch), self.live.state(log)[0].last_id)
+            if found is not None:
+                raise Invalid(f"event {found[0]} is not after {found[1]}, the last id of its log", field="id")
+            checked[log] = self.live.store.check(log, batch, self.local)
+        for log, batch in events.items():
+            if batch:
+                self.live.apply(log, batch)
+                self.lines.setdefault(log, []).extend(checked[log])
+                self.events.extend(batch)
+                self._last = max(self._last or "", batch[-1].id)
+
+
+class Job:
+    """One request's write, run by the writer thread."""
+
+    def __init__(self, run: Callable[[Batch], object]) -> None:
+        self.run = run
+        self.result: object = None
+        self.events: list[Event] = []
+        self.error: BaseException | None = None
+        self.commit: str | None = None
+        self.done = threading.Event()
+
+    def answer(self) -> object:
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class Writer:
+    def __init__(self, live: LiveWorkspace) -> None:
+        self.live = live
+        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name=f"writer-{live.name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, run: Callable[[Batch], object], timeout: float) -> Job:
+        """Queue a job and wait until its commit is durable (or it was refused)."""
+        if self._stopping:
+            raise Stopping()
+        job = Job(run)
+        self._queue.put(job)
+        if not job.done.wait(timeout):
+            raise WriteTimeout(timeout)
+        return job
+
+    def stop(self) -> None:
+        """Take no new jobs, finish those queued, end the thread."""
+        self._stopping = True
+        self._queue.put(None)
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            first = self._queue.get()
+            jobs = [first] if first is not None else []
+            ending = first is None
+            while len(jobs) < MAX_JOBS:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    ending = True
+                else:
+                    jobs.append(more)
+            if jobs:
+                self._commit(jobs)
+            if ending:
+                return
+
+    def _commit(self, jobs: list[Job]) -> None:
+        live = self.live
+        try:
+            with live.store.locked():
+                if live.store.head() != live.head:
+                    live.load()  # written by another process since: fold that first
+                batch = Batch(live)
+                for job in jobs:
+                    _run(job, batch)
+                if batch.events:
+                    try:
+                        commit = live.store.write_lines(batch.lines, [e.id for e in batch.events])
+                    except BaseException as exc:
+                        live.load()  # the folded events were not written: drop them
+                        raise CommitFailed(exc) from exc
+                    live.committed(commit, batch.events)
+                    for job in jobs:
+                        job.commit = commit
+        except BaseException as exc:  # every job of the batch learns why; the thread goes on
+            for job in jobs:
+                if job.error is None and (job.events or not isinstance(exc, CommitFailed)):
+                    job.error = exc
+        finally:
+            for job in jobs:
+                job.done.set()
+
+
+def _run(job: Job, batch: Batch) -> None:
+    mark = len(batch.events)
+    try:
+        job.result = job.run(batch)
+    except Exception as exc:  # the job's refusal (or fault) is its answer, not the batch's
+        job.error = exc
+    job.events = batch.events[mark:]

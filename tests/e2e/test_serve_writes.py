@@ -1,0 +1,307 @@
+"""Writes through a real `self serve` process: events posted as they are, read back through
+the CLI on the same store; retries, refusals, the log since an id, the live stream, many
+writers at once, a kill -9 in the middle of writes, and a stop with streams open."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from service.model import ids
+from service.store import Store
+from tests.e2e.selfrun import base_env, describe, run_self
+from tests.e2e.serving import Service, admin, token
+
+WS, SLUG = "acme", "web"
+EVENTS = f"/api/v1/workspaces/{WS}/events"
+PROBLEM = "application/problem+json"
+
+
+class Team:
+    def __init__(self, data: Path, service: Service, writer: str, reader: str) -> None:
+        self.data, self.service, self.writer, self.reader = data, service, writer, reader
+
+    @property
+    def store(self) -> Path:
+        return self.data / "workspaces" / WS
+
+    def cli(self, *args: str) -> str:
+        env = base_env() | {"SELF_WORKSPACE": str(self.store), "SELF_PROJECT": SLUG}
+        proc = run_self(args, env)
+        assert proc.returncode == 0, describe(proc)
+        return proc.stdout
+
+    def post(self, events: list[dict[str, Any]], secret: str | None = None, **kw: Any) -> httpx.Response:
+        with self.service.client(secret or self.writer) as client:
+            return client.post(EVENTS, json={"events": events}, **kw)
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        with self.service.client(self.reader) as client:
+            return client.get(path, **kw)
+
+    def head(self) -> str | None:
+        with Store.open(self.store) as store:
+            return store.head()
+
+
+def make_team(tmp: Path) -> Team:
+    data = tmp / "data"
+    admin(data, "workspace", "add", WS)
+    admin(data, "user", "add", "ann")
+    writer, reader = token(data, "ann", WS, "writer"), token(data, "ann", WS, "reader")
+    team = Team(data, Service(data, tmp / "serve.log"), writer, reader)
+    team.cli("project", "add", SLUG, "--desc", "the web app")
+    team.service.wait("/readyz")
+    return team
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    made = make_team(tmp_path_factory.mktemp("writes"))
+    yield made
+    assert made.service.stop() == 0
+
+
+def note(text: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "entity.confirmed",
+        "project": SLUG,
+        "payload": {"text": text, "labels": ["idea"]},
+        **extra,
+    }
+
+
+def logged(store: Path) -> list[dict[str, Any]]:
+    """Every event line of every committed log file of the store."""
+    with Store.open(store) as opened:
+        return [{"_id": e.id, "type": e.type} for log in opened.logs() for e in opened.read(log).events]
+
+
+def test_a_post_is_written_with_the_services_id_time_and_user(team: Team) -> None:
+    answer = team.post([note("cache the context"), note("index the logs")])
+    assert answer.status_code == 201, answer.text
+    body = answer.json()
+    assert len(body["ids"]) == 2 and body["ids"] == sorted(body["ids"]) and body["commit"] == team.head()
+    rows = json.loads(team.cli("state", "list", "--json"))
+    made = {r["id"]: r for r in rows if r["text"] in ("cache the context", "index the logs")}
+    assert set(made) == set(body["ids"]), "a new record's entity is its event's id, as the CLI writes it"
+    shown = json.loads(team.cli("state", "show", body["ids"][0], "--history", "--json"))
+    assert shown["history"][0]["origin"]["by"] == "ann" and shown["history"][0]["ts"].endswith("Z")
+
+
+def test_a_retried_post_with_ids_is_written_once(team: Team) -> None:
+    first = team.post([note("first try")])
+    given = first.json()["ids"][0]
+    later = team.post([note("next")]).json()["ids"][0]
+    mine = ids.next_id(later, 0, 5)  # a client's own id, after the log's last
+    again = [team.post([note("with my id", id=mine)]) for _ in range(3)]
+    assert [a.status_code for a in again] == [201, 200, 200], [a.text for a in again]
+    assert {a.json()["ids"][0] for a in again} == {mine} and again[1].json()["replayed"] is True
+    assert sum(1 for e in logged(team.store) if e["_id"] == mine) == 1
+    taken = team.post([note("other content", id=mine)])
+    assert taken.status_code == 409 and taken.json()["code"] == "exists", taken.text
+    assert taken.json()["field"] == "events[0].id"
+    assert given in {e["_id"] for e in logged(team.store)}
+
+
+BAD = [
+    ("not json", b"{events: [", 400, "malformed"),
+    ("no events", b'{"events": []}', 422, "missing-value"),
+    ("wrong shape", b'{"events": [{"type": "entity.confirmed"}]}', 400, "malformed"),
+    ("unknown key", b'{"events": [], "x": 1}', 400, "malformed"),
+    ("unknown type", json.dumps({"events": [{"type": "x.y", "project": SLUG, "payload": {}}]}), 422, None),
+    ("unknown project", json.dumps({"events": [note("x") | {"project": "nope"}]}), 404, "not-found"),
+    ("local path", json.dumps({"events": [note("see /home/ann/secret-notes.txt")]}), 422, "sanitize"),
+    ("secret", json.dumps({"events": [note("token ghp_" + "a" * 36)]}), 422, "sanitize"),
+    ("future id", json.dumps({"events": [note("x", id="7" + "0" * 25)]}), 422, None),
+    ("bad id", json.dumps({"events": [note("x", id="../../etc")]}), 422, None),
+    ("too many", json.dumps({"events": [note(f"n{i}") for i in range(1001)]}), 413, "too-large"),
+]
+
+
+@pytest.mark.parametrize(("case", "body", "status", "code"), BAD, ids=[b[0] for b in BAD])
+def test_a_bad_post_is_a_clear_4xx_and_writes_nothing(
+    team: Team, case: str, body: bytes | str, status: int, code: str | None
+) -> None:
+    before = team.head()
+    with team.service.client(team.writer) as client:
+        answer = client.post(EVENTS, content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"] == PROBLEM
+    doc = answer.json()
+    assert doc["status"] == status and doc["detail"]
+    if code is not None:
+        assert doc["code"] == code
+    assert "/home/ann" not in answer.text and "ghp_" not in answer.text, "a refusal never echoes the value"
+    assert team.head() == before, "nothing written"
+
+
+def test_a_reader_cannot_post(team: Team) -> None:
+    before = team.head()
+    answer = team.post([note("by a reader")], secret=team.reader)
+    assert answer.status_code == 403 and team.head() == before
+
+
+def test_events_after_an_id_page_through_the_log(team: Team) -> None:
+    ids = team.post([note(f"paged {i}") for i in range(5)]).json()["ids"]
+    path = f"/api/v1/workspaces/{WS}/projects/{SLUG}/events"
+    page = team.get(path, params={"after": ids[0], "limit": 2}).json()
+    assert [e["id"] for e in page["events"]] == ids[1:3] and page["next"] == ids[2]
+    rest = team.get(path, params={"after": page["next"]}).json()
+    assert [e["id"] for e in rest["events"]][:2] == ids[3:] and rest["next"] is None
+    everything = team.get(path, params={"limit": 10_000}).json()["events"]
+    assert [e["id"] for e in everything] == sorted(e["id"] for e in everything)
+    assert everything[-1]["id"] == ids[-1]
+    for bad in ({"limit": 0}, {"limit": 10**9}, {"after": "nope"}):
+        answer = team.get(path, params=bad)
+        assert answer.status_code in (400, 422) and answer.headers["content-type"] == PROBLEM, bad
+
+
+class Listener:
+    """An SSE client in a thread: the events it received (id and parsed data)."""
+
+    def __init__(self, service: Service, secret: str, last: str | None = None) -> None:
+        self.got: list[tuple[str, dict[str, Any]]] = []
+        self.open = threading.Event()
+        headers = {"Authorization": f"Bearer {secret}"} | ({"Last-Event-ID": last} if last else {})
+        self._client = httpx.Client(base_url=service.url, headers=headers, timeout=httpx.Timeout(30, read=60))
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        assert self.open.wait(10), "the stream did not open"
+
+    def _run(self) -> None:
+        with self._client.stream("GET", f"/api/v1/workspaces/{WS}/stream") as answer:
+            assert answer.status_code == 200
+            self.open.set()
+            current: dict[str, str] = {}
+            try:
+                for line in answer.iter_lines():
+                    if line.startswith(("id:", "data:")):
+                        key, _, value = line.partition(":")
+                        current[key] = value.strip()
+                    elif not line and "data" in current:
+                        self.got.append((current.get("id", ""), json.loads(current["data"])))
+                        current = {}
+            except httpx.HTTPError:
+                return
+
+    def until(self, n: int, seconds: float = 10) -> list[tuple[str, dict[str, Any]]]:
+        deadline = time.monotonic() + seconds
+        while len(self.got) < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return list(self.got)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def test_the_stream_sends_each_committed_event_and_resumes_by_last_event_id(team: Team) -> None:
+    listener = Listener(team.service, team.reader)
+    time.sleep(0.2)  # the subscription is registered before the first post
+    ids = team.post([note("streamed one"), note("streamed two")]).json()["ids"]
+    got = listener.until(2)
+    listener.close()
+    assert [i for i, _ in got] == ids and [d["id"] for _, d in got] == ids
+    assert got[0][1]["payload"]["text"] == "streamed one" and got[0][1]["origin"]["by"] == "ann"
+    later = team.post([note("while away")]).json()["ids"]
+    resumed = Listener(team.service, team.reader, last=ids[0])
+    seen = resumed.until(2)
+    resumed.close()
+    assert [i for i, _ in seen] == [ids[1], *later]
+    old = Listener(team.service, team.reader, last="0" * 26)  # before everything: read from the logs
+    assert len(old.until(len(logged(team.store)))) >= len(logged(team.store)) - 1
+    old.close()
+
+
+def test_sixteen_writers_lose_nothing_and_share_commits(team: Team) -> None:
+    before = team.head()
+    with Store.open(team.store) as store:
+        commits_before = sum(1 for _ in store.repo.get_walker())
+
+    def write(n: int) -> list[str]:
+        out: list[str] = []
+        with team.service.client(team.writer) as client:
+            for i in range(10):
+                answer = client.post(EVENTS, json={"events": [note(f"writer {n} event {i}")]})
+                assert answer.status_code == 201, answer.text
+                out += answer.json()["ids"]
+        return out
+
+    with ThreadPoolExecutor(16) as pool:
+        acked = [i for ids in pool.map(write, range(16)) for i in ids]
+    assert len(acked) == len(set(acked)) == 160
+    written = [e["_id"] for e in logged(team.store)]
+    assert all(written.count(i) == 1 for i in acked), "every acknowledged event present once"
+    with Store.open(team.store) as store:
+        walker = list(store.repo.get_walker())
+        assert all(len(entry.commit.parents) <= 1 for entry in walker), "one line of history"
+        made = len(walker) - commits_before
+    assert 1 <= made < 160, f"{made} commits for 160 posts: concurrent posts share commits"
+    assert team.head() != before
+    served = team.get(f"/api/v1/workspaces/{WS}/projects/{SLUG}/context", params={"format": "plain"})
+    assert served.content == team.cli("context", "--plain").encode()
+    rows = team.get(f"/api/v1/workspaces/{WS}/projects/{SLUG}/state", params={"all": 1})
+    assert rows.content == team.cli("state", "list", "--all", "--json").encode()
+
+
+def test_kill_9_during_writes_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    team = make_team(tmp_path)
+    acked: list[str] = []
+    stop = threading.Event()
+
+    def write(n: int) -> None:
+        with team.service.client(team.writer) as client:
+            for i in range(1000):
+                if stop.is_set():
+                    return
+                try:
+                    answer = client.post(EVENTS, json={"events": [note(f"w{n} e{i}")]})
+                except httpx.HTTPError:
+                    return
+                if answer.status_code == 201:
+                    acked.extend(answer.json()["ids"])
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(acked) < 40 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    team.service.proc.send_signal(signal.SIGKILL)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    team.service.stop()
+    assert len(acked) >= 40, "writes were acknowledged before the kill"
+    again = Service(team.data, tmp_path / "again.log")
+    try:
+        again.wait("/readyz")
+        with again.client(team.reader) as client:
+            path = f"/api/v1/workspaces/{WS}/projects/{SLUG}/events"
+            held = {e["id"] for e in client.get(path, params={"limit": 10_000}).json()["events"]}
+        assert set(acked) <= held, "every acknowledged event survives kill -9"
+        with again.client(team.writer) as client:
+            answer = client.post(EVENTS, json={"events": [note("after the restart")]})
+            assert answer.status_code == 201, answer.text
+        assert team.cli("state", "list", "--json")
+    finally:
+        assert again.stop() == 0
+
+
+def test_a_stop_with_streams_open_exits_0_at_once(tmp_path: Path) -> None:
+    team = make_team(tmp_path)
+    listeners = [Listener(team.service, team.reader) for _ in range(3)]
+    started = time.monotonic()
+    code = team.service.stop(signal.SIGTERM)
+    assert code == 0 and time.monotonic() - started < 10
+    for listener in listeners:
+        listener.close()
