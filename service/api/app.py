@@ -19,9 +19,11 @@ from service.api.limits import Limiter
 from service.api.metrics import Metrics, metrics
 from service.api.observe import Observe
 from service.api.routes import ROUTES
+from service.api.search import SEARCH_ROUTES
 from service.api.stream import ROUTES as STREAMS
 from service.api.writes import ROUTES as WRITES
 from service.data.workspaces import Data
+from service.index.shared import SharedIndex
 from service.live.hub import Hub
 
 
@@ -39,9 +41,12 @@ def readyz(state: State) -> Response[bytes] | dict[str, str]:
     return {"status": "ready"}
 
 
-def load(hub: Hub, ready: threading.Event) -> None:
-    """Fold every workspace's logs into memory; then ready."""
+def load(hub: Hub, ready: threading.Event, index: SharedIndex | None = None) -> None:
+    """Fold every workspace's logs into memory and bring the search index up to each; then
+    ready."""
     hub.open_all()
+    if index is not None:
+        index.refresh_all()
     ready.set()
 
 
@@ -52,21 +57,22 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     counted = Metrics()
     hub = Hub(data, observer=counted)  # commits and fold lag counted as they happen
     ready = threading.Event()
+    index = SharedIndex(data)  # `refresh(workspace)` after a write makes it searchable at once
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)
 
     def start() -> None:
-        threading.Thread(target=load, args=(hub, ready), name="load-workspaces", daemon=True).start()
+        threading.Thread(target=load, args=(hub, ready, index), name="load-workspaces", daemon=True).start()
 
     limits = config.limits
     limiter = Limiter(limits.rate, limits.burst)
     ops = {"config": config, "metrics": counted, "limiter": limiter}
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS],
-        state=State({"data": data, "hub": hub, "ready": ready, **ops}),
+        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES],
+        state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops}),
         on_startup=[start],
-        on_shutdown=[hub.close],
+        on_shutdown=[hub.close, index.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
         openapi_config=openapi.config(),

@@ -156,3 +156,22 @@ class Written(Doc, frozen=True):
     """The events a command wrote (`--json` of a write)."""
 
     events: list[Event]
+
+
+class SearchHit(Doc, frozen=True):
+    """One match of `GET /api/v1/search`: its workspace, its place (1 first) and its row as
+    `self search --json` prints it."""
+
+    workspace: str
+    rank: int
+    record: EntityRow
+
+
+class SearchAnswer(Doc, frozen=True):
+    """`GET /api/v1/search`: the first `limit` of `matched` records, best first."""
+
+    query: str
+    project: str | None
+    workspaces: list[str]
+    matched: int
+    hits: list[SearchHit]

@@ -64,6 +64,21 @@ class Forbidden(ApiError):
         super().__init__(detail)
 
 
+class BadParameter(ApiError):
+    """A query parameter missing or out of its range; the document names it (`field`)."""
+
+    status = 400
+    code = "bad-parameter"
+    title = "A query parameter is missing or out of its range"
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(f"query parameter `{field}`: {detail}")
+        self.field = field
+
+    def document(self) -> dict[str, object]:
+        return super().document() | {"field": self.field}
+
+
 def respond(
     status: int, document: dict[str, object], headers: dict[str, str] | None = None
 ) -> Response[bytes]:

@@ -18,9 +18,13 @@ import sqlite_utils
 BUSY_TIMEOUT_S = 30.0
 
 
-def connect(path: Path) -> sqlite_utils.Database:
+def connect(path: Path, *, any_thread: bool = False) -> sqlite_utils.Database:
+    """`any_thread`: the connection may be closed from another thread than its own (its
+    owner still uses it from one thread at a time)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    conn = sqlite3.connect(
+        str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=not any_thread
+    )
     conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")

@@ -2,6 +2,6 @@
 
 from service.index.errors import BadLimit, QueryTooLong, SearchIndexError
 from service.index.index import Refreshed, SearchIndex
-from service.index.query import Hit
+from service.index.query import Found, Hit
 
-__all__ = ["BadLimit", "Hit", "QueryTooLong", "Refreshed", "SearchIndex", "SearchIndexError"]
+__all__ = ["BadLimit", "Found", "Hit", "QueryTooLong", "Refreshed", "SearchIndex", "SearchIndexError"]

@@ -4,7 +4,9 @@ One row per live record (`records`), its lowercased haystack in an FTS5 table wi
 trigram tokenizer, so a MATCH finds exactly the records whose text holds a term as a
 substring (what `self search` matches). Per log, `logs` keeps the last event id and the
 number of events indexed, and the placements waiting on a record (`State.pairs`) as they
-were then. `meta` keeps the index format and the model's fingerprint: other code rebuilds.
+were then; `heads`, per workspace, the commit its store's `main` named when a refresh began,
+so a refresh of a store that has not moved (`moved_only`) reads nothing but that ref. `meta`
+keeps the index format and the model's fingerprint: other code rebuilds.
 
 `refresh` advances each log from the events after its last indexed id: the records those
 events touch (`hotslice.touched`, the hot slice's rule) are written again from the folded state,
@@ -32,7 +34,7 @@ from service.model.state import Entity, State
 from service.store import Store, layout, segments
 from service.store.cache import model_fingerprint
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: the heads table
 TOKENIZER = "trigram case_sensitive 1"  # the haystack is lowercased by the model already
 _encode = msgspec.msgpack.Encoder().encode
 _decode_pairs = msgspec.msgpack.Decoder(dict[str, list[str]]).decode
@@ -55,9 +57,9 @@ class _Log(msgspec.Struct):
 class SearchIndex:
     """The search index of one data directory."""
 
-    def __init__(self, data: Data) -> None:
+    def __init__(self, data: Data, *, any_thread: bool = False) -> None:
         self.data = data
-        self.db = connect(data.index_db)
+        self.db = connect(data.index_db, any_thread=any_thread)
         self._prepare()
 
     def close(self) -> None:
@@ -78,7 +80,7 @@ class SearchIndex:
             held = meta.exists() and next(meta.rows_where("key = 'version'", select="value"), None)
             if held and held["value"] == version:
                 return
-            for name in ("records_fts", "records", "logs", "meta"):
+            for name in ("records_fts", "records", "logs", "heads", "meta"):
                 self.db.execute(f"DROP TABLE IF EXISTS [{name}]")
             for trigger in ("records_ai", "records_ad", "records_au"):
                 self.db.execute(f"DROP TRIGGER IF EXISTS [{trigger}]")
@@ -88,6 +90,7 @@ class SearchIndex:
                 {"workspace": str, "log": str, "last_id": str, "events": int, "pairs": bytes},
                 pk=("workspace", "log"),
             )
+            self.db.table("heads").create({"workspace": str, "head": str}, pk="workspace")
             records = self.db.table("records")
             records.create(
                 {
@@ -106,17 +109,23 @@ class SearchIndex:
 
     # --- advancing ------------------------------------------------------------------------
 
-    def refresh(self, workspaces: Iterable[str] | None = None) -> Refreshed:
-        """Bring the index up to the logs of `workspaces` (default: every one in DATA)."""
+    def refresh(self, workspaces: Iterable[str] | None = None, *, moved_only: bool = False) -> Refreshed:
+        """Bring the index up to the logs of `workspaces` (default: every one in DATA); with
+        `moved_only`, only of those whose store's head commit moved since their last refresh
+        (a write that is not committed yet is then not seen until its commit)."""
         names = self.data.names()
         done = Refreshed([], [], [])
         chosen = names if workspaces is None else [w for w in workspaces if w in names]
         for name in chosen:
             with self.data.open(name) as store:
+                head = store.head() or ""  # before reading the logs: a commit after it moves it
+                if moved_only and head == self.head(name):
+                    continue
                 logs = store.logs()
                 for log in logs:
                     self._refresh_log(name, store, log, done)
             self._drop(name, keep=logs, done=done)
+            self.db.table("heads").upsert({"workspace": name, "head": head}, pk="workspace")
         if workspaces is None:
             for gone in self._indexed_workspaces() - set(names):
                 self._drop(gone, keep=[], done=done)
@@ -180,6 +189,12 @@ class SearchIndex:
             pk=("workspace", "log"),
         )
 
+    def head(self, workspace: str) -> str | None:
+        """The head commit of `workspace`'s store when its last refresh began ("" before its
+        first commit), None when it was never refreshed."""
+        row = self.db.execute("SELECT head FROM heads WHERE workspace = ?", [workspace]).fetchone()
+        return None if row is None else str(row[0])
+
     def _drop(self, workspace: str, keep: list[str], done: Refreshed) -> None:
         marks = ", ".join("?" * len(keep))
         where = f"workspace = ? AND log NOT IN ({marks})" if keep else "workspace = ?"
@@ -187,6 +202,8 @@ class SearchIndex:
             gone = [r[0] for r in self.db.execute(f"SELECT log FROM logs WHERE {where}", [workspace, *keep])]
             self.db.execute(f"DELETE FROM records WHERE {where}", [workspace, *keep])
             self.db.execute(f"DELETE FROM logs WHERE {where}", [workspace, *keep])
+            if not keep:
+                self.db.execute("DELETE FROM heads WHERE workspace = ?", [workspace])
         done.dropped.extend(f"{workspace}/{log}" for log in gone)
 
     def _indexed_workspaces(self) -> set[str]:
@@ -205,6 +222,12 @@ class SearchIndex:
         """The live records of `workspaces` matching `q`, ranked as `self search` ranks them
         (`project`'s records first); `exposure` keeps one exposure, None keeps every one."""
         return query.search(self.db, q, project, list(workspaces), limit, exposure)
+
+    def ranked(
+        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None
+    ) -> list[query.Found]:
+        """Every match of `search`, in its order, with its workspace, log and record."""
+        return query.ranked(self.db, q, project, list(workspaces), exposure)
 
     def entities(self, workspace: str, log: str) -> list[Pair]:
         """The records indexed for one log, in the fold's order (for checks and tests)."""

@@ -59,6 +59,14 @@ def phrase(term: str) -> str:
     return '"' + searchable(term).replace('"', '""') + '"'
 
 
+class Found(msgspec.Struct, frozen=True, gc=False):
+    """One ranked record with the workspace and log (`""`: the workspace's own) holding it."""
+
+    workspace: str
+    log: str
+    entity: Entity
+
+
 def search(
     db: sqlite_utils.Database,
     q: str,
@@ -67,13 +75,32 @@ def search(
     limit: int,
     exposure: str | None,
 ) -> list[Hit]:
-    if len(q) > MAX_QUERY:
-        raise QueryTooLong("characters", MAX_QUERY)
+    check_limit(limit)
+    found = ranked(db, q, project, workspaces, exposure)[:limit]
+    return [_hit(f.entity, f.workspace, f.log, place) for place, f in enumerate(found, 1)]
+
+
+def check_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_LIMIT:
         raise BadLimit(limit, MAX_LIMIT)
+    return limit
+
+
+def check_query(q: str) -> list[str]:
+    """The terms of `q`; QueryTooLong past the caps."""
+    if len(q) > MAX_QUERY:
+        raise QueryTooLong("characters", MAX_QUERY)
     terms = ranking.terms_of(q)
     if len(terms) > MAX_TERMS:
         raise QueryTooLong("words", MAX_TERMS)
+    return terms
+
+
+def ranked(
+    db: sqlite_utils.Database, q: str, project: str | None, workspaces: list[str], exposure: str | None
+) -> list[Found]:
+    """Every match, in the model's order."""
+    terms = check_query(q)
     if not workspaces:
         return []
     where, args = _where(terms, workspaces, exposure)
@@ -84,16 +111,20 @@ def search(
         entities = [_decode(row[2]) for row in rows]
         # `(entity, current)` pairs in (workspace, log, fold) order, as `self search` builds them
         pool: list[Pair] = [(e, row[1] == project) for e, row in zip(entities, rows, strict=True)]
-        ranked = ranking.search(q, pool, exposure is None, exposure)[:limit]
+        order = ranking.search(q, pool, exposure is None, exposure)
     row_of = {id(e): row for e, row in zip(entities, rows, strict=True)}  # ids repeat across logs
-    return [_hit(e, row_of[id(e)][0], row_of[id(e)][1], place) for place, e in enumerate(ranked, 1)]
+    return [Found(row_of[id(e)][0], row_of[id(e)][1], e) for e in order]
 
 
 def _where(terms: list[str], workspaces: list[str], exposure: str | None) -> tuple[str, list[object]]:
-    clauses = [f"workspace IN ({', '.join('?' * len(workspaces))})"]
+    # Only FTS5 terms: the matches drive the query. `+` keeps SQLite from walking the
+    # (workspace, log, seq) index instead, which reads every record of the workspaces.
+    driven = bool(terms) and all(len(t) >= _TRIGRAM for t in terms)
+    column = "+{}" if driven else "{}"
+    clauses = [f"{column.format('workspace')} IN ({', '.join('?' * len(workspaces))})"]
     args: list[object] = [*workspaces]
     if exposure is not None:
-        clauses.append("exposure = ?")
+        clauses.append(f"{column.format('exposure')} = ?")
         args.append(exposure)
     if terms:
         matched: list[str] = []

@@ -59,6 +59,7 @@ CODES: dict[str, Problem] = {
     # the HTTP front end (service.api.errors): no CLI command raises these
     "unauthenticated": Problem(BAD_INPUT, 401, "A valid bearer token is needed"),
     "forbidden": Problem(BAD_INPUT, 403, "The token does not allow this"),
+    "bad-parameter": Problem(BAD_INPUT, 400, "A query parameter is missing or out of its range"),
     "server": Problem(BAD_INPUT, 500, "Unexpected error"),
     "rate-limited": Problem(BAD_INPUT, 429, "Too many requests"),
     "timeout": Problem(BAD_INPUT, 503, "The answer took too long"),

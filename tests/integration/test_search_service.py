@@ -1,0 +1,324 @@
+"""The service's search over a real data directory (real stores, git, SQLite FTS5): its
+answers are `self search`'s (the application layer's `queries.search`, the call the CLI
+makes) on the same records; the shared index follows each store's head commit."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.api.errors import BadParameter
+from service.api.search import SearchAnswer, StateOf, answer, asked
+from service.app import execute, queries
+from service.data.workspaces import Data
+from service.index.query import MAX_LIMIT
+from service.index.shared import SharedIndex
+from service.model import ids
+from service.model.events import Event, Origin, canonical
+from service.model.requests import Add, ProjectAdd
+from service.model.state import State
+from service.store import layout
+from service.store.gitcommit import commit_files
+from service.workspace import Workspace
+from tests.eventcheck import checked_tempdir
+from tests.strategies import EXPOSURES, LABELS, MAX_RANDOM, START_MS, histories, iso, raw
+
+HUMAN = Origin("human", True)
+LOGS = ("app", "web", "")  # a project, another one, the workspace's own log
+WORDS = ("alpha", "beta", "ab", "a", "NEAR", '"q"', "x*", "Ünï", "ß", "alphabet", "deploy")
+KINDS = (*LABELS, "claim", "question")  # ledger records carry derived keys in their rows
+SYNTAX = ('"', "*", "-", "NEAR", "(", ")", "OR", 'a"b')
+
+
+def commit_logs(data: Data, workspace: str, events: dict[str, list[Event]]) -> None:
+    """Write each log's events as the store lays them out (1,000 to a segment) and commit them
+    all, as a write or a sync does: the store's head moves."""
+    files: dict[str, bytes] = {}
+    for log, logged in events.items():
+        for start in range(0, len(logged), layout.SEGMENT_EVENTS):
+            part = logged[start : start + layout.SEGMENT_EVENTS]
+            name = f"{layout.log_dir(log)}/{layout.segment_name(start // layout.SEGMENT_EVENTS)}"
+            files[name] = b"".join(canonical(e) for e in part)
+    root = data.path(workspace)
+    with data.open(workspace) as store, store.locked():
+        for name, content in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(content)
+        commit_files(store.repo, files, "test: logs")
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> dict[str, list[Event]]:
+    """A random history for `app`, then records of every kind in every log from a small
+    vocabulary, so queries meet many records and tie on counts and creation times."""
+    events: dict[str, list[Event]] = {log: [] for log in LOGS}
+    events["app"] = draw(histories(max_steps=25))
+    last = events["app"][-1].id if events["app"] else None
+    ms = ids.time_ms(last) if last else START_MS
+    for _ in range(draw(st.integers(0, 14))):
+        ms += draw(st.integers(0, 1))
+        last = ids.next_id(last, ms, draw(st.integers(0, MAX_RANDOM)))
+        log = draw(st.sampled_from(LOGS))
+        payload = {
+            "entity": last,
+            "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))),
+            "labels": [draw(st.sampled_from(KINDS))],
+            "links": [],
+            "criteria": [],
+            "exposure": draw(st.sampled_from(EXPOSURES)),
+            "priority": None,
+        }
+        event = Event(last, iso(ids.time_ms(last)), "entity.confirmed", HUMAN, log, raw(payload), None)
+        events[log].append(event)
+    return events
+
+
+@st.composite
+def words(draw: st.DrawFn, texts: list[str]) -> str:
+    """Zero to three terms: pieces of the records' texts, FTS5 syntax, or anything."""
+    pieces = []
+    for _ in range(draw(st.integers(0, 3))):
+        source = draw(st.sampled_from(["text", "text", "syntax", "any"] if texts else ["syntax", "any"]))
+        if source == "text":
+            text = draw(st.sampled_from(texts))
+            start = draw(st.integers(0, max(len(text) - 1, 0)))
+            pieces.append(text[start : start + draw(st.integers(1, 6))])
+        elif source == "syntax":
+            pieces.append(draw(st.sampled_from(SYNTAX)))
+        else:
+            pieces.append(draw(st.text(min_size=1, max_size=5)))
+    return " ".join(pieces)
+
+
+def stored(data: Data) -> StateOf:
+    """A log's state read from its store, as `self` reads it."""
+
+    def state_of(workspace: str, log: str) -> State:
+        with data.open(workspace) as store:
+            return store.state(log)[0]
+
+    return state_of
+
+
+def encoded(rows: object) -> bytes:
+    return msgspec.json.encode(rows)
+
+
+def records(found: SearchAnswer) -> bytes:
+    return encoded([hit.record for hit in found.hits])
+
+
+def self_search(data: Data, q: str, project: str | None, all_: bool, exposure: str | None) -> list[object]:
+    """The rows `self search --json` prints in workspace `team` with `project` selected."""
+    with data.open("team") as store:
+        return list(queries.search(Workspace(store, project, HUMAN), q, all_, exposure).rows)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=logs(), data=st.data())
+def test_the_service_answers_as_self_search_does(
+    history: dict[str, list[Event]], data: st.DataObject
+) -> None:
+    with checked_tempdir() as tmp:
+        team = Data(Path(tmp) / "data")
+        team.add("team").close()
+        commit_logs(team, "team", history)
+        index = SharedIndex(team)
+        texts = [str(msgspec.json.decode(e.payload).get("text", "")) for es in history.values() for e in es]
+        try:
+            for _ in range(6):
+                q = data.draw(words([t for t in texts if t]), label="q")
+                project = data.draw(st.sampled_from(["app", "web", None]), label="project")
+                all_ = data.draw(st.booleans(), label="all")
+                exposure = data.draw(st.sampled_from([None, *EXPOSURES]), label="exposure")
+                limit = data.draw(st.sampled_from([1, 3, MAX_LIMIT]), label="limit")
+                if not q.split():
+                    with pytest.raises(BadParameter, match="`q`: required"):
+                        asked(q, project, limit, all_, exposure)
+                    continue
+                found = answer(index, ["team"], asked(q, project, limit, all_, exposure), stored(team))
+                expected = self_search(team, q, project, all_, exposure)
+                assert records(found) == encoded(expected[:limit])
+                assert found.matched == len(expected)
+                assert [(h.workspace, h.rank) for h in found.hits] == [
+                    ("team", n) for n in range(1, len(found.hits) + 1)
+                ]
+        finally:
+            index.close()
+
+
+def add(data: Data, workspace: str, project: str, *texts: str, preset: str = "idea") -> list[str]:
+    """Records written through the application layer, as the CLI writes them; their ids."""
+    made = []
+    with data.open(workspace) as store:
+        if project not in Workspace(store, None, HUMAN).state("").projects:
+            execute(Workspace(store, None, HUMAN), ProjectAdd(slug=project, description=None))
+        ws = Workspace(store, project, HUMAN)
+        for text in texts:
+            events = execute(ws, Add(text=text, preset=preset))
+            made.append(str(msgspec.json.decode(events[-1].payload)["entity"]))
+    return made
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Data:
+    data = Data(tmp_path / "data")
+    data.add("team").close()
+    data.add("other").close()
+    return data
+
+
+@pytest.fixture
+def shared(data: Data) -> Iterator[SharedIndex]:
+    index = SharedIndex(data)
+    yield index
+    index.close()
+
+
+def search(
+    data: Data, index: SharedIndex, q: str, workspaces: list[str], project: str | None = None
+) -> list[str]:
+    found = answer(index, workspaces, asked(q, project, MAX_LIMIT, True, None), stored(data))
+    return [str(hit.record["text"]) for hit in found.hits]
+
+
+def test_a_write_by_any_path_is_found_by_the_next_search(data: Data, shared: SharedIndex) -> None:
+    add(data, "team", "app", "deploy the index")
+    assert search(data, shared, "deploy", ["team"]) == ["deploy the index"]
+    add(data, "team", "app", "deploy again")  # not through the service: a CLI writing into DATA
+    assert search(data, shared, "deploy", ["team"]) == ["deploy again", "deploy the index"]
+
+
+def test_refresh_reads_no_log_while_the_head_stays(
+    data: Data, shared: SharedIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.store import Store
+
+    add(data, "team", "app", "a record")
+    assert shared.refresh("team").rebuilt == ["team/", "team/app"]
+    folded: list[str] = []
+    state = Store.state
+
+    def counted(store: Store, log: str) -> object:
+        folded.append(log)
+        return state(store, log)
+
+    monkeypatch.setattr(Store, "state", counted)
+    nothing = shared.refresh("team")
+    assert (nothing.advanced, nothing.rebuilt, nothing.dropped, folded) == ([], [], [], [])
+    add(data, "team", "app", "one more")
+    assert shared.refresh("team").advanced == ["team/app"]
+    assert set(folded) >= {"", "app"}
+
+
+def test_only_the_workspaces_asked_for_are_brought_up_or_searched(data: Data, shared: SharedIndex) -> None:
+    add(data, "team", "app", "deploy here")
+    add(data, "other", "app", "deploy there")
+    assert search(data, shared, "deploy", ["team"]) == ["deploy here"]
+    assert shared.index().head("other") is None  # never refreshed: no one searched it
+    assert search(data, shared, "deploy", ["other"]) == ["deploy there"]
+
+
+def test_the_named_project_comes_first_across_projects(data: Data, shared: SharedIndex) -> None:
+    add(data, "team", "app", "ship the search")
+    add(data, "team", "web", "ship the search")
+    assert [r for r in search(data, shared, "ship", ["team"], "app")] == ["ship the search"] * 2
+    found = answer(shared, ["team"], asked("ship", "app", 5, True, None), stored(data))
+    assert [h.record["project"] for h in found.hits] == ["app", "web"]
+    found = answer(shared, ["team"], asked("ship", "web", 5, True, None), stored(data))
+    assert [h.record["project"] for h in found.hits] == ["web", "app"]
+
+
+def test_short_ids_are_those_of_every_match_whatever_the_limit(data: Data, shared: SharedIndex) -> None:
+    add(data, "team", "app", *(f"record {n}" for n in range(30)))
+    whole = answer(shared, ["team"], asked("record", "app", MAX_LIMIT, True, None), stored(data))
+    top = answer(shared, ["team"], asked("record", "app", 5, True, None), stored(data))
+    assert (whole.matched, top.matched, len(top.hits)) == (30, 30, 5)
+    assert [h.record for h in top.hits] == [h.record for h in whole.hits[:5]]
+
+
+def test_an_index_removed_while_serving_is_made_again(data: Data, shared: SharedIndex) -> None:
+    """A thread that opens the index after the file went finds no heads, and rebuilds."""
+    add(data, "team", "app", "kept in the logs")
+    assert search(data, shared, "kept", ["team"]) == ["kept in the logs"]
+    for path in data.root.glob("index.sqlite*"):
+        path.unlink()
+    seen: list[list[str]] = []
+    other = threading.Thread(target=lambda: seen.append(search(data, shared, "kept", ["team"])))
+    other.start()
+    other.join()
+    assert seen == [["kept in the logs"]]
+
+
+def test_searches_and_writes_from_many_threads_agree_with_the_logs(data: Data, shared: SharedIndex) -> None:
+    add(data, "team", "app", "seed")
+    failures: list[BaseException] = []
+
+    def writer() -> None:
+        add(data, "team", "app", *(f"written {n}" for n in range(8)))
+
+    def reader() -> None:
+        try:
+            for _ in range(10):
+                search(data, shared, "written", ["team"])
+        except BaseException as exc:  # reported below, on the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer), *(threading.Thread(target=reader) for _ in range(4))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    assert sorted(search(data, shared, "written", ["team"])) == sorted(f"written {n}" for n in range(8))
+
+
+def test_bad_parameters_name_themselves() -> None:
+    cases = [
+        (("", None, 20, False, None), "q"),
+        (("   ", None, 20, False, None), "q"),
+        ((" ".join(f"w{n}" for n in range(40)), None, 20, False, None), "q"),
+        (("x" * 1001, None, 20, False, None), "q"),
+        (("x", None, 0, False, None), "limit"),
+        (("x", None, MAX_LIMIT + 1, False, None), "limit"),
+        (("x", None, 10**9, False, None), "limit"),
+        (("x", None, 20, False, "hidden"), "exposure"),
+        (("x", "Not/A/Slug", 20, False, None), "project"),
+    ]
+    for args, field in cases:
+        with pytest.raises(BadParameter) as caught:
+            asked(*args)
+        assert caught.value.field == field
+        assert caught.value.document()["status"] == 400
+    with pytest.raises(BadParameter, match=f"1 to {MAX_LIMIT}"):
+        asked("x", None, 10**9, False, None)
+
+
+def test_exposure_and_all_read_as_self_search_reads_its_flags() -> None:
+    assert asked("x", None, 5, False, None).exposure == "search"
+    assert asked("x", None, 5, True, None).exposure is None
+    assert asked("x", None, 5, True, "full").exposure == "full"
+    assert asked("x", None, 5, False, "index").exposure == "index"
+
+
+def test_a_query_of_long_words_is_driven_by_its_fts_matches(data: Data, shared: SharedIndex) -> None:
+    """Not by a walk over every record of the workspace (a 1M-record index: 0.1 s even when
+    nothing matches, against well under 1 ms)."""
+    from service.index import query
+
+    add(data, "team", "app", "deploy the index")
+    search(data, shared, "deploy", ["team"])
+
+    def plan(q: str) -> str:
+        where, args = query._where(q.split(), ["team"], "search")
+        rows = shared.index().db.execute(f"EXPLAIN QUERY PLAN SELECT id FROM records WHERE {where}", args)
+        return " | ".join(str(row[-1]) for row in rows)
+
+    assert "INTEGER PRIMARY KEY" in plan("deploy index") and "idx_records" not in plan("deploy index")
+    assert "SCAN records_fts" in plan("deploy index")
