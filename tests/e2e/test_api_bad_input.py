@@ -236,7 +236,14 @@ def test_a_query_value_out_of_range_is_a_4xx_naming_it(team: Team, query: str, s
 
 @pytest.mark.parametrize(
     "at",
-    ["9999-12-31", "0001-01-01T00:00:00%2B01:00", "9999-12-31T23:59:59-01:00", "99999-01-01", "2026-02-30", "%00"],
+    [
+        "9999-12-31",
+        "0001-01-01T00:00:00%2B01:00",
+        "9999-12-31T23:59:59-01:00",
+        "99999-01-01",
+        "2026-02-30",
+        "%00",
+    ],
 )
 def test_a_time_travel_point_out_of_the_calendar_is_a_422_naming_it(team: Team, at: str) -> None:
     """`at` is an event id or an ISO date; one that has no UTC instant is refused, not a 500."""
