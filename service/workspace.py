@@ -113,11 +113,14 @@ class Workspace:
             raise Invalid(
                 f"{{at}} {at!r} is neither an event id nor an ISO date such as 2026-11-30", field="at"
             ) from exc
-        if len(at) == 10:
-            moment = moment + dt.timedelta(days=1) - dt.timedelta(milliseconds=1)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.UTC)
-        limit = moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        try:  # the end of 9999-12-31, or 0001-01-01 east of UTC, has no UTC instant
+            if len(at) == 10:
+                moment = moment + dt.timedelta(days=1) - dt.timedelta(milliseconds=1)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=dt.UTC)
+            limit = moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        except OverflowError:
+            raise Invalid(f"{{at}} {at!r} falls outside the calendar's range in UTC", field="at") from None
         return fold_all(e for e in events if e.ts <= limit)
 
     # --- projections -----------------------------------------------------------------------

@@ -110,7 +110,7 @@ def _source(error: dict[str, Any]) -> str:
     return str(getattr(source, "value", source))  # litestar's ParamType is an enum
 
 
-def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+def problem_response(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """Every error's answer: ours, the application's (its code's status) or litestar's own
     (an oversized body, an unknown route); anything else is a bug, a 500 that says nothing more."""
     from litestar.exceptions import HTTPException, ValidationException
@@ -127,8 +127,9 @@ def problem_response(_: Request[Any, Any, Any], exc: Exception) -> Response[byte
     if isinstance(exc, HTTPException):  # litestar's: no route, an oversized body…
         status = exc.status_code
         title = HTTPStatus(status).phrase
-        return respond(
-            status, {"type": "about:blank", "title": title, "status": status, "detail": exc.detail}
-        )
+        detail = exc.detail
+        if status == 413 and request.app.request_max_body_size:  # litestar's says no more than its title
+            detail = f"the body is over the service's cap of {request.app.request_max_body_size:,} bytes"
+        return respond(status, {"type": "about:blank", "title": title, "status": status, "detail": detail})
     logging.getLogger("uvicorn.error").exception("unexpected error answered with 500")
     return respond(500, ApiError("the service failed; its log says why").document())

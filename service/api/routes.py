@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 AnyRequest = Request[Any, Any, Any]
 JSON = "application/json"
-PLAIN = "text/plain; charset=utf-8"
+PLAIN = "text/plain"  # litestar adds "; charset=utf-8"
 READ = {"action": "read"}  # the action `guard.check` authorizes (service/model/team.py)
 COMMAND = {"action": "command"}
 

@@ -157,6 +157,14 @@ def test_the_answers_decode_into_their_documented_structs(team: Team) -> None:
     assert msgspec.json.decode(refused.content, type=bodies.Problem).code == "unauthenticated"
 
 
+@pytest.mark.parametrize(
+    ("query", "media"), [("format=plain", "text/plain; charset=utf-8"), ("format=json", JSON_MEDIA)]
+)
+def test_context_answers_one_media_type_with_one_charset(team: Team, query: str, media: str) -> None:
+    answer = team.call("reader", "GET", f"{API}/projects/{SLUG}/context?{query}")
+    assert answer.status_code == 200 and answer.headers["content-type"] == media, answer.headers
+
+
 EXAMPLES = 20  # per operation, mode and path: about 600 requests in all
 CHECKS = (
     "not_a_server_error",
