@@ -69,7 +69,7 @@ def events_after(
     guards=[guard.check],
     opt=READ,
     security=openapi.SECURITY,
-    responses=openapi.answers(str, 401, 403, media_type="text/event-stream"),
+    responses=openapi.answers(str, 400, 401, 403, media_type="text/event-stream"),
 )
 async def stream(request: AnyRequest, ws: str, project: str | None = None) -> ServerSentEvent:
     """Every event committed from now on (or after `Last-Event-ID`), optionally of one project."""

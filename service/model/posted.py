@@ -8,6 +8,7 @@ the same content is the same event, written once.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -22,7 +23,7 @@ _plain = msgspec.json.Decoder(dict[str, object])
 _encode = msgspec.json.Encoder(order="sorted").encode
 
 
-class NewEvent(msgspec.Struct, frozen=True):  # `ts` and `origin` given are the service's to set
+class NewEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     type: str
     project: str
     payload: dict[str, Any]
@@ -48,7 +49,7 @@ def decode(body: bytes) -> PostEvents:
     try:
         posted = msgspec.json.decode(body, type=PostEvents)
     except msgspec.ValidationError as exc:
-        raise Invalid(f"the events body does not fit: {exc}", code="malformed", field="events") from None
+        raise _unfit(str(exc)) from None
     except msgspec.DecodeError as exc:
         raise Invalid(f"the body is not JSON: {exc}", code="malformed") from None
     if not posted.events:
@@ -62,6 +63,24 @@ def decode(body: bytes) -> PostEvents:
     for n, new in enumerate(posted.events):
         check(new, n)
     return posted
+
+
+SERVICE_SETS = ("ts", "origin")
+_UNKNOWN = re.compile(r"unknown field `(\w+)` - at `\$\.events\[(\d+)\]`")
+
+
+def _unfit(message: str) -> Invalid:
+    """The refusal of a body that does not fit `PostEvents`, naming the field; the time and
+    the origin of an event are the service's to set, and a client giving one is told so."""
+    found = _UNKNOWN.search(message)
+    if found is not None and found.group(1) in SERVICE_SETS:
+        key, n = found.group(1), found.group(2)
+        return Invalid(
+            f"{{events[{n}].{key}}} is the service's to set (the time it writes the event, the "
+            "token's user as its origin): leave it out; give type, project, payload, and refs or id",
+            field=f"events[{n}].{key}",
+        )
+    return Invalid(f"the events body does not fit: {message}", code="malformed", field="events")
 
 
 def check(new: NewEvent, n: int) -> None:

@@ -264,14 +264,8 @@ def test_a_huge_or_bad_search_limit_is_a_4xx(team: Team, paths: dict[str, Any], 
 
 
 def event(kind: str = "entity.confirmed", **payload: Any) -> dict[str, Any]:
-    """An event as a client appends it (the id is the client's, so a retry is idempotent)."""
-    return {
-        "id": "01kbqzzzzzzzzzzzzzzzzzzzzz",
-        "type": kind,
-        "origin": {"actor": "agent", "confirmed": True},
-        "project": SLUG,
-        "payload": {"entity": "01kbqzzzzzzzzzzzzzzzzzzzzy", "text": "a goal", "labels": ["goal"]} | payload,
-    }
+    """An event as a client appends it: the service gives its id, time and origin."""
+    return {"type": kind, "project": SLUG, "payload": {"text": "a goal", "labels": ["goal"]} | payload}
 
 
 def events_body(operation: dict[str, Any], events: list[dict[str, Any]]) -> Any:
@@ -291,12 +285,9 @@ def events_body(operation: dict[str, Any], events: list[dict[str, Any]]) -> Any:
         ([event(text="read /home/ann/notes.txt first")], "text"),
         ([event(text="token shb_" + "A1b2" * 10 + "xyz")], "text"),
         ([event() | {"id": "zzzzzzzzzzzzzzzzzzzzzzzzzz"}], "id"),  # an id from the far future
-        ([event() | {"origin": {"actor": "agent", "confirmed": True, "session": "pid 4242 on box"}}], None),
+        ([event() | {"origin": {"actor": "agent", "confirmed": True, "session": "pid 4242 on box"}}], "origin"),
     ],
     ids=["unknown-type", "machine-local", "secret", "id-from-the-future", "pid-in-origin"],
-)
-@pytest.mark.skip(
-    reason="its cases predate POST events; tests/e2e/test_serve_writes.py covers them on the route"
 )
 def test_bad_events_are_refused(
     team: Team, paths: dict[str, Any], events: list[dict[str, Any]], field: str | None

@@ -73,7 +73,6 @@ def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, A
             yield method, path, op
 
 
-@pytest.mark.skip(reason="the SSE stream answers text/event-stream, which the document does not describe yet")
 def test_every_body_is_a_documented_struct(document: dict[str, Any]) -> None:
     """Each success body names a component (or a list of them), never litestar's `string` of a
     `Response[bytes]`; each error is our problem document; only the workspace list is a list
@@ -87,7 +86,9 @@ def test_every_body_is_a_documented_struct(document: dict[str, Any]) -> None:
                 if int(status) >= 400:
                     assert (media, schema) == (PROBLEM, {"$ref": "#/components/schemas/Problem"}), where
                 elif media.startswith("text/plain"):
-                    assert path.endswith(("/context", "/stream")) and schema == {"type": "string"}, where
+                    assert path.endswith("/context") and schema == {"type": "string"}, where
+                elif media == "text/event-stream":
+                    assert path.endswith("/stream") and schema == {"type": "string"}, where
                 elif path == "/api/v1/workspaces":
                     assert schema == {"type": "array", "items": {"type": "string"}}, where
                 else:
@@ -183,7 +184,6 @@ def schemathesis_checks() -> list[Any]:
     return [getattr(checks, name, None) or getattr(schemathesis.checks, name) for name in CHECKS]
 
 
-@pytest.mark.skip(reason="the SSE stream answers text/event-stream, which the document does not describe yet")
 @pytest.mark.slow
 def test_schemathesis_finds_no_server_error_and_every_answer_as_documented(team: Team) -> None:
     """Every operation of /schema, with examples that fit it and examples that do not, as a
@@ -225,6 +225,8 @@ def test_schemathesis_finds_no_server_error_and_every_answer_as_documented(team:
 
     for result in schema.get_all_operations():
         operation = result.ok()
+        if operation.path.endswith("/stream"):  # an endless answer: test_serve_writes reads it
+            continue
         ours = {k: v for k, v in (("ws", WS), ("slug", SLUG)) if f"{{{k}}}" in operation.path}
         query = {"project": SLUG} if operation.path.endswith("/commands") else {}
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):

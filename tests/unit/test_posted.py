@@ -52,6 +52,8 @@ def test_a_retry_is_the_same_event_whatever_its_time_and_origin() -> None:
         (body(note(), note(id="nope")), "events[1].id"),
         (body(*[note()] * (posted.MAX_EVENTS + 1)), "events"),
         (b'{"events": [{"type": "entity.confirmed"}]}', "events"),
+        (body(note(), note(ts="2026-01-01T00:00:00.000Z")), "events[1].ts"),
+        (body(note(origin={"actor": "human", "by": "eve"})), "events[0].origin"),
     ],
 )
 def test_a_bad_body_names_its_field(raw: bytes, field: str | None) -> None:
