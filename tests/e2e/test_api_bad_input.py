@@ -285,7 +285,10 @@ def events_body(operation: dict[str, Any], events: list[dict[str, Any]]) -> Any:
         ([event(text="read /home/ann/notes.txt first")], "text"),
         ([event(text="token shb_" + "A1b2" * 10 + "xyz")], "text"),
         ([event() | {"id": "zzzzzzzzzzzzzzzzzzzzzzzzzz"}], "id"),  # an id from the far future
-        ([event() | {"origin": {"actor": "agent", "confirmed": True, "session": "pid 4242 on box"}}], "origin"),
+        (
+            [event() | {"origin": {"actor": "agent", "confirmed": True, "session": "pid 4242 on box"}}],
+            "origin",
+        ),
     ],
     ids=["unknown-type", "machine-local", "secret", "id-from-the-future", "pid-in-origin"],
 )

@@ -119,7 +119,12 @@ BAD = [
     ("wrong shape", b'{"events": [{"type": "entity.confirmed"}]}', 400, "malformed"),
     ("unknown key", b'{"events": [], "x": 1}', 400, "malformed"),
     ("time given", json.dumps({"events": [note("x") | {"ts": "2026-01-01T00:00:00.000Z"}]}), 422, None),
-    ("origin given", json.dumps({"events": [note("x") | {"origin": {"actor": "human", "by": "eve"}}]}), 422, None),
+    (
+        "origin given",
+        json.dumps({"events": [note("x") | {"origin": {"actor": "human", "by": "eve"}}]}),
+        422,
+        None,
+    ),
     ("unknown type", json.dumps({"events": [{"type": "x.y", "project": SLUG, "payload": {}}]}), 422, None),
     ("unknown project", json.dumps({"events": [note("x") | {"project": "nope"}]}), 404, "not-found"),
     ("local path", json.dumps({"events": [note("see /home/ann/secret-notes.txt")]}), 422, "sanitize"),
