@@ -96,9 +96,7 @@ def operation(*, body: Any = None, plain: bool = False) -> type[Operation]:
                 self.request_body = RequestBody(content=content, required=True)
             ok = (self.responses or {}).get("200")
             if plain and isinstance(ok, OpenAPIResponse) and ok.content is not None:
-                ok.content["text/plain"] = OpenAPIMediaType(
-                    schema=Schema(type=OpenAPIType.STRING)
-                )
+                ok.content["text/plain"] = OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING))
 
     return Documented
 

@@ -83,6 +83,7 @@ class Writer:
         self.live = live
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._stopping = False
+        self._unindexed: set[str] = set()  # files committed since .git/index was written
         self._thread = threading.Thread(target=self._loop, name=f"writer-{live.name}", daemon=True)
         self._thread.start()
 
@@ -118,6 +119,8 @@ class Writer:
                     jobs.append(more)
             if jobs:
                 self._commit(jobs)
+            if self._unindexed and (ending or self._queue.empty()):
+                self._index()
             if ending:
                 return
 
@@ -132,7 +135,10 @@ class Writer:
                     _run(job, batch)
                 if batch.events:
                     try:
-                        commit = live.store.write_lines(batch.lines, [e.id for e in batch.events])
+                        commit, files = live.store.write_lines(
+                            batch.lines, [e.id for e in batch.events], index=False
+                        )
+                        self._unindexed.update(files)
                     except BaseException as exc:
                         live.load()  # the folded events were not written: drop them
                         raise CommitFailed(exc) from exc
@@ -146,6 +152,12 @@ class Writer:
         finally:
             for job in jobs:
                 job.done.set()
+
+    def _index(self) -> None:
+        """`.git/index` after the commits since it was last written: when no job waits, so
+        a burst of writes pays for it once."""
+        self.live.store.update_index(sorted(self._unindexed))
+        self._unindexed.clear()
 
 
 def _run(job: Job, batch: Batch) -> None:

@@ -114,13 +114,18 @@ def check(log: str, event: Event, local: Sequence[str] = ()) -> bytes:
 
 
 def _write(root: Path, repo: Repo, log: str, lines: list[bytes], message: str) -> str:
-    return write_lines(root, repo, {log: lines}, message)
+    return write_lines(root, repo, {log: lines}, message)[0]
 
 
-def write_lines(root: Path, repo: Repo, lines: dict[str, list[bytes]], message: str) -> str:
+def write_lines(
+    root: Path, repo: Repo, lines: dict[str, list[bytes]], message: str, *, index: bool = True
+) -> tuple[str, list[str]]:
     """Append checked lines (`check`) to several logs as one commit: every segment and git
     object durable before main moves (one filesystem flush where the system has one, else an
-    fsync each); on any failure every touched segment is put back as it was."""
+    fsync each); on any failure every touched segment is put back as it was. Returns the
+    commit and the files it changed; `.git/index` follows them unless `index` is False (a
+    caller that brings it up to date later: it is a convenience for git users, never read
+    without checking the file it describes)."""
     written: list[tuple[Path, int | None]] = []
     files: dict[str, bytes] = {}
     deferred = durable.available()
@@ -141,8 +146,9 @@ def write_lines(root: Path, repo: Repo, lines: dict[str, list[bytes]], message: 
     except BaseException:
         _undo(written)
         raise
-    gitcommit.update_index(repo, list(files))
-    return commit.decode("ascii")
+    if index:
+        gitcommit.update_index(repo, list(files))
+    return commit.decode("ascii"), sorted(files)
 
 
 def _append_log(

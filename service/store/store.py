@@ -205,17 +205,27 @@ class Store:
         layout.check_key(log)
         return [gate.check(log, event, local) for event in events]
 
-    def write_lines(self, lines: dict[str, list[bytes]], issued: list[str]) -> str:
+    def write_lines(
+        self, lines: dict[str, list[bytes]], issued: list[str], *, index: bool = True
+    ) -> tuple[str, list[str]]:
         """Commit checked lines (`check`) of several logs as one commit, under the lock; the
-        id clock moves past `issued`. Returns the commit id."""
+        id clock moves past `issued`. Returns the commit id and the files it changed; with
+        `index=False` `.git/index` is left for `update_index`."""
         for log in lines:
             layout.check_key(log)
         count = sum(len(v) for v in lines.values())
         where = ", ".join(layout.display(log) for log in sorted(lines))
         with self.locked():
-            commit = gate.write_lines(self.root, self.repo, lines, f"append: {count} events to {where}")
+            done = gate.write_lines(
+                self.root, self.repo, lines, f"append: {count} events to {where}", index=index
+            )
             clock.observe(self.clock_file, issued, durable=False)
-        return commit
+        return done
+
+    def update_index(self, paths: list[str]) -> None:
+        """Bring `.git/index` up to date for files written with `write_lines(index=False)`."""
+        with self.locked():
+            gitcommit.update_index(self.repo, paths)
 
     def local_facts(self) -> tuple[str, ...]:
         """Strings no synced event may hold: the home folder, this store's and checkouts' paths."""

@@ -171,3 +171,18 @@ def test_every_command_is_in_the_readme_table() -> None:
     assert len(commands) > 40, f"the CLI walk found only {commands}"
     missing = sorted(undocumented())
     assert not missing, f"commands missing from README.md's Commands table: {', '.join(missing)}"
+
+
+def test_a_teams_setup_runs_line_by_line(tmp_path: Path) -> None:
+    """The service, the admin commands, a CLI writing into the hosted store, a writer over
+    HTTP and an agent reading context over HTTP: the same context the CLI prints."""
+    from tests.servers import free_port
+
+    port = str(free_port())
+    lines = [line.replace("8765", port) for line in sh_lines("A team's setup")]
+    outputs = run_lines(tmp_path, lines)
+    served = outputs[next(i for i, line in enumerate(lines) if "context?format=plain" in line)]
+    printed = outputs[max(i for i, line in enumerate(lines) if line.startswith("self context"))]
+    for text in ("ship the first page", "render on the server"):
+        assert text in served, served
+    assert served == printed, "context over HTTP is the CLI's, byte for byte"
