@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.model import ids, order, posted
+from service.model import admit, ids, order, posted
 from service.model.errors import Invalid
 from service.model.events import Event, Origin
 from service.store import clock
@@ -23,6 +23,7 @@ def post(live: LiveWorkspace, body: posted.PostEvents, origin: Origin, batch: Ba
     planned: dict[str, list[Event]] = {}
     given: list[str] = []
     repeated = 0
+    posts: dict[str, admit.Post] = {}
     for n, new in enumerate(body.events):
         log = _log_of(live, new.project, n)
         floor = planned[log][-1].id if planned.get(log) else live.state(log)[0].last_id
@@ -35,7 +36,9 @@ def post(live: LiveWorkspace, body: posted.PostEvents, origin: Origin, batch: Ba
                 repeated += 1
                 continue
             _check_given(event_id, floor, n)
-        planned.setdefault(log, []).append(posted.make(new, event_id, batch.now, origin))
+        event = posted.make(new, event_id, batch.now, origin)
+        admit.admit(live.state(log)[0], event, n, posts.setdefault(log, admit.Post()))
+        planned.setdefault(log, []).append(event)
         given.append(event_id)
     batch.add_all(planned)
     return posted.Posted(given, None, replayed=repeated == len(body.events))

@@ -312,3 +312,23 @@ def test_a_stop_with_streams_open_exits_0_at_once(tmp_path: Path) -> None:
     assert code == 0 and time.monotonic() - started < 10
     for listener in listeners:
         listener.close()
+
+
+def test_posted_events_keep_the_evidence_gate(team: Team) -> None:
+    unit = team.post([note("ship the page") | {"payload": {"text": "ship the page", "labels": ["work"]}}])
+    unit_id = unit.json()["ids"][0]
+    before = team.head()
+    done = {"type": "entity.done", "project": SLUG, "payload": {"entity": unit_id}}
+    refused = team.post([done])
+    assert refused.status_code == 409 and refused.json()["code"] == "evidence-required", refused.text
+    assert refused.json()["field"] == "events[0].payload.report" and team.head() == before
+    forged = team.post([done | {"refs": {"imported": "superself"}}])
+    assert forged.status_code == 403 and forged.json()["field"] == "events[0].refs.imported"
+    report = {
+        "type": "report.added",
+        "project": SLUG,
+        "payload": {"text": "shipped", "work": unit_id, "commit": "a" * 40},
+    }
+    assert team.post([report, done]).status_code == 201
+    shown = json.loads(team.cli("state", "show", unit_id, "--json"))
+    assert shown["execution"] == "done", shown
