@@ -161,6 +161,18 @@ def wrk(url: str, token: str, seconds: int, script: Path | None = None) -> tuple
     return rate, float(p99.group(1)) * scale
 
 
+def mean_batch(url: str) -> float:
+    """Events a group commit wrote, on average, from the service's /metrics."""
+    text = httpx.get(url + "/metrics").text
+    total = sum(
+        float(m) for m in re.findall(r"^selfhub_commit_batch_events_sum\{[^}]*\} ([\d.e+]+)", text, re.M)
+    )
+    count = sum(
+        float(m) for m in re.findall(r"^selfhub_commit_batch_events_count\{[^}]*\} ([\d.e+]+)", text, re.M)
+    )
+    return total / count if count else 0.0
+
+
 def per_process(data: Data, runs: int) -> tuple[float, float]:
     """`self context --plain`, one process per request, 16 at a time: requests/s and p99 (ms)."""
     env = os.environ | {"SELF_WORKSPACE": str(data.path(WS)), "SELF_PROJECT": SLUG}
@@ -237,6 +249,7 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         script = tmp / "post.lua"
         script.write_text(POST_LUA)
         posts = wrk(f"{base}/events", writer, seconds, script)
+        batch = mean_batch(server.url)
         delays = asyncio.run(stream_delays(server.url, reader, writer, 100, 20))
         rss = server.rss_mib()
     finally:
@@ -245,7 +258,8 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         "healthz": f"{health[0]:,.0f} req/s, p99 {health[1]:.1f} ms",
         "context": f"{context[0]:,.0f} req/s, p99 {context[1]:.1f} ms "
         f"({context[0] / health[0]:.0%} of /healthz's rate)",
-        "post events": f"{posts[0]:,.0f} events/s (one a post), p99 {posts[1]:.1f} ms",
+        "post events": f"{posts[0]:,.0f} events/s (one a post), p99 {posts[1]:.1f} ms, "
+        f"{batch:.1f} events a commit",
         "stream": f"100 subscribers × 20 posts: p50 {statistics.median(delays):.1f} ms, "
         f"p99 {percentile(delays, 99):.1f} ms from 201 to receipt",
         "resident set": f"{rss:,.0f} MiB",

@@ -16,6 +16,7 @@ from service.api import logs, openapi
 from service.api.bodies import Health
 from service.api.config import ServiceConfig
 from service.api.errors import problem_response, respond
+from service.api.grants import Grants
 from service.api.limits import Limiter
 from service.api.metrics import Metrics, metrics
 from service.api.observe import Observe
@@ -72,7 +73,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
 
     limits = config.limits
     limiter = Limiter(limits.rate, limits.burst)
-    ops = {"config": config, "metrics": counted, "limiter": limiter}
+    ops = {"config": config, "metrics": counted, "limiter": limiter, "grants": Grants(data.auth_db)}
     app = Litestar(
         route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES],
         state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops}),

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
     from litestar.handlers.base import BaseRouteHandler
 
+    from service.api.grants import Grants
     from service.api.limits import Limiter
     from service.auth.tokens import Auth, Grant
     from service.data.workspaces import Data
@@ -54,6 +55,9 @@ def grant(data: Data, request: Connection) -> Grant:
         raise Unauthenticated() from None
     request.state[GRANT] = found
     _charge(request, f"token:{found.token_id}")
+    grants: Grants | None = request.app.state.get("grants")
+    if grants is not None:
+        grants.keep(bearer(request), found)
     return found
 
 
@@ -77,17 +81,21 @@ def authorize(data: Data, request: Connection, workspace: str, action: Action) -
     """The grant when the token opens `workspace` for `action`. A workspace the token is not
     for and one that does not exist get the same answer; a role short of `action` is told
     which role it takes (the caller already knows that workspace)."""
+    given = grant(data, request)
+    _allow(data, given, workspace, action)
+    return given
+
+
+def _allow(data: Data, given: Grant, workspace: str, action: Action) -> None:
     from service.model.errors import Refused
     from service.model.team import check
 
-    given = grant(data, request)
     if given.workspace != workspace or not data.has(workspace):
         raise Forbidden()
     try:
         check(given.role, action)
     except Refused as exc:
         raise Forbidden(str(exc)) from None
-    return given
 
 
 def _admit(data: Data, connection: Connection, action: Action) -> None:
@@ -108,4 +116,25 @@ async def check(connection: Connection, handler: BaseRouteHandler) -> None:
     if action not in ACTIONS:  # a route that names no action is refused to everyone
         raise Forbidden("this route names no action a role allows")
     data: Data = connection.app.state["data"]
+    grants: Grants | None = connection.app.state.get("grants")
+    if grants is not None:
+        if _admit_known(data, connection, action, grants):
+            return
+        grants.watch()
     await anyio.to_thread.run_sync(_admit, data, connection, action)
+
+
+def _admit_known(data: Data, connection: Connection, action: Action, grants: Grants) -> bool:
+    """Admit on the event loop a token checked before (`grants.py`); False: check it now."""
+    try:
+        found = grants.known(bearer(connection))
+    except Unauthenticated:
+        return False
+    if found is None:
+        return False
+    connection.state[GRANT] = found
+    _charge(connection, f"token:{found.token_id}")
+    workspace = connection.path_params.get("ws")
+    if workspace is not None:
+        _allow(data, found, str(workspace), action)
+    return True

@@ -97,26 +97,44 @@ def projects(request: AnyRequest, ws: str) -> Response[bytes]:
 
 @get(
     "/api/v1/workspaces/{ws:str}/projects/{slug:str}/context",
-    sync_to_thread=True,
     guards=[guard.check],
     opt=READ,
     security=openapi.SECURITY,
     responses=openapi.answers(ContextDoc, *openapi.READ_ERRORS),
     operation_class=openapi.operation(plain=True),
 )
-def context(
+async def context(
     request: AnyRequest,
     ws: str,
     slug: str,
     format: Literal["plain", "json"] = "plain",
     budget: int | None = None,
 ) -> Response[bytes]:
+    """`self context --plain` / `--json`: from the answers kept for the workspace's current
+    state without leaving the event loop (the guard has checked the token), else rendered in
+    a worker thread."""
+    import anyio.to_thread
+
     from service.workspace import today
 
-    with reading(request, ws, slug) as view:
-        key = ("context", slug, format, budget, today())
-        body = remembered(view, key, lambda: reads.context(view, format, budget))
+    key = ("context", slug, format, budget, today())
+    live = hub_of(request).held(ws)
+    body = live.rendered.get(key) if live is not None and live.settled() else None
+    if body is None:
+        body = await anyio.to_thread.run_sync(_context, request, ws, slug, format, budget, key)
     return answer(body, JSON if format == "json" else PLAIN)
+
+
+def _context(
+    request: AnyRequest,
+    ws: str,
+    slug: str,
+    format: Literal["plain", "json"],
+    budget: int | None,
+    key: tuple[object, ...],
+) -> bytes:
+    with reading(request, ws, slug) as view:
+        return remembered(view, key, lambda: reads.context(view, format, budget))
 
 
 @get(

@@ -31,21 +31,25 @@ class Hub:
                 self._open[name] = LiveWorkspace(name, self.data.open(name), self.observer)
             return self._open[name]
 
+    def held(self, name: str) -> LiveWorkspace | None:
+        """The live workspace `name` if it is open already (never opens one)."""
+        return self._open.get(name)
+
     def open_all(self) -> None:
         for name in self.data.names():
             self.workspace(name)
 
-    def held(self) -> list[LiveWorkspace]:
+    def every(self) -> list[LiveWorkspace]:
         with self._lock:
             return list(self._open.values())
 
     def end_streams(self) -> None:
         """Wake and end every live stream (the service is stopping; writes still finish)."""
-        for live in self.held():
+        for live in self.every():
             live.feed.close()
 
     def close(self) -> None:
         """Finish every workspace's writes in flight, end the streams, close the stores."""
         self.closed = True
-        for live in self.held():
+        for live in self.every():
             live.close()

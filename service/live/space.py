@@ -107,10 +107,14 @@ class LiveWorkspace:
         with self._lock.gen_rlock():
             yield View(self, project, origin)
 
+    def settled(self) -> bool:
+        """Whether the states fold the store's head (nothing wrote under the service since)."""
+        return self._disk_head() == self.head
+
     def catch_up(self) -> None:
         """Load the states again when the store's head is not the one they fold (something
         other than this service wrote into the store)."""
-        if self._disk_head() == self.head:
+        if self.settled():
             return
         with self._loading, self.store.locked():  # the writer's batch in flight ends first
             if self.store.head() != self.head:

@@ -26,7 +26,6 @@ from service.model.events import (
 from service.model.state import Entity, Report, State
 
 
-
 class Post:
     """The records and reports the earlier events of one post made."""
 

@@ -332,3 +332,13 @@ def test_posted_events_keep_the_evidence_gate(team: Team) -> None:
     assert team.post([report, done]).status_code == 201
     shown = json.loads(team.cli("state", "show", unit_id, "--json"))
     assert shown["execution"] == "done", shown
+
+
+def test_a_revoke_stops_a_token_the_service_has_just_admitted_many_times(team: Team) -> None:
+    secret = token(team.data, "ann", WS, "reader")
+    path = f"/api/v1/workspaces/{WS}/projects/{SLUG}/context"
+    with team.service.client(secret) as client:
+        assert all(client.get(path).status_code == 200 for _ in range(20))
+        rows = json.loads(admin(team.data, "token", "list", "--json"))
+        admin(team.data, "token", "revoke", next(r["id"] for r in rows if secret.startswith(r["prefix"])))
+        assert client.get(path).status_code == 401, "the very next request after the revoke"
