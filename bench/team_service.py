@@ -145,9 +145,19 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-def wrk(url: str, token: str, seconds: int, script: Path | None = None) -> tuple[float, float]:
-    """Requests/s and p99 (ms) of 16 connections for `seconds`."""
-    argv = ["wrk", "-t1", "-c16", f"-d{seconds}s", "--latency", "-H", f"Authorization: Bearer {token}"]
+def wrk(
+    url: str, token: str, seconds: int, script: Path | None = None, connections: int = 16
+) -> tuple[float, float]:
+    """Requests/s and p99 (ms) of `connections` connections for `seconds`."""
+    argv = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "-H",
+        f"Authorization: Bearer {token}",
+    ]
     if script is not None:
         argv += ["-s", str(script)]
     out = subprocess.run([*argv, url], capture_output=True, text=True, check=True).stdout
@@ -250,6 +260,9 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         script.write_text(POST_LUA)
         posts = wrk(f"{base}/events", writer, seconds, script)
         batch = mean_batch(server.url)
+        many = wrk(f"{base}/events", writer, seconds, script, connections=64)
+        script.write_text(POST_LUA.replace(NOTE, ",".join([NOTE] * 10)))
+        tens = wrk(f"{base}/events", writer, seconds, script)
         delays = asyncio.run(stream_delays(server.url, reader, writer, 100, 20))
         rss = server.rss_mib()
     finally:
@@ -258,8 +271,10 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         "healthz": f"{health[0]:,.0f} req/s, p99 {health[1]:.1f} ms",
         "context": f"{context[0]:,.0f} req/s, p99 {context[1]:.1f} ms "
         f"({context[0] / health[0]:.0%} of /healthz's rate)",
-        "post events": f"{posts[0]:,.0f} events/s (one a post), p99 {posts[1]:.1f} ms, "
+        "post events": f"{posts[0]:,.0f} events/s (one a post, 16 connections), p99 {posts[1]:.1f} ms, "
         f"{batch:.1f} events a commit",
+        "post events, 64 connections": f"{many[0]:,.0f} events/s (one a post), p99 {many[1]:.1f} ms",
+        "post events, ten a post": f"{tens[0] * 10:,.0f} events/s (16 connections), p99 {tens[1]:.1f} ms",
         "stream": f"100 subscribers × 20 posts: p50 {statistics.median(delays):.1f} ms, "
         f"p99 {percentile(delays, 99):.1f} ms from 201 to receipt",
         "resident set": f"{rss:,.0f} MiB",

@@ -16,6 +16,7 @@ from service.model.posted import Posted, PostEvents
 from service.model.requests import AnyCommand
 
 if TYPE_CHECKING:
+    from service.live.space import LiveWorkspace
     from service.live.writer import Batch
     from service.model.events import Origin
 
@@ -35,19 +36,15 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     """Append events as given (`type`, `project`, `payload`, `refs`?, `id`?): the service gives
     the id (unless given), the time and `origin.by`; 201 with the ids and the commit, 200 when
     every id given was written before with the same content (a retry)."""
-    given = await anyio.to_thread.run_sync(guard.authorize, data_of(request), request, ws, "command")
-    body = await request.body()  # over the app's body cap: a 413 problem
-    origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
-    return await anyio.to_thread.run_sync(_post, request, ws, origin, body)
-
-
-def _post(request: AnyRequest, ws: str, origin: Origin, body: bytes) -> Response[bytes]:
     from service.live.posting import post as write
     from service.model import posted
 
+    given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
+    body = await request.body()  # over the app's body cap: a 413 problem
+    origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
     events = posted.decode(body)
-    live = hub_of(request).workspace(ws)
-    job = live.writer.submit(lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S)
+    live = await _live(request, ws)
+    job = await live.writer.submit_async(lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S)
     result = job.answer()
     assert isinstance(result, posted.Posted)
     done = msgspec.structs.replace(result, commit=job.commit or live.head)
@@ -66,10 +63,17 @@ def _post(request: AnyRequest, ws: str, origin: Origin, body: bytes) -> Response
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.model.requests`) as the token's user; `project` is the
     project a new record goes to (the CLI's `--project`)."""
-    given = await anyio.to_thread.run_sync(guard.authorize, data_of(request), request, ws, "command")
+    given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
     body = await request.body()
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
     return await anyio.to_thread.run_sync(_command, request, ws, project, origin, body)
+
+
+async def _live(request: AnyRequest, ws: str) -> LiveWorkspace:
+    """The live workspace, opened in a worker thread the first time (it folds the logs)."""
+    hub = hub_of(request)
+    held = hub.held(ws)
+    return held if held is not None else await anyio.to_thread.run_sync(hub.workspace, ws)
 
 
 def _command(

@@ -6,6 +6,7 @@ one refused job refuses only itself.
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import secrets
 import threading
@@ -64,13 +65,19 @@ class Batch:
 class Job:
     """One request's write, run by the writer thread."""
 
-    def __init__(self, run: Callable[[Batch], object]) -> None:
+    def __init__(self, run: Callable[[Batch], object], on_done: Callable[[], None] | None = None) -> None:
         self.run = run
+        self.on_done = on_done
         self.result: object = None
         self.events: list[Event] = []
         self.error: BaseException | None = None
         self.commit: str | None = None
         self.done = threading.Event()
+
+    def finish(self) -> None:
+        self.done.set()
+        if self.on_done is not None:
+            self.on_done()
 
     def answer(self) -> object:
         if self.error is not None:
@@ -95,6 +102,24 @@ class Writer:
         self._queue.put(job)
         if not job.done.wait(timeout):
             raise WriteTimeout(timeout)
+        return job
+
+    async def submit_async(self, run: Callable[[Batch], object], timeout: float) -> Job:
+        """`submit` for an event loop: the caller waits without holding a thread."""
+        if self._stopping:
+            raise Stopping()
+        loop = asyncio.get_running_loop()
+        settled: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(_settle, settled)
+
+        job = Job(run, wake)
+        self._queue.put(job)
+        try:
+            await asyncio.wait_for(asyncio.shield(settled), timeout)
+        except TimeoutError:
+            raise WriteTimeout(timeout) from None
         return job
 
     def stop(self) -> None:
@@ -151,13 +176,18 @@ class Writer:
                     job.error = exc
         finally:
             for job in jobs:
-                job.done.set()
+                job.finish()
 
     def _index(self) -> None:
         """`.git/index` after the commits since it was last written: when no job waits, so
         a burst of writes pays for it once."""
         self.live.store.update_index(sorted(self._unindexed))
         self._unindexed.clear()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _run(job: Job, batch: Batch) -> None:
