@@ -11,20 +11,24 @@ import sqlite3
 import threading
 from typing import TYPE_CHECKING
 
-from service.store.clock import now
+from service.store.clock import wall_ms
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from service.auth.tokens import Grant
 
-MINUTE = 16  # the characters of a timestamp up to its minute: a token's last use is written once a minute
+MINUTE_MS = 60_000  # a token's last use is written once a minute: a grant is kept within one
+
+
+def _minute() -> int:
+    return wall_ms() // MINUTE_MS
 
 
 class Grants:
     def __init__(self, auth_db: Path) -> None:
         self._path = auth_db
-        self._kept: dict[bytes, tuple[Grant, str]] = {}
+        self._kept: dict[bytes, tuple[Grant, int]] = {}
         self._version: int | None = None
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None  # the event loop's own, opened there
@@ -41,7 +45,7 @@ class Grants:
                 self._kept.clear()
                 return None
             found = self._kept.get(key)
-        if found is None or found[1] != now()[:MINUTE]:
+        if found is None or found[1] != _minute():
             return None
         return found[0]
 
@@ -51,7 +55,7 @@ class Grants:
         with self._lock:
             if self._version is None:
                 return  # the loop has not looked yet: the version this grant belongs to is unknown
-            self._kept[key] = (grant, now()[:MINUTE])
+            self._kept[key] = (grant, _minute())
 
     def watch(self) -> None:
         """Note the database's version now (the loop's thread, before a check in a worker)."""

@@ -86,11 +86,12 @@ def authorize(data: Data, request: Connection, workspace: str, action: Action) -
     return given
 
 
-def _allow(data: Data, given: Grant, workspace: str, action: Action) -> None:
+def _allow(data: Data, given: Grant, workspace: str, action: Action, exists: bool | None = None) -> None:
+    """`exists`: known already (an open workspace), else DATA is asked."""
     from service.model.errors import Refused
     from service.model.team import check
 
-    if given.workspace != workspace or not data.has(workspace):
+    if given.workspace != workspace or not (exists or data.has(workspace)):
         raise Forbidden()
     try:
         check(given.role, action)
@@ -136,5 +137,6 @@ def _admit_known(data: Data, connection: Connection, action: Action, grants: Gra
     _charge(connection, f"token:{found.token_id}")
     workspace = connection.path_params.get("ws")
     if workspace is not None:
-        _allow(data, found, str(workspace), action)
+        held = connection.app.state["hub"].held(str(workspace)) is not None
+        _allow(data, found, str(workspace), action, exists=held or None)
     return True
