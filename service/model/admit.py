@@ -39,8 +39,8 @@ def admit(state: State, event: Event, n: int, post: Post) -> None:
     where = f"events[{n}].payload"
     if completion.IMPORTED in (event.refs or {}):
         raise Refused(
-            f"{{events[{n}].refs.{completion.IMPORTED}}} marks history an import brought over from another tool; "
-            "a posted event is new history: leave it out",
+            f"{{events[{n}].refs.{completion.IMPORTED}}} marks history an import brought over "
+            "from another tool; a posted event is new history: leave it out",
             field=f"events[{n}].refs.{completion.IMPORTED}",
         )
     try:
