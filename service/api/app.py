@@ -63,7 +63,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     counted = Metrics()
     hub = Hub(data, observer=counted)  # commits and fold lag counted as they happen
     ready = threading.Event()
-    index = SharedIndex(data)  # `refresh(workspace)` after a write makes it searchable at once
+    index = SharedIndex(data, on_indexed=counted.indexed)  # its lag is the events since
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)

@@ -11,6 +11,7 @@ its methods.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, TypeVar
 
@@ -44,6 +45,8 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         ns, reg = NAMESPACE, self.registry
         self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._unindexed: dict[str, int] = {}  # events committed since a workspace was indexed
+        self._lock = threading.Lock()
         self.requests = Counter(
             "requests", "HTTP requests answered, by route template, method and status.",
             ["route", "method", "status"], namespace=ns, registry=reg,
@@ -81,12 +84,18 @@ class Metrics:
 
     def batch_committed(self, workspace: str, events: int) -> None:
         self.batches.labels(workspace).observe(events)
+        with self._lock:
+            self._unindexed[workspace] = self._unindexed.get(workspace, 0) + events
+            self.index.set(sum(self._unindexed.values()))
+
+    def indexed(self, workspace: str) -> None:
+        """The search index is up to `workspace`'s head: none of its events wait for it."""
+        with self._lock:
+            self._unindexed.pop(workspace, None)
+            self.index.set(sum(self._unindexed.values()))
 
     def fold_lag(self, workspace: str, events: int) -> None:
         self.fold.labels(workspace).set(events)
-
-    def index_lag(self, events: int) -> None:
-        self.index.set(events)
 
     def stream_opened(self) -> None:
         self.streams.inc()

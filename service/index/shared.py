@@ -11,7 +11,7 @@ so calling `refresh` before every search and after every write is cheap.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from service.data.workspaces import Data
 from service.index.index import Refreshed, SearchIndex
@@ -21,8 +21,10 @@ from service.index.query import Found
 class SharedIndex:
     """`DATA/index.sqlite` for every thread of a process."""
 
-    def __init__(self, data: Data) -> None:
+    def __init__(self, data: Data, on_indexed: Callable[[str], None] | None = None) -> None:
+        """`on_indexed(workspace)`: told each time a workspace is up to its store's head."""
         self.data = data
+        self._on_indexed = on_indexed
         self._mine = threading.local()
         self._guard = threading.Lock()  # over the two collections below
         self._opened: list[SearchIndex] = []
@@ -42,7 +44,10 @@ class SharedIndex:
         """Bring `workspace` up to its logs if its store's head commit moved since its last
         refresh (what a write calls after its commit); nothing read otherwise."""
         with self._lock(workspace):
-            return self.index().refresh([workspace], moved_only=True)
+            done = self.index().refresh([workspace], moved_only=True)
+        if self._on_indexed is not None:
+            self._on_indexed(workspace)
+        return done
 
     def fresh(self, workspaces: Iterable[str]) -> None:
         """`refresh` each of `workspaces` (before a search)."""
@@ -51,7 +56,11 @@ class SharedIndex:
 
     def refresh_all(self) -> Refreshed:
         """Every workspace in DATA whose store moved, and none that was removed (at start)."""
-        return self.index().refresh(moved_only=True)
+        done = self.index().refresh(moved_only=True)
+        if self._on_indexed is not None:
+            for name in self.data.names():
+                self._on_indexed(name)
+        return done
 
     def ranked(
         self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None

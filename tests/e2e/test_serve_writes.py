@@ -342,3 +342,18 @@ def test_a_revoke_stops_a_token_the_service_has_just_admitted_many_times(team: T
         rows = json.loads(admin(team.data, "token", "list", "--json"))
         admin(team.data, "token", "revoke", next(r["id"] for r in rows if secret.startswith(r["prefix"])))
         assert client.get(path).status_code == 401, "the very next request after the revoke"
+
+
+def test_index_lag_counts_events_committed_until_a_search_brings_the_index_up(team: Team) -> None:
+    import re
+
+    def lag() -> float:
+        text = httpx.get(team.service.url + "/metrics").text
+        return float(re.search(r"^selfhub_index_lag_events ([\d.e+]+)$", text, re.M).group(1))  # type: ignore[union-attr]
+
+    team.get("/api/v1/search", params={"q": "anything"})
+    assert lag() == 0
+    team.post([note("lagging one"), note("lagging two")])
+    assert lag() == 2
+    found = team.get("/api/v1/search", params={"q": "lagging"}).json()
+    assert found["matched"] == 2 and lag() == 0
