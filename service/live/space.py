@@ -66,8 +66,10 @@ class LiveWorkspace:
     # --- state ---------------------------------------------------------------------------
 
     def load(self) -> None:
-        """Every log's state from the store (through its fold cache), as of its head now."""
+        """Every log's state from the store (through its fold cache), as of its head now. A
+        head moved by a push into the store first becomes the working files."""
         with self.store.locked():
+            self.store.match_head()
             head = self.store.head()
             states = {log: self.store.state(log) for log in self.store.logs()}
         with self._lock.gen_wlock():

@@ -267,6 +267,13 @@ class Store:
             self._checkout_mark.unlink(missing_ok=True)
         return changed
 
+    def match_head(self) -> list[str]:
+        """Make the working files main's commit's: a push into this store (it is someone's
+        remote) moves main but not the files. Returns the logs whose files changed."""
+        with self.locked():
+            head = gitcommit.head(self.repo)
+            return [] if head is None else self._materialize(head)
+
     @property
     def _checkout_mark(self) -> Path:
         return self.local_dir / "checkout"

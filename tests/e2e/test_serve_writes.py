@@ -357,3 +357,25 @@ def test_index_lag_counts_events_committed_until_a_search_brings_the_index_up(te
     assert lag() == 2
     found = team.get("/api/v1/search", params={"q": "lagging"}).json()
     assert found["matched"] == 2 and lag() == 0
+
+
+def test_a_cli_that_syncs_with_the_hosted_store_and_the_service_see_each_other(
+    team: Team, tmp_path: Path
+) -> None:
+    """A push into DATA/workspaces/WS moves its main, not its files: the service makes the
+    files the pushed commit's before it folds, so neither side's events are lost."""
+    ben = tmp_path / "ben"
+    env = base_env() | {"SELF_WORKSPACE": str(ben), "SELF_PROJECT": SLUG}
+    for args in (("clone", str(team.store), str(ben)), ("goal", "bens goal from a clone"), ("sync",)):
+        proc = run_self(args, env if args[0] != "clone" else base_env())
+        assert proc.returncode == 0, describe(proc)
+    rows = team.get(f"/api/v1/workspaces/{WS}/projects/{SLUG}/state").json()
+    assert "bens goal from a clone" in {r["text"] for r in rows}, "the pushed commit is folded"
+    ids = team.post([note("posted after bens push")]).json()["ids"]
+    proc = run_self(("sync",), env)
+    assert proc.returncode == 0, describe(proc)
+    mine = {r["text"] for r in json.loads(run_self(("state", "list", "--json"), env).stdout)}
+    assert {"bens goal from a clone", "posted after bens push"} <= mine
+    hosted = {r["text"] for r in json.loads(team.cli("state", "list", "--json"))}
+    assert {"bens goal from a clone", "posted after bens push"} <= hosted
+    assert ids[0] in {e["_id"] for e in logged(team.store)}
