@@ -174,15 +174,25 @@ def test_every_command_is_in_the_readme_table() -> None:
 
 
 def test_a_teams_setup_runs_line_by_line(tmp_path: Path) -> None:
-    """The service, the admin commands, a CLI writing into the hosted store, a writer over
-    HTTP and an agent reading context over HTTP: the same context the CLI prints."""
+    """The service, the admin commands, a CLI writing into the hosted store, a second CLI
+    syncing with it, a writer over HTTP and an agent reading context over HTTP: the same
+    context the CLI prints, holding what each of them wrote."""
     from tests.servers import free_port
 
     port = str(free_port())
     lines = [line.replace("8765", port) for line in sh_lines("A team's setup")]
     outputs = run_lines(tmp_path, lines)
     served = outputs[next(i for i, line in enumerate(lines) if "context?format=plain" in line)]
-    printed = outputs[max(i for i, line in enumerate(lines) if line.startswith("self context"))]
+    printed = outputs[max(i for i, line in enumerate(lines) if "self context --plain" in line)]
     for text in ("ship the first page", "render on the server"):
         assert text in served, served
+    ben = subprocess.run(
+        ["self", "state", "list", "--all", "--json"],
+        cwd=tmp_path,
+        env=base_env() | {"SELF_WORKSPACE": str(tmp_path / "ben-state"), "SELF_PROJECT": "web"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "try a static export" in ben, "the event posted over HTTP reached the second CLI"
     assert served == printed, "context over HTTP is the CLI's, byte for byte"
