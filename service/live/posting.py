@@ -37,7 +37,7 @@ def post(live: LiveWorkspace, body: posted.PostEvents, origin: Origin, batch: Ba
                 continue
             _check_given(event_id, floor, n)
         event = posted.make(new, event_id, batch.now, origin)
-        admit.admit(live.state(log)[0], event, n, posts.setdefault(log, admit.Post()))
+        admit.admit(live.state(log)[0], event, n, posts.setdefault(log, admit.Post(batch.config)))
         planned.setdefault(log, []).append(event)
         given.append(event_id)
     batch.add_all(planned)

@@ -32,6 +32,7 @@ class Batch:
         self.live = live
         self.now = clock.now()
         self.local = live.store.local_facts()
+        self.config = live.store.config()
         self.lines: dict[str, list[bytes]] = {}
         self.events: list[Event] = []
         self._last = clock.high_water(live.store.clock_file)

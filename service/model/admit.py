@@ -11,31 +11,37 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model import completion
-from service.model.errors import Invalid, Refused
+from service.model import caps, completion, ledger
+from service.model.config import WorkspaceConfig
+from service.model.errors import Invalid, ModelError, Refused
 from service.model.events import (
     Assertion,
     Covered,
     Event,
+    LedgerFields,
     Payload,
     ProjectChanged,
     ReportAdded,
     Superseded,
     payload_of,
 )
-from service.model.state import Entity, Report, State
+from service.model.state import Entity, Report, State, kind_of
 
 
 class Post:
-    """The records and reports the earlier events of one post made."""
+    """The records and reports the earlier events of one post made, and the workspace's
+    settings (the retention caps)."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: WorkspaceConfig) -> None:
+        self.config = config
         self.created: set[str] = set()
+        self.drafts: list[Entity] = []
         self.reports: dict[str, list[Report]] = {}
 
 
 def admit(state: State, event: Event, n: int, post: Post) -> None:
-    """Refuse `event` (the `n`th of its post) when the fold would not apply it."""
+    """Refuse `event` (the `n`th of its post) when the fold would not apply it, or when it
+    makes a record that a command would refuse to make (a retention cap, the ledger's rules)."""
     where = f"events[{n}].payload"
     if completion.IMPORTED in (event.refs or {}):
         raise Refused(
@@ -51,6 +57,8 @@ def admit(state: State, event: Event, n: int, post: Post) -> None:
         return
     if isinstance(payload, Assertion):
         _assertion(state, payload, where, post)
+        if payload.text is not None:
+            _new_record(state, event, payload, where, post)
     elif isinstance(payload, ReportAdded):
         _report(state, event, payload, where, post)
     elif isinstance(payload, ProjectChanged):
@@ -75,6 +83,46 @@ def _assertion(state: State, payload: Assertion, where: str, post: Post) -> None
                 field=f"{where}.entity",
             )
         post.created.add(payload.entity)
+
+
+def _new_record(state: State, event: Event, payload: Assertion, where: str, post: Post) -> None:
+    """The rules every new record passes as a command makes it: the ledger's for a claim,
+    decision or question, and the retention cap of its tier."""
+    text = payload.text or ""
+    kind = kind_of(payload.labels)
+    try:
+        if kind is not None:
+            ledger.check_record(
+                state, payload.entity, kind, text, payload.ledger or LedgerFields(), payload.links
+            )
+        draft = Entity(
+            id=payload.entity,
+            project=event.project,
+            text=text,
+            labels=list(payload.labels),
+            links=list(payload.links),
+            criteria=list(payload.criteria),
+            covered=[],
+            exposure=payload.exposure or "search",
+            priority=payload.priority,
+            scope=payload.scope or "project",
+            status="confirmed",
+            created=event.id,
+            updated=event.id,
+        )
+        caps.check([*state.live(), *post.drafts], [draft], [], [], post.config)
+    except caps.CapExceeded as exc:
+        over = exc.template.split("; pass", 1)[0]
+        raise Refused(
+            f"{{{where}.exposure}}: {over}; post the record at a lower exposure, or make room first "
+            "(a `place` command moves a record one tier down)",
+            code=exc.code,
+            field=f"{where}.exposure",
+        ) from None
+    except ModelError as exc:
+        exc.fields = tuple(f"{where}.{f}" for f in exc.fields) or (where,)
+        raise
+    post.drafts.append(draft)
 
 
 def _report(state: State, event: Event, payload: ReportAdded, where: str, post: Post) -> None:

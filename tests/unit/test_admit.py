@@ -9,6 +9,7 @@ import pytest
 
 from service.model import posted
 from service.model.admit import Post, admit
+from service.model.config import Caps, WorkspaceConfig
 from service.model.errors import ModelError
 from service.model.events import Event, Origin
 from service.model.fold import fold
@@ -22,8 +23,9 @@ TS = "2026-12-01T00:00:00.000Z"
 class Writer:
     """Events made as the service makes them, folded one post at a time after admission."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: WorkspaceConfig | None = None) -> None:
         self.state = State()
+        self.config = config or WorkspaceConfig()
         self.n = 1 << 90
 
     def make(self, kind: str, **payload: Any) -> Event:
@@ -32,7 +34,7 @@ class Writer:
         return posted.make(new, encode(self.n), TS, ANN)
 
     def post(self, *events: Event) -> None:
-        post = Post()
+        post = Post(self.config)
         for n, event in enumerate(events):
             admit(self.state, event, n, post)
         fold(events, self.state)
@@ -87,3 +89,17 @@ def test_a_forged_import_mark_is_refused() -> None:
     with pytest.raises(ModelError) as caught:
         w.post(forged)
     assert caught.value.fields == ("events[0].refs.imported",)
+
+
+def test_a_new_record_passes_the_ledgers_rules_and_the_retention_cap() -> None:
+    w = Writer(WorkspaceConfig(caps=Caps(full_tokens=20, index_tokens=12000)))
+    with pytest.raises(ModelError) as asked:
+        w.post(w.make("entity.confirmed", text="should we cache the context?", labels=["decision"]))
+    assert asked.value.fields[0].startswith("events[0].payload")
+    w.post(w.make("entity.confirmed", text="a short rule", labels=["convention"], exposure="full"))
+    long = " ".join(["words"] * 40)
+    first = w.make("entity.confirmed", text="fits", labels=["convention"], exposure="full")
+    with pytest.raises(ModelError) as capped:
+        w.post(first, w.make("entity.confirmed", text=long, labels=["convention"], exposure="full"))
+    assert capped.value.code == "cap-exceeded" and capped.value.fields == ("events[1].payload.exposure",)
+    assert first.id not in w.state.entities, "nothing of the post folded"
