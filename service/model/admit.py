@@ -110,7 +110,8 @@ def _new_record(state: State, event: Event, payload: Assertion, where: str, post
             created=event.id,
             updated=event.id,
         )
-        caps.check([*state.live(), *post.drafts], [draft], [], [], post.config)
+        if caps.reaches([draft], []):
+            caps.check([*state.live(), *post.drafts], [draft], [], [], post.config)
     except caps.CapExceeded as exc:
         over = exc.template.split("; pass", 1)[0]
         raise Refused(

@@ -42,6 +42,12 @@ def usage(entities: Iterable[Entity], scope: str, per_char: float) -> dict[str, 
     return spent
 
 
+def reaches(incoming: Sequence[Entity], demoted: Sequence[Entity]) -> bool:
+    """Whether a change can grow a capped tier, so `check` need read the live records:
+    something enters the full or index tier, or is demoted into one."""
+    return bool(demoted) or any(e.exposure in ("full", "index") for e in incoming)
+
+
 def check(
     live: Sequence[Entity],
     incoming: Sequence[Entity],

@@ -207,7 +207,8 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
         target=target,
         why=request.why,
     )
-    caps.check(state.live(), [draft], replaced, demoted, config)
+    if caps.reaches([draft], demoted):
+        caps.check(state.live(), [draft], replaced, demoted, config)
     proposed = not clock.origin.confirmed
     payload = Assertion(
         entity=entity_id,
@@ -291,7 +292,8 @@ def place(
         )
     demoted = [find(state, d, "demote") for d in demote]
     moved = msgspec.structs.replace(entity, exposure=new_exposure, scope=scope or entity.scope)
-    caps.check([e for e in state.live() if e.id != entity.id], [moved], [], demoted, config)
+    if caps.reaches([moved], demoted):
+        caps.check([e for e in state.live() if e.id != entity.id], [moved], [], demoted, config)
     placed = Placed(
         entity.id,
         exposure=_exposure(new_exposure) if exposure else None,
