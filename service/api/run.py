@@ -2,12 +2,13 @@
 live streams at once, let the requests in flight (writes included) finish, then stop the
 writers and exit 0.
 
-uvicorn (with uvloop and httptools), chosen over granian on this workload: in the same run
-of `bench/team_service.py` (100,000 events, 2 cores) granian answered /healthz 1% faster,
-context 17% slower and posts 13% slower, with 1.6× the resident memory (352 against
-221 MiB); and uvicorn runs in this process, so SIGTERM reaches the hub (streams end, writers
-drain) and its log records go through the service's own masking. `service.api.app:
-from_environment` still serves the app to granian or any ASGI server by import string."""
+uvicorn (with uvloop and httptools), chosen over granian on this workload: in two runs of
+`bench/team_service.py` (100,000 events, 2 cores) their rates were within the machine's
+noise of each other (/healthz 8.6k against 8.6-9.1k requests/s, context 4.0-4.1k against
+3.7-3.8k, posts 0.76-0.89k against 0.84-0.86k events/s), while granian held 1.6x the
+memory (360 against 223 MiB); and uvicorn runs in this process, so SIGTERM reaches the hub
+(streams end, writers drain) and its log records pass through the service's own masking.
+`service.api.app:from_environment` still serves the app to granian or any ASGI server."""
 
 from __future__ import annotations
 
