@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -486,4 +487,4 @@ def _check_writable(root: Path, log: str) -> None:
 
 
 def today() -> str:
-    return dt.datetime.now(dt.UTC).date().isoformat()
+    return time.strftime("%Y-%m-%d", time.gmtime())

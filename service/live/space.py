@@ -12,6 +12,7 @@ loaded again from disk and the job is answered with the failure.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,8 @@ class LiveWorkspace:
         self.head: str | None = None
         self.version = 0  # moves with every change of the states: keys rendered answers
         self.rendered: dict[tuple[object, ...], bytes] = {}
+        self._ref = os.path.join(store.root, ".git", "refs", "heads", "main")
+        self._ref_seen: tuple[tuple[int, int, int] | None, str | None] = (None, None)
         self._lock = rwlock.RWLockWrite()  # a waiting writer goes before new readers
         self._loading = threading.Lock()
         self.load()
@@ -125,13 +128,23 @@ class LiveWorkspace:
                 self.observer.fold_lag(self.name, 0)
 
     def _disk_head(self) -> str | None:
-        """main's commit as the ref file says (one small read); the store's answer otherwise."""
-        ref = Path(self.store.root, ".git", "refs", "heads", "main")
+        """main's commit as the ref file says; the store's answer otherwise. The file is
+        replaced (a new inode) whenever main moves, so while its stat is the one seen last,
+        so is its commit: one stat a request."""
         try:
-            text = ref.read_bytes().strip().decode("ascii")
+            seen = os.stat(self._ref)
+        except FileNotFoundError:
+            return self.store.head()
+        key = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
+        if key == self._ref_seen[0]:
+            return self._ref_seen[1]
+        try:
+            text = Path(self._ref).read_bytes().strip().decode("ascii")
         except (FileNotFoundError, UnicodeDecodeError):
             return self.store.head()
-        return text if len(text) == 40 else self.store.head()
+        head = text if len(text) == 40 else self.store.head()
+        self._ref_seen = (key, head)
+        return head
 
     # --- closing ---------------------------------------------------------------------------
 
