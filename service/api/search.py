@@ -23,6 +23,7 @@ from service.index.query import DEFAULT_LIMIT
 if TYPE_CHECKING:
     from service.data.workspaces import Data
     from service.index import Found
+    from service.index.query import Page
     from service.index.shared import SharedIndex
     from service.model.state import State
 
@@ -109,15 +110,16 @@ def answer(index: SharedIndex, workspaces: list[str], ask: Asked, state_of: Stat
     """The search after the caller is authorized: each workspace brought up to its head, then
     the ranked matches with their rows."""
     index.fresh(workspaces)
-    found = index.ranked(ask.q, ask.project, workspaces, ask.exposure)
-    return SearchAnswer(ask.q, ask.project, workspaces, len(found), hits(found, ask.limit, state_of))
+    found = index.page(ask.q, ask.project, workspaces, ask.exposure, ask.limit)
+    return SearchAnswer(ask.q, ask.project, workspaces, len(found.ids), hits(found, state_of))
 
 
-def hits(found: list[Found], limit: int, state_of: StateOf) -> list[SearchHit]:
+def hits(found: Page, state_of: StateOf) -> list[SearchHit]:
+    """The answer's hits: the first matches' rows, short ids among every match."""
     from service.model import views
 
-    shorts = views.short_ids(f.entity.id for f in found)
-    top = found[:limit]
+    shorts = views.short_ids(found.ids)
+    top = found.top
     extras = dict(_ledger_extras(top, state_of))
     rows = [views.entity_row(f.entity, shorts[f.entity.id], extras.get(_key(f))) for f in top]
     return [SearchHit(f.workspace, rank, row) for rank, (f, row) in enumerate(zip(top, rows, strict=True), 1)]

@@ -34,7 +34,7 @@ from service.model.state import Entity, State
 from service.store import Store, layout, segments
 from service.store.cache import model_fingerprint
 
-INDEX_FORMAT = 2  # 2: the heads table
+INDEX_FORMAT = 3  # 2: the heads table; 3: each record's `created`, for ranking in SQL
 TOKENIZER = "trigram case_sensitive 1"  # the haystack is lowercased by the model already
 _encode = msgspec.msgpack.Encoder().encode
 _decode_pairs = msgspec.msgpack.Decoder(dict[str, list[str]]).decode
@@ -99,6 +99,7 @@ class SearchIndex:
                     "id": str,
                     "seq": int,
                     "exposure": str,
+                    "created": str,
                     "hay": str,
                     "entity": bytes,
                 },
@@ -229,6 +230,12 @@ class SearchIndex:
         """Every match of `search`, in its order, with its workspace, log and record."""
         return query.ranked(self.db, q, project, list(workspaces), exposure)
 
+    def page(
+        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None, limit: int
+    ) -> query.Page:
+        """Every match's id in `search`'s order, and the first `limit` with their records."""
+        return query.page(self.db, q, project, list(workspaces), exposure, limit)
+
     def entities(self, workspace: str, log: str) -> list[Pair]:
         """The records indexed for one log, in the fold's order (for checks and tests)."""
         rows = self.db.execute(
@@ -262,6 +269,7 @@ def _row(workspace: str, log: str, seq: int, entity: Entity) -> dict[str, Any]:
         "id": entity.id,
         "seq": seq,
         "exposure": entity.exposure,
+        "created": entity.created,
         "hay": query.searchable(search.haystack(entity)),
         "entity": _encode(entity),
     }

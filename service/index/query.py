@@ -116,6 +116,62 @@ def ranked(
     return [Found(row_of[id(e)][0], row_of[id(e)][1], e) for e in order]
 
 
+class Page(msgspec.Struct, frozen=True):
+    """One answer's worth of a search: every match's id in order (what short ids and the
+    count are made of) and the first matches with their records."""
+
+    ids: list[str]
+    top: list[Found]
+
+
+def page(
+    db: sqlite_utils.Database,
+    q: str,
+    project: str | None,
+    workspaces: list[str],
+    exposure: str | None,
+    limit: int,
+) -> Page:
+    """`ranked(...)`, ordered by SQLite itself: the model's score (`search.search`: terms
+    missed, then occurrences, then the current project, then the newest) computed from each
+    record's stored haystack, so only the first `limit` records are decoded. `ranked` is the
+    reference it must agree with (tests/integration/test_search_service.py)."""
+    check_limit(limit)
+    terms = check_query(q)
+    if not workspaces:
+        return Page([], [])
+    where, args = _where(terms, workspaces, exposure)
+    score, score_args = _score(terms)
+    rows = db.execute(
+        f"SELECT rowid, id FROM (SELECT rowid, id, workspace, log, seq, created, {score} + (log IS NOT ?)"
+        f" AS score FROM records WHERE {where}) WHERE score < ?"
+        " ORDER BY score, created DESC, workspace, log, seq",
+        [*score_args, project, *args, len(terms) * ranking.MISSED if terms else 2],  # no terms: all
+    ).fetchall()
+    first = [row[0] for row in rows[:limit]]
+    marks = ", ".join("?" * len(first))
+    held = db.execute(f"SELECT rowid, workspace, log, entity FROM records WHERE rowid IN ({marks})", first)
+    found = {row[0]: Found(row[1], row[2], _decode(row[3])) for row in held.fetchall()}
+    return Page([row[1] for row in rows], [found[r] for r in first])
+
+
+def _score(terms: list[str]) -> tuple[str, list[object]]:
+    """The SQL of `search.search`'s integer score over the stored haystack `hay`: per term,
+    twice its (non-overlapping) occurrences, negated, or MISSED when it does not occur."""
+    if not terms:
+        return "0", []
+    parts: list[str] = []
+    args: list[object] = []
+    for term in terms:
+        needle = searchable(term)
+        parts.append(
+            "CASE WHEN instr(hay, ?) > 0 THEN -2 * ((length(hay) - length(replace(hay, ?, ''))) / length(?))"
+            f" ELSE {ranking.MISSED} END"
+        )
+        args += [needle, needle, needle]
+    return f"({' + '.join(parts)})", args
+
+
 def _where(terms: list[str], workspaces: list[str], exposure: str | None) -> tuple[str, list[object]]:
     # Only FTS5 terms: the matches drive the query. `+` keeps SQLite from walking the
     # (workspace, log, seq) index instead, which reads every record of the workspaces.

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 from service.data.workspaces import Data
 from service.index.index import Refreshed, SearchIndex
-from service.index.query import Found
+from service.index.query import Found, Page
 
 
 class SharedIndex:
@@ -66,6 +66,11 @@ class SharedIndex:
         self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None
     ) -> list[Found]:
         return self.index().ranked(q, project, workspaces, exposure)
+
+    def page(
+        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None, limit: int
+    ) -> Page:
+        return self.index().page(q, project, workspaces, exposure, limit)
 
     def close(self) -> None:
         with self._guard:

@@ -13,7 +13,7 @@ from service.model.errors import Invalid
 from service.model.state import CLOSED_EXECUTIONS, LIVE_STATUSES, Entity
 
 Pair = tuple[Entity, bool]
-_MISSED = 1 << 42  # outweighs twice the occurrences any record's text can hold
+MISSED = 1 << 42  # outweighs twice the occurrences any record's text can hold
 _first = itemgetter(0)
 
 
@@ -54,9 +54,9 @@ def search(query: str, entities: list[Pair], all_: bool, exposure: str | None) -
         return [e for e, current in pool if current] + [e for e, current in pool if not current]
     hay = _haystacks(pool)
     # one integer per record, smaller first: terms missed, then more occurrences
-    scores = [[-2 * c if (c := h.count(t)) else _MISSED for h in hay] for t in terms]
+    scores = [[-2 * c if (c := h.count(t)) else MISSED for h in hay] for t in terms]
     score = scores[0] if len(scores) == 1 else list(map(sum, zip(*scores, strict=True)))
-    matched = len(terms) * _MISSED
+    matched = len(terms) * MISSED
     ranked = [(k + (not p[1]), p[0]) for p, k in zip(pool, score, strict=True) if k < matched]
     ranked.sort(key=_first)
     return [e for _, e in ranked]
