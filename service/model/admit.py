@@ -25,6 +25,7 @@ from service.model.events import (
     Superseded,
     payload_of,
 )
+from service.model.fold import new_entity
 from service.model.state import Entity, Report, State, kind_of
 
 
@@ -95,21 +96,9 @@ def _new_record(state: State, event: Event, payload: Assertion, where: str, post
             ledger.check_record(
                 state, payload.entity, kind, text, payload.ledger or LedgerFields(), payload.links
             )
-        draft = Entity(
-            id=payload.entity,
-            project=event.project,
-            text=text,
-            labels=list(payload.labels),
-            links=list(payload.links),
-            criteria=list(payload.criteria),
-            covered=[],
-            exposure=payload.exposure or "search",
-            priority=payload.priority,
-            scope=payload.scope or "project",
-            status="confirmed",
-            created=event.id,
-            updated=event.id,
-        )
+        draft = new_entity(event, payload)  # as the fold will make it
+        if event.type == "entity.confirmed":
+            draft.status = "confirmed"
         if caps.reaches([draft], []):
             caps.check([*state.live(), *post.drafts], [draft], [], [], post.config)
     except caps.CapExceeded as exc:
@@ -149,12 +138,12 @@ def _on_record(state: State, event: Event, payload: Payload, where: str, post: P
     if isinstance(payload, Superseded) and entity.status not in ("proposed", "confirmed"):
         raise Invalid(f"{entity.id} is {entity.status}: only a live record is superseded", code="wrong-state")
     if event.type == "entity.done":
-        _done(state, event, entity, where, post)
+        _done(state, event, payload, entity, where, post)
 
 
-def _done(state: State, event: Event, entity: Entity, where: str, post: Post) -> None:
+def _done(state: State, event: Event, payload: Payload, entity: Entity, where: str, post: Post) -> None:
     reports = [*state.reports.get(entity.id, ()), *post.reports.get(entity.id, ())]
-    done_report = getattr(payload_of(event), "report", None)
+    done_report = getattr(payload, "report", None)
     if done_report:
         reports.append(Report(event.id, event.ts, done_report))
     judged = completion.imported_from_superself(event)

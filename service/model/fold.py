@@ -132,10 +132,24 @@ def _assert(state: State, event: Event, payload: Payload) -> None:
     if payload.text is None:
         _signal(state, event, "unknown-entity", "confirmation of no known record", payload.entity)
         return
-    entity = Entity(
+    entity = new_entity(event, payload)
+    state.entities[entity.id] = entity
+    kind = kind_of(payload.labels)
+    if kind is not None:
+        _new_fact(state, event, entity, kind)
+    if confirmed:
+        _confirm(state, event, entity)
+    elif entity.supersedes:
+        for old in entity.supersedes:  # kept at hand until the proposal is confirmed or withdrawn
+            state.awaiting.setdefault(old, []).append(entity.id)
+
+
+def new_entity(event: Event, payload: Assertion) -> Entity:
+    """The record an assertion with text makes, as proposed (a confirmation follows it)."""
+    return Entity(
         id=payload.entity,
         project=event.project,
-        text=payload.text,
+        text=payload.text or "",
         labels=list(payload.labels),
         links=list(payload.links),
         criteria=list(payload.criteria),
@@ -151,15 +165,6 @@ def _assert(state: State, event: Event, payload: Payload) -> None:
         why=payload.why,
         ledger=payload.ledger,
     )
-    state.entities[entity.id] = entity
-    kind = kind_of(payload.labels)
-    if kind is not None:
-        _new_fact(state, event, entity, kind)
-    if confirmed:
-        _confirm(state, event, entity)
-    elif entity.supersedes:
-        for old in entity.supersedes:  # kept at hand until the proposal is confirmed or withdrawn
-            state.awaiting.setdefault(old, []).append(entity.id)
 
 
 def _unawait(state: State, entity: Entity) -> None:
