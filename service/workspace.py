@@ -28,6 +28,7 @@ from service.store import Quarantine, Store, local
 if TYPE_CHECKING:  # imported where used
     from service.importers.superself import ImportSummary
     from service.model.context import ContextDoc, OverviewDoc
+    from service.model.render import Near
     from service.model.status import StatusDoc
 
 WORKSPACE_LOG = ""
@@ -132,7 +133,6 @@ class Workspace:
 
     def context(self) -> ContextDoc:
         """Context from the hot slices: huge logs are not loaded whole."""
-        from service.model import context
 
         project = self.require_project()
         mine = self.store.hot(project)
@@ -145,19 +145,25 @@ class Workspace:
         cold = ColdCounts(
             mine.cold.search + workspace.cold.search, mine.cold.open_work + workspace.cold.open_work
         )
+        return self.context_of(project, mine.state, shared, len(mine.quarantined), cold, mine.near)
+
+    def context_of(
+        self,
+        project: str,
+        mine: State,
+        shared: list[Entity],
+        quarantined: int,
+        cold: ColdCounts | None = None,
+        near: Near | None = None,
+    ) -> ContextDoc:
+        """The context document of `project` from its state and the records shared with it."""
+        from service.model import context
+
         description = self.state(WORKSPACE_LOG).projects[project].description
         return context.build_context(
-            project,
-            mine.state,
-            shared,
-            self.config(),
-            today(),
-            self.runs(),
-            len(mine.quarantined),
-            description=description,
-            cold=cold,
-            near=mine.near,
-        )
+            project, mine, shared, self.config(), today(), self.runs(), quarantined,
+            description=description, cold=cold, near=near,
+        )  # fmt: skip
 
     def overview(self) -> OverviewDoc:
         from service.model import context

@@ -4,7 +4,7 @@ the SSE id, resumable with `Last-Event-ID`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -14,7 +14,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api import guard, openapi
 from service.api.routes import READ, AnyRequest, answer, data_of, hub_of, reading
-from service.model.events import Event
+from service.model.events import Event, canonical
 
 if TYPE_CHECKING:
     from service.api.metrics import Metrics
@@ -83,17 +83,16 @@ async def stream(request: AnyRequest, ws: str, project: str | None = None) -> Se
 async def _messages(
     live: LiveWorkspace, last: str | None, project: str | None
 ) -> AsyncIterator[ServerSentEventMessage]:
-    from service.model.events import canonical
-
     feed = live.feed
     with feed.waiting() as waiter:
         mark = feed.end()
         if last:
             found = feed.mark_of(last)
             if found is None:  # not kept any more (or never published here): read the logs
-                for event in await anyio.to_thread.run_sync(_logged_after, live, last, mark):
-                    if project is None or event.project == project:
-                        yield ServerSentEventMessage(canonical(event).decode().rstrip("\n"), id=event.id)
+                for message in _sent(
+                    await anyio.to_thread.run_sync(_logged_after, live, last, mark), project
+                ):
+                    yield message
             else:
                 mark = found
         while not feed.closed:
@@ -101,13 +100,19 @@ async def _messages(
             if got is None:  # fell behind what is kept: end; the client resumes by its last id
                 return
             events, mark = got
-            for event in events:
-                if project is None or event.project == project:
-                    yield ServerSentEventMessage(canonical(event).decode().rstrip("\n"), id=event.id)
+            for message in _sent(events, project):
+                yield message
             if not events:
                 await waiter.wait(KEEPALIVE_S)
                 if not feed.closed and feed.end() == mark:
                     yield ServerSentEventMessage(comment="keepalive")
+
+
+def _sent(events: list[Event], project: str | None) -> Iterator[ServerSentEventMessage]:
+    """The messages of `events` (of `project` only, when named): the canonical line, its id."""
+    for event in events:
+        if project is None or event.project == project:
+            yield ServerSentEventMessage(canonical(event).decode().rstrip("\n"), id=event.id)
 
 
 def _logged_after(live: LiveWorkspace, last: str, mark: int) -> list[Event]:

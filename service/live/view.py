@@ -11,7 +11,7 @@ from service.model.events import Event, Origin
 from service.model.hotslice import stays_hot
 from service.model.state import State, shared_with
 from service.store import Quarantine
-from service.workspace import WORKSPACE_LOG, Command, Workspace, today
+from service.workspace import WORKSPACE_LOG, Command, Workspace
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
@@ -44,8 +44,6 @@ class View(Workspace):
     def context(self) -> ContextDoc:
         """The context of the project from the whole states in memory (the CLI reads hot
         slices from disk instead; both give the same document)."""
-        from service.model import context
-
         project = self.require_project()
         mine, quarantined = self.folded(project)
         shared = [e for e in self.state(WORKSPACE_LOG).entities.values() if e.live]
@@ -55,13 +53,4 @@ class View(Workspace):
                 shared += [
                     e for e in state.entities.values() if shared_with(project, e) and stays_hot(state, e)
                 ]
-        return context.build_context(
-            project,
-            mine,
-            shared,
-            self.config(),
-            today(),
-            self.runs(),
-            len(quarantined),
-            description=self.state(WORKSPACE_LOG).projects[project].description,
-        )
+        return self.context_of(project, mine, shared, len(quarantined))
