@@ -254,3 +254,53 @@ def histories(draw: st.DrawFn, max_steps: int = 40) -> list[Event]:
     for _ in range(draw(st.integers(1, max_steps))):
         history.step()
     return history.events
+
+
+SEARCH_LOGS = ("app", "web", "")  # the selected project, another one, the workspace's own log
+
+
+@st.composite
+def search_logs(
+    draw: st.DrawFn, words: tuple[str, ...], kinds: tuple[str, ...], max_steps: int
+) -> dict[str, list[Event]]:
+    """A random history for `app`, then records of `kinds` in every log from the small
+    vocabulary `words`, so queries meet many records, tie on counts and share creation times."""
+    events: dict[str, list[Event]] = {log: [] for log in SEARCH_LOGS}
+    events["app"] = draw(histories(max_steps=max_steps))
+    last = events["app"][-1].id if events["app"] else None
+    ms = ids.time_ms(last) if last else START_MS
+    for _ in range(draw(st.integers(0, 14))):
+        ms += draw(st.integers(0, 1))  # the same millisecond: the same `created`
+        last = ids.next_id(last, ms, draw(st.integers(0, MAX_RANDOM)))
+        log = draw(st.sampled_from(SEARCH_LOGS))
+        payload = {
+            "entity": last,
+            "text": " ".join(draw(st.lists(st.sampled_from(words), min_size=1, max_size=4))),
+            "labels": [draw(st.sampled_from(kinds))],
+            "links": [],
+            "criteria": [],
+            "exposure": draw(st.sampled_from(EXPOSURES)),
+            "priority": None,
+        }
+        at = iso(ids.time_ms(last))
+        events[log].append(
+            Event(last, at, "entity.confirmed", Origin("human", True), log, raw(payload), None)
+        )
+    return events
+
+
+@st.composite
+def search_queries(draw: st.DrawFn, texts: list[str], syntax: tuple[str, ...]) -> str:
+    """Zero to three terms: pieces of the records' texts, FTS5 syntax, or anything."""
+    pieces = []
+    for _ in range(draw(st.integers(0, 3))):
+        source = draw(st.sampled_from(["text", "text", "syntax", "any"] if texts else ["syntax", "any"]))
+        if source == "text":
+            text = draw(st.sampled_from(texts))
+            start = draw(st.integers(0, max(len(text) - 1, 0)))
+            pieces.append(text[start : start + draw(st.integers(1, 6))])
+        elif source == "syntax":
+            pieces.append(draw(st.sampled_from(syntax)))
+        else:
+            pieces.append(draw(st.text(min_size=1, max_size=5)))
+    return " ".join(pieces)

@@ -18,14 +18,18 @@ from hypothesis import strategies as st
 from service.data.workspaces import Data
 from service.index import BadLimit, QueryTooLong, SearchIndex
 from service.index.query import MAX_LIMIT, MAX_QUERY, MAX_TERMS
-from service.model import ids
 from service.model.events import Event, Origin, canonical
 from service.model.fold import fold_all
 from service.store import layout
 from service.workspace import Workspace
 from tests.builders import AGENT, Log
 from tests.eventcheck import checked_tempdir
-from tests.strategies import EXPOSURES, LABELS, MAX_RANDOM, START_MS, histories, iso, raw
+from tests.strategies import (
+    LABELS,
+    SEARCH_LOGS,
+    search_logs,
+    search_queries,
+)
 
 HUMAN = Origin("human", True)
 SYNTAX = ['"', "*", "-", "NEAR", "near(", "AND", "OR", "NOT", "(", ")", "^", ":", "+", 'a"b', "x*", "-x"]
@@ -45,7 +49,6 @@ def append(root: Path, log: str, events: list[Event]) -> None:
             handle.write(canonical(event))
 
 
-LOGS = ("app", "web", "")  # the selected project, another one, the workspace's own log
 WORDS = ("alpha", "beta", "ab", "a", "NEAR", '"q"', "x*", "-y", "Ünï", "ß", "İo", "alphabet")
 
 
@@ -64,51 +67,8 @@ def index_search(index: SearchIndex, q: str, exposure: str | None) -> list[str]:
     return [h.id for h in index.search(q, "app", ["team"], MAX_LIMIT, exposure)]
 
 
-@st.composite
-def logs(draw: st.DrawFn) -> dict[str, list[Event]]:
-    """A random history for `app`, then records in every log from a small vocabulary (so
-    queries meet many records, tie on counts, and records share a creation time)."""
-    events = {log: [] for log in LOGS}
-    events["app"] = draw(histories(max_steps=30))
-    last = events["app"][-1].id if events["app"] else None
-    ms = ids.time_ms(last) if last else START_MS
-    for _ in range(draw(st.integers(0, 14))):
-        ms += draw(st.integers(0, 1))  # the same millisecond: the same `created`
-        last = ids.next_id(last, ms, draw(st.integers(0, MAX_RANDOM)))
-        log = draw(st.sampled_from(LOGS))
-        payload = {
-            "entity": last,
-            "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))),
-            "labels": [draw(st.sampled_from(LABELS))],
-            "links": [],
-            "criteria": [],
-            "exposure": draw(st.sampled_from(EXPOSURES)),
-            "priority": None,
-        }
-        at = iso(ids.time_ms(last))
-        events[log].append(Event(last, at, "entity.confirmed", HUMAN, log, raw(payload), None))
-    return events
-
-
-@st.composite
-def queries(draw: st.DrawFn, texts: list[str]) -> str:
-    """Zero to three terms: pieces of the records' texts, FTS5 syntax, or anything."""
-    pieces = []
-    for _ in range(draw(st.integers(0, 3))):
-        source = draw(st.sampled_from(["text", "text", "syntax", "any"] if texts else ["syntax", "any"]))
-        if source == "text":
-            text = draw(st.sampled_from(texts))
-            start = draw(st.integers(0, max(len(text) - 1, 0)))
-            pieces.append(text[start : start + draw(st.integers(1, 6))])
-        elif source == "syntax":
-            pieces.append(draw(st.sampled_from(SYNTAX)))
-        else:
-            pieces.append(draw(st.text(min_size=1, max_size=5)))
-    return " ".join(pieces)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=logs(), cuts=st.lists(st.integers(1, 40), max_size=3), data=st.data())
+@given(history=search_logs(WORDS, LABELS, 30), cuts=st.lists(st.integers(1, 40), max_size=3), data=st.data())
 def test_the_index_holds_the_live_records_and_searches_as_self_search_does(
     history: dict[str, list[Event]], cuts: list[int], data: st.DataObject
 ) -> None:
@@ -116,7 +76,7 @@ def test_the_index_holds_the_live_records_and_searches_as_self_search_does(
         team = Data(Path(tmp) / "data")
         team.add("team").close()
         root = team.path("team")
-        done = dict.fromkeys(LOGS, 0)
+        done = dict.fromkeys(SEARCH_LOGS, 0)
         with SearchIndex(team) as index:
             for cut in [*sorted(set(cuts)), 10**6]:  # the logs grow in steps, refreshed after each
                 for log, events in history.items():
@@ -133,7 +93,7 @@ def test_the_index_holds_the_live_records_and_searches_as_self_search_does(
                 assert held == {i: msgspec.msgpack.encode(e) for i, e in whole.entities.items() if e.live}
                 texts += [e.text for e in whole.entities.values() if e.live]
             for _ in range(8):
-                q = data.draw(queries(texts))
+                q = data.draw(search_queries(texts, SYNTAX))
                 exposure = data.draw(st.sampled_from([None, "search", "full", "index"]))
                 assert index_search(index, q, exposure) == self_search(team, q, exposure), q
 

@@ -19,7 +19,6 @@ from service.app import execute, queries
 from service.data.workspaces import Data
 from service.index.query import MAX_LIMIT
 from service.index.shared import SharedIndex
-from service.model import ids
 from service.model.events import Event, Origin, canonical
 from service.model.requests import Add, ProjectAdd
 from service.model.state import State
@@ -27,10 +26,14 @@ from service.store import layout
 from service.store.gitcommit import commit_files
 from service.workspace import Workspace
 from tests.eventcheck import checked_tempdir
-from tests.strategies import EXPOSURES, LABELS, MAX_RANDOM, START_MS, histories, iso, raw
+from tests.strategies import (
+    EXPOSURES,
+    LABELS,
+    search_logs,
+    search_queries,
+)
 
 HUMAN = Origin("human", True)
-LOGS = ("app", "web", "")  # a project, another one, the workspace's own log
 WORDS = ("alpha", "beta", "ab", "a", "NEAR", '"q"', "x*", "Ünï", "ß", "alphabet", "deploy")
 KINDS = (*LABELS, "claim", "question")  # ledger records carry derived keys in their rows
 SYNTAX = ('"', "*", "-", "NEAR", "(", ")", "OR", 'a"b')
@@ -51,49 +54,6 @@ def commit_logs(data: Data, workspace: str, events: dict[str, list[Event]]) -> N
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(content)
         commit_files(store.repo, files, "test: logs")
-
-
-@st.composite
-def logs(draw: st.DrawFn) -> dict[str, list[Event]]:
-    """A random history for `app`, then records of every kind in every log from a small
-    vocabulary, so queries meet many records and tie on counts and creation times."""
-    events: dict[str, list[Event]] = {log: [] for log in LOGS}
-    events["app"] = draw(histories(max_steps=25))
-    last = events["app"][-1].id if events["app"] else None
-    ms = ids.time_ms(last) if last else START_MS
-    for _ in range(draw(st.integers(0, 14))):
-        ms += draw(st.integers(0, 1))
-        last = ids.next_id(last, ms, draw(st.integers(0, MAX_RANDOM)))
-        log = draw(st.sampled_from(LOGS))
-        payload = {
-            "entity": last,
-            "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))),
-            "labels": [draw(st.sampled_from(KINDS))],
-            "links": [],
-            "criteria": [],
-            "exposure": draw(st.sampled_from(EXPOSURES)),
-            "priority": None,
-        }
-        event = Event(last, iso(ids.time_ms(last)), "entity.confirmed", HUMAN, log, raw(payload), None)
-        events[log].append(event)
-    return events
-
-
-@st.composite
-def words(draw: st.DrawFn, texts: list[str]) -> str:
-    """Zero to three terms: pieces of the records' texts, FTS5 syntax, or anything."""
-    pieces = []
-    for _ in range(draw(st.integers(0, 3))):
-        source = draw(st.sampled_from(["text", "text", "syntax", "any"] if texts else ["syntax", "any"]))
-        if source == "text":
-            text = draw(st.sampled_from(texts))
-            start = draw(st.integers(0, max(len(text) - 1, 0)))
-            pieces.append(text[start : start + draw(st.integers(1, 6))])
-        elif source == "syntax":
-            pieces.append(draw(st.sampled_from(SYNTAX)))
-        else:
-            pieces.append(draw(st.text(min_size=1, max_size=5)))
-    return " ".join(pieces)
 
 
 def stored(data: Data) -> StateOf:
@@ -121,7 +81,7 @@ def self_search(data: Data, q: str, project: str | None, all_: bool, exposure: s
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=logs(), data=st.data())
+@given(history=search_logs(WORDS, KINDS, 25), data=st.data())
 def test_the_service_answers_as_self_search_does(
     history: dict[str, list[Event]], data: st.DataObject
 ) -> None:
@@ -133,7 +93,7 @@ def test_the_service_answers_as_self_search_does(
         texts = [str(msgspec.json.decode(e.payload).get("text", "")) for es in history.values() for e in es]
         try:
             for _ in range(6):
-                q = data.draw(words([t for t in texts if t]), label="q")
+                q = data.draw(search_queries([t for t in texts if t], SYNTAX), label="q")
                 project = data.draw(st.sampled_from(["app", "web", None]), label="project")
                 all_ = data.draw(st.booleans(), label="all")
                 exposure = data.draw(st.sampled_from([None, *EXPOSURES]), label="exposure")
