@@ -122,3 +122,11 @@ def inline(kind: Any) -> dict[str, Any]:
 
     resolved: dict[str, Any] = resolve(schema)
     return resolved
+
+
+def protected(action: str) -> dict[str, Any]:
+    """The decorator arguments of a route the token guard checks for `action` (read, search,
+    command, admin: `service/model/team.py`): the guard, the action, bearer security."""
+    from service.api.guard import check
+
+    return {"guards": [check], "opt": {"action": action}, "security": SECURITY}

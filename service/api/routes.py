@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 AnyRequest = Request[Any, Any, Any]
 JSON = "application/json"
 PLAIN = "text/plain"  # litestar adds "; charset=utf-8"
-READ = {"action": "read"}  # the action `guard.check` authorizes (service/model/team.py)
-COMMAND = {"action": "command"}
 
 
 def data_of(request: AnyRequest) -> Data:
@@ -70,9 +68,7 @@ def remembered(view: View, key: tuple[object, ...], make: Callable[[], bytes]) -
 @get(
     "/api/v1/workspaces",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(list[str], 401),
 )
 def workspaces(request: AnyRequest) -> Response[bytes]:
@@ -85,9 +81,7 @@ def workspaces(request: AnyRequest) -> Response[bytes]:
 @get(
     "/api/v1/workspaces/{ws:str}/projects",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(list[bodies.ProjectRow], *openapi.READ_ERRORS),
 )
 def projects(request: AnyRequest, ws: str) -> Response[bytes]:
@@ -97,9 +91,7 @@ def projects(request: AnyRequest, ws: str) -> Response[bytes]:
 
 @get(
     "/api/v1/workspaces/{ws:str}/projects/{slug:str}/context",
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(ContextDoc, *openapi.READ_ERRORS),
     operation_class=openapi.operation(plain=True),
 )
@@ -140,9 +132,7 @@ def _context(
 @get(
     "/api/v1/workspaces/{ws:str}/projects/{slug:str}/status",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(StatusDoc, *openapi.READ_ERRORS),
 )
 def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
@@ -153,9 +143,7 @@ def status(request: AnyRequest, ws: str, slug: str) -> Response[bytes]:
 @get(
     "/api/v1/workspaces/{ws:str}/projects/{slug:str}/state",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(list[bodies.EntityRow], *openapi.READ_ERRORS),
 )
 def state(
@@ -168,9 +156,7 @@ def state(
 @get(
     "/api/v1/workspaces/{ws:str}/projects/{slug:str}/entities/{record:str}",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(bodies.Shown, *openapi.READ_ERRORS),
 )
 def entity(

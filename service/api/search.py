@@ -159,9 +159,7 @@ def live_states(request: Request[Any, Any, Any], user: str) -> StateOf:
 @get(
     "/api/v1/search",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt={"action": "search"},
-    security=openapi.SECURITY,
+    **openapi.protected("search"),
     responses=openapi.answers(bodies.SearchAnswer, 400, 401, 403),
 )
 def search(

@@ -13,7 +13,7 @@ from litestar import Response, get
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api import guard, openapi
-from service.api.routes import READ, AnyRequest, answer, data_of, hub_of, reading
+from service.api.routes import AnyRequest, answer, data_of, hub_of, reading
 from service.model.events import Event, canonical
 
 if TYPE_CHECKING:
@@ -34,9 +34,7 @@ class EventPage(msgspec.Struct, frozen=True):
 @get(
     "/api/v1/workspaces/{ws:str}/projects/{slug:str}/events",
     sync_to_thread=True,
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(EventPage, *openapi.READ_ERRORS),
 )
 def events_after(
@@ -66,9 +64,7 @@ def events_after(
 
 @get(
     "/api/v1/workspaces/{ws:str}/stream",
-    guards=[guard.check],
-    opt=READ,
-    security=openapi.SECURITY,
+    **openapi.protected("read"),
     responses=openapi.answers(str, 400, 401, 403, media_type="text/event-stream"),
 )
 async def stream(request: AnyRequest, ws: str, project: str | None = None) -> ServerSentEvent:

@@ -11,7 +11,7 @@ import msgspec
 from litestar import Response, post
 
 from service.api import bodies, guard, openapi, reads
-from service.api.routes import COMMAND, JSON, AnyRequest, answer, data_of, hub_of, origin_of
+from service.api.routes import JSON, AnyRequest, answer, data_of, hub_of, origin_of
 from service.model.posted import Posted, PostEvents
 from service.model.requests import AnyCommand
 
@@ -26,9 +26,7 @@ WRITE_TIMEOUT_S = 30.0
 @post(
     "/api/v1/workspaces/{ws:str}/events",
     status_code=201,
-    guards=[guard.check],
-    opt=COMMAND,
-    security=openapi.SECURITY,
+    **openapi.protected("command"),
     responses=openapi.answers(Posted, *openapi.COMMAND_ERRORS, 504, status=201),
     operation_class=openapi.operation(body=PostEvents),
 )
@@ -54,9 +52,7 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
 @post(
     "/api/v1/workspaces/{ws:str}/commands",
     status_code=201,
-    guards=[guard.check],
-    opt=COMMAND,
-    security=openapi.SECURITY,
+    **openapi.protected("command"),
     responses=openapi.answers(bodies.Written, *openapi.COMMAND_ERRORS, 504, status=201),
     operation_class=openapi.operation(body=AnyCommand),
 )
