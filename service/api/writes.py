@@ -18,7 +18,6 @@ from service.model.requests import AnyCommand
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
     from service.live.writer import Batch
-    from service.model.events import Origin
 
 WRITE_TIMEOUT_S = 30.0
 
@@ -59,10 +58,22 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.model.requests`) as the token's user; `project` is the
     project a new record goes to (the CLI's `--project`)."""
+    from service.app import execute
+    from service.live.view import View
+    from service.model.requests import decode
+
     given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
     body = await request.body()
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
-    return await anyio.to_thread.run_sync(_command, request, ws, project, origin, body)
+    command = decode(body)
+    live = await _live(request, ws)
+
+    def run(batch: Batch) -> object:
+        return execute(View(live, project, origin, batch), command)
+
+    job = await live.writer.submit_async(run, WRITE_TIMEOUT_S)
+    job.answer()
+    return answer(reads.written(list(job.events)), status=201)
 
 
 async def _live(request: AnyRequest, ws: str) -> LiveWorkspace:
@@ -70,24 +81,6 @@ async def _live(request: AnyRequest, ws: str) -> LiveWorkspace:
     hub = hub_of(request)
     held = hub.held(ws)
     return held if held is not None else await anyio.to_thread.run_sync(hub.workspace, ws)
-
-
-def _command(
-    request: AnyRequest, ws: str, project: str | None, origin: Origin, body: bytes
-) -> Response[bytes]:
-    from service.app import execute
-    from service.live.view import View
-    from service.model.requests import decode
-
-    command = decode(body)
-    live = hub_of(request).workspace(ws)
-
-    def run(batch: Batch) -> object:
-        return execute(View(live, project, origin, batch), command)
-
-    job = live.writer.submit(run, WRITE_TIMEOUT_S)
-    job.answer()
-    return answer(reads.written(list(job.events)), status=201)
 
 
 ROUTES = [post_events, commands]

@@ -95,4 +95,8 @@ def _repeated(live: LiveWorkspace, log: str, new: posted.NewEvent, n: int) -> bo
 
 
 def _on_disk(live: LiveWorkspace, log: str, event_id: str) -> Event | None:
-    return next((e for e in live.store.read(log).events if e.id == event_id), None)
+    """The logged event `event_id`, reading the log's segments from the newest back to it."""
+    from service.store.segments import read_after
+
+    before = ids.encode(ids.decode(event_id) - 1) if ids.decode(event_id) else None
+    return next((e for e in read_after(live.store.root, log, before) if e.id == event_id), None)

@@ -66,19 +66,14 @@ class Batch:
 class Job:
     """One request's write, run by the writer thread."""
 
-    def __init__(self, run: Callable[[Batch], object], on_done: Callable[[], None] | None = None) -> None:
+    def __init__(self, run: Callable[[Batch], object], on_done: Callable[[], None]) -> None:
+        """`on_done` is called from the writer thread once the job is answered."""
         self.run = run
         self.on_done = on_done
         self.result: object = None
         self.events: list[Event] = []
         self.error: BaseException | None = None
         self.commit: str | None = None
-        self.done = threading.Event()
-
-    def finish(self) -> None:
-        self.done.set()
-        if self.on_done is not None:
-            self.on_done()
 
     def answer(self) -> object:
         if self.error is not None:
@@ -95,18 +90,9 @@ class Writer:
         self._thread = threading.Thread(target=self._loop, name=f"writer-{live.name}", daemon=True)
         self._thread.start()
 
-    def submit(self, run: Callable[[Batch], object], timeout: float) -> Job:
-        """Queue a job and wait until its commit is durable (or it was refused)."""
-        if self._stopping:
-            raise Stopping()
-        job = Job(run)
-        self._queue.put(job)
-        if not job.done.wait(timeout):
-            raise WriteTimeout(timeout)
-        return job
-
     async def submit_async(self, run: Callable[[Batch], object], timeout: float) -> Job:
-        """`submit` for an event loop: the caller waits without holding a thread."""
+        """Queue a job and wait, on the event loop and without holding a thread, until its
+        commit is durable (or it was refused)."""
         if self._stopping:
             raise Stopping()
         loop = asyncio.get_running_loop()
@@ -177,7 +163,7 @@ class Writer:
                     job.error = exc
         finally:
             for job in jobs:
-                job.finish()
+                job.on_done()
 
     def _index(self) -> None:
         """`.git/index` after the commits since it was last written: when no job waits, so

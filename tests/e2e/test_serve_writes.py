@@ -379,3 +379,24 @@ def test_a_cli_that_syncs_with_the_hosted_store_and_the_service_see_each_other(
     hosted = {r["text"] for r in json.loads(team.cli("state", "list", "--json"))}
     assert {"bens goal from a clone", "posted after bens push"} <= hosted
     assert ids[0] in {e["_id"] for e in logged(team.store)}
+
+
+def test_a_retry_after_a_restart_is_found_in_the_log_and_written_once(tmp_path: Path) -> None:
+    """A restarted service keeps no recent events in memory: the retried id is looked up in
+    the log's segments."""
+    team = make_team(tmp_path)
+    later = team.post([note("before the restart")]).json()["ids"][0]
+    mine = ids.next_id(later, 0, 5)
+    assert team.post([note("with my id", id=mine)]).status_code == 201
+    assert team.service.stop() == 0
+    again = Service(team.data, tmp_path / "again.log")
+    try:
+        again.wait("/readyz")
+        with again.client(team.writer) as client:
+            retried = client.post(EVENTS, json={"events": [note("with my id", id=mine)]})
+            other = client.post(EVENTS, json={"events": [note("other content", id=mine)]})
+        assert retried.status_code == 200 and retried.json()["replayed"] is True, retried.text
+        assert other.status_code == 409 and other.json()["code"] == "exists", other.text
+        assert sum(1 for e in logged(team.store) if e["_id"] == mine) == 1
+    finally:
+        assert again.stop() == 0
