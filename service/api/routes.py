@@ -57,11 +57,18 @@ def answer(body: bytes, media_type: str = JSON, status: int = 200) -> Response[b
     return Response(body, status_code=status, media_type=media_type)
 
 
+KEPT_ANSWERS = 64  # per workspace and state version: a caller varying `budget` cannot fill memory
+
+
 def remembered(view: View, key: tuple[object, ...], make: Callable[[], bytes]) -> bytes:
-    """An answer computed once per version of the workspace's states."""
-    found = view.live.rendered.get(key)
+    """An answer computed once per version of the workspace's states (at most KEPT_ANSWERS
+    of them are kept; past that the oldest goes)."""
+    kept = view.live.rendered
+    found = kept.get(key)
     if found is None:
-        found = view.live.rendered[key] = make()
+        found = kept[key] = make()
+        while len(kept) > KEPT_ANSWERS:
+            kept.pop(next(iter(kept)), None)
     return found
 
 
