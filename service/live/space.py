@@ -97,6 +97,13 @@ class LiveWorkspace:
         self.feed.publish(events)
         self.observer.batch_committed(self.name, len(events))
 
+    def moved_to(self, events: list[Event]) -> None:
+        """main moved by a push or a fetch that brought `events` (the writer thread, under the
+        store lock): the states fold the new head (through the fold cache, so an append costs
+        what it brought) and the events go to the live stream."""
+        self.load()
+        self.feed.publish(events)
+
     def _moved(self) -> None:
         self.version += 1
         self.rendered = {}

@@ -64,12 +64,14 @@ class Batch:
 
 
 class Job:
-    """One request's write, run by the writer thread."""
+    """One request's write, run by the writer thread: on a batch shared with other jobs, or
+    `alone` on the workspace itself (a push, a fetch: they move main their own way)."""
 
-    def __init__(self, run: Callable[[Batch], object], on_done: Callable[[], None]) -> None:
+    def __init__(self, run: Callable[..., object], on_done: Callable[[], None], alone: bool = False) -> None:
         """`on_done` is called from the writer thread once the job is answered."""
         self.run = run
         self.on_done = on_done
+        self.alone = alone
         self.result: object = None
         self.events: list[Event] = []
         self.error: BaseException | None = None
@@ -93,6 +95,14 @@ class Writer:
     async def submit_async(self, run: Callable[[Batch], object], timeout: float) -> Job:
         """Queue a job and wait, on the event loop and without holding a thread, until its
         commit is durable (or it was refused)."""
+        return await self._submit(Job(run, _unset), timeout)
+
+    async def submit_alone_async(self, run: Callable[[LiveWorkspace], object], timeout: float) -> Job:
+        """Queue `run(live)`, run by the writer thread between two batches under the store
+        lock with the states folding the store's head, and wait until it returned."""
+        return await self._submit(Job(run, _unset, alone=True), timeout)
+
+    async def _submit(self, job: Job, timeout: float) -> Job:
         if self._stopping:
             raise Stopping()
         loop = asyncio.get_running_loop()
@@ -101,7 +111,7 @@ class Writer:
         def wake() -> None:
             loop.call_soon_threadsafe(_settle, settled)
 
-        job = Job(run, wake)
+        job.on_done = wake
         self._queue.put(job)
         try:
             await asyncio.wait_for(asyncio.shield(settled), timeout)
@@ -129,8 +139,11 @@ class Writer:
                     ending = True
                 else:
                     jobs.append(more)
-            if jobs:
-                self._commit(jobs)
+            for group in _groups(jobs):
+                if group[0].alone:
+                    self._alone(group[0])
+                else:
+                    self._commit(group)
             if self._unindexed and (ending or self._queue.empty()):
                 self._index()
             if ending:
@@ -165,11 +178,38 @@ class Writer:
             for job in jobs:
                 job.on_done()
 
+    def _alone(self, job: Job) -> None:
+        live = self.live
+        try:
+            with live.store.locked():
+                if live.store.head() != live.head:
+                    live.load()
+                job.result = job.run(live)
+        except BaseException as exc:  # the job's answer; the thread goes on
+            job.error = exc
+        finally:
+            job.on_done()
+
     def _index(self) -> None:
         """`.git/index` after the commits since it was last written: when no job waits, so
         a burst of writes pays for it once."""
         self.live.store.update_index(sorted(self._unindexed))
         self._unindexed.clear()
+
+
+def _unset() -> None:
+    raise AssertionError("a job is answered only once it was queued")
+
+
+def _groups(jobs: list[Job]) -> list[list[Job]]:
+    """`jobs` in order, cut into runs of batch jobs and single `alone` jobs."""
+    groups: list[list[Job]] = []
+    for job in jobs:
+        if job.alone or not groups or groups[-1][0].alone:
+            groups.append([job])
+        else:
+            groups[-1].append(job)
+    return groups
 
 
 def _settle(future: asyncio.Future[None]) -> None:
