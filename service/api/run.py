@@ -3,7 +3,7 @@ live streams at once, let the requests in flight (writes included) finish, then 
 writers and exit 0.
 
 uvicorn (with uvloop and httptools), chosen over granian on this workload: in three runs of
-`bench/team_service.py` (100,000 events, 2 cores) their rates were within the machine's
+`bench/service.py` (100,000 events, 2 cores) their rates were within the machine's
 noise of each other (/healthz 8.6-9.6k against 8.5-10.1k requests/s, context 4.0-4.8k
 against 3.7-4.7k, posts 0.76-1.01k against 0.84-0.89k events/s), while granian held 1.6x
 the memory (360-382 against 221-238 MiB); and uvicorn runs in this process, so SIGTERM

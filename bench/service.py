@@ -1,6 +1,6 @@
 """The team service under load, each figure beside its baseline measured in the same run.
 
-Usage: python bench/team_service.py [--events N] [--servers uvicorn,granian] [--seconds S]
+Usage: python bench/service.py [--events N] [--servers uvicorn,granian] [--seconds S]
                                [--memory-events M]
 
 Builds a data directory with one workspace whose project holds N events (default 100,000),
