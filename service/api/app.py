@@ -16,6 +16,7 @@ from service.api import logs, openapi
 from service.api.bodies import Health
 from service.api.config import ServiceConfig
 from service.api.errors import problem_response, respond
+from service.api.git import ROUTES as GIT
 from service.api.grants import Grants
 from service.api.limits import Limiter
 from service.api.metrics import Metrics, metrics
@@ -75,7 +76,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     limiter = Limiter(limits.rate, limits.burst)
     ops = {"config": config, "metrics": counted, "limiter": limiter, "grants": Grants(data.auth_db)}
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES],
+        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES, *GIT],
         state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops}),
         on_startup=[start],
         on_shutdown=[hub.close, index.close],
