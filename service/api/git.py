@@ -128,6 +128,8 @@ async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: L
         return await _text(send, exc.status, f"{exc}\n")
     headers = [(b"content-type", b"application/x-git-receive-pack-result"), *_NO_CACHE]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
+    if not request.commands:  # git's probe before a large push: the credentials were good
+        return await send({"type": "http.response.body", "body": b"", "more_body": False})
     report = receiving.Report(request)
     held = incoming.Incoming(live.store.root) if request.sends_pack else None
     settled = True

@@ -71,9 +71,7 @@ async def read_request(body: pkt.Body) -> Request:
         if not commands:
             capabilities = frozenset(caps.decode("ascii", "replace").split())
         commands.append(_command(text.decode("utf-8", "replace")))
-    if not commands:
-        raise BadRequest("a push names at least one ref")
-    return Request(commands, capabilities)
+    return Request(commands, capabilities)  # none: git's probe of a large push (auth, not the pack)
 
 
 def _command(text: str) -> Command:
