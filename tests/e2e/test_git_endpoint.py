@@ -310,7 +310,7 @@ def _random_text(size: int) -> str:
     """Words picked at random: text no compression shrinks much, and no secret."""
     import random
 
-    words = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ra", "so", "tu") for b in ("b", "d", "g", "x")]
+    words = [a + b for a in ("ka", "lo", "mi", "nu", "pe", "ra", "so", "tu") for b in "bdgx"]
     picked = random.choices(words, k=size // 4)
     return " ".join(picked)
 
