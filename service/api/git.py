@@ -173,10 +173,12 @@ async def _update(
         )
         landed = job.answer()
     except RemoteRefused as exc:
+        _log.info("push refused", workspace=live.name, code=exc.code, path=exc.path)
         where = exc.path or "the root tree"
         told = f"refused: {where} {exc.what}; main did not move; take it out of the commits you push"
         report.refuse(ref, "refused by the push gate", told)
     except SyncError as exc:
+        _log.info("push refused", workspace=live.name, code=exc.code)
         report.refuse(ref, exc.code, f"refused: {exc}")
     except WriteTimeout:
         report.refuse(ref, "timed out", "the push took too long; fetch to see whether it landed")

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from dulwich.object_store import DiskObjectStore
+from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
 from service.endpoint import gitprog
@@ -38,6 +39,7 @@ class Incoming:
         (self.path / "info").mkdir()
         (self.path / "info" / "alternates").write_text(f"{self.objects}\n")
         self._repo: Repo | None = None
+        self._own: DiskObjectStore | None = None
 
     async def receive(self, chunks: AsyncIterator[bytes], most: int = MAX_PACK_BYTES) -> None:
         """Index the pack of `chunks` into the quarantine; BadRequest with git's reason when
@@ -66,11 +68,13 @@ class Incoming:
                 taken += len(chunk)
                 if taken > most:
                     raise TooLarge(f"a pushed pack may hold at most {most:,} bytes")
+                if proc.stdin.is_closing():
+                    break
                 proc.stdin.write(chunk)
                 await proc.stdin.drain()
             proc.stdin.close()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # index-pack stopped reading: its reason is on stderr
+        except (OSError, RuntimeError):
+            pass  # index-pack stopped reading (a closed pipe; uvloop says RuntimeError): why is on stderr
         except BaseException:
             proc.kill()
             await proc.wait()
@@ -88,6 +92,12 @@ class Incoming:
             self._repo = Repo(str(self.store_root), object_store=store)
         return self._repo
 
+    def holds(self, sha: ObjectID) -> bool:
+        """Whether `sha` came with the push (not from the store)."""
+        if self._own is None:
+            self._own = DiskObjectStore(str(self.path))
+        return sha in self._own
+
     def keep(self) -> None:
         """Move the pushed pack into the store's objects (the push was accepted)."""
         target = self.objects / "pack"
@@ -100,6 +110,9 @@ class Incoming:
         if self._repo is not None:
             self._repo.close()
             self._repo = None
+        if self._own is not None:
+            self._own.close()
+            self._own = None
         shutil.rmtree(self.path, ignore_errors=True)
 
 

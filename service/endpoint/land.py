@@ -14,6 +14,7 @@ from service.endpoint.incoming import Incoming
 from service.endpoint.receiving import ZERO
 from service.store import durable
 from service.sync import pushed
+from service.sync.engine import tidy_packs
 from service.sync.pushed import Pushed, Stale
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str
     if head != expected:
         raise Stale(expected, head)
     current = None if head is None else ObjectID(head.encode("ascii"))
-    found = pushed.check(incoming.repo, store, current, ObjectID(new.encode("ascii")), where)
+    target = ObjectID(new.encode("ascii"))
+    found = pushed.check(incoming.repo, store, current, target, where, incoming.holds)
     if head == new:
         return found
     incoming.keep()
@@ -37,6 +39,7 @@ def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str
     store.checkout(new, head, "push")
     _flush(store.root)
     live.moved_to(found.all_events())
+    tidy_packs(store.repo)  # a pack a push: merged while they are few and small
     return found
 
 

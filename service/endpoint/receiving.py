@@ -112,9 +112,11 @@ class Report:
         if not self.request.sideband:
             return status
         told = "".join(f"{_one_line(m, 4000)}\n" for m in self.messages).encode()
-        return (pkt.band(pkt.BAND_MESSAGE, told) if told else b"") + (
-            pkt.band(pkt.BAND_DATA, status) if status else b""
-        ) + pkt.FLUSH
+        return (
+            (pkt.band(pkt.BAND_MESSAGE, told) if told else b"")
+            + (pkt.band(pkt.BAND_DATA, status) if status else b"")
+            + pkt.FLUSH
+        )
 
 
 def _one_line(text: str, most: int = 200) -> str:

@@ -7,12 +7,14 @@ endpoint's own (`receive.py`), and http.receivepack is off for it besides."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from service.endpoint import gitprog
+from service.endpoint.errors import EndpointError
 
 _PROTOCOL = re.compile(r"version=[0-9](:[A-Za-z0-9=._-]+)*")
 _SETTINGS = {"http.receivepack": "false", "http.getanyfile": "false", "safe.directory": "*"}
@@ -41,9 +43,7 @@ class Asked:
 Send = Callable[[Answer], Awaitable[None]]
 
 
-async def serve(
-    root: Path, asked: Asked, body: AsyncIterator[bytes], start: Send
-) -> AsyncIterator[bytes]:
+async def serve(root: Path, asked: Asked, body: AsyncIterator[bytes], start: Send) -> AsyncIterator[bytes]:
     """Run `git http-backend` for `asked` on the stores under `root`: `start` gets its status
     and headers, then its body is yielded as it comes."""
     env = gitprog.environment(
@@ -77,7 +77,8 @@ async def serve(
             yield rest
         while chunk := await proc.stdout.read(65536):
             yield chunk
-        await feeding
+        with contextlib.suppress(EndpointError):  # the client hung up after the answer: no matter
+            await feeding
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -86,11 +87,15 @@ async def serve(
 
 
 async def _feed(stdin: asyncio.StreamWriter, body: AsyncIterator[bytes]) -> None:
+    """The request body to the program, until its end or until the program stops reading
+    (an upload-pack that has what it needs: the rest of the body is not wanted)."""
     try:
         async for chunk in body:
+            if stdin.is_closing():
+                return
             stdin.write(chunk)
             await stdin.drain()
-    except (BrokenPipeError, ConnectionResetError):
+    except (OSError, RuntimeError):  # a closed pipe: BrokenPipeError, or uvloop's RuntimeError
         return
     finally:
         stdin.close()

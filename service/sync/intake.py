@@ -106,6 +106,7 @@ def check(
     known: Collection[ObjectID] = (),
     local: Sequence[str] = (),
     since: Collection[ObjectID] | None = None,
+    brought: Collection[ObjectID] | None = None,
 ) -> dict[str, ObjectID]:
     """The files of `commit_id`'s tree (path → blob id) once every entry passed the gate.
 
@@ -116,12 +117,15 @@ def check(
     that only the head's workspace.json must be valid settings: a sync passes on the whole
     history it took when it pushes to another remote. A tree, blob or line seen once is not
     checked again, so the commits of an append-only history cost little more than its head.
+    `brought`: those commits, known already (a push's), instead of walked to from `since`.
     """
-    intake = _Intake(repo, where, frozenset(known), tuple(local), history=since is not None)
+    history = since is not None or brought is not None
+    intake = _Intake(repo, where, frozenset(known), tuple(local), history=history)
     files = intake.commit(commit_id, head=True)
-    if since is not None:
-        for other in sorted(graph.only_in(repo, [commit_id], list(since)) - {commit_id}):
-            intake.commit(other, head=False)
+    if brought is None and since is not None:
+        brought = graph.only_in(repo, [commit_id], list(since))
+    for other in sorted(set(brought or ()) - {commit_id}):
+        intake.commit(other, head=False)
     return files
 
 

@@ -17,16 +17,16 @@ A refusal names the path (and the event id, never its content) and what to do; n
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from dulwich.objects import ObjectID
+from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
 from service.model import ids
 from service.model.errors import Invalid
 from service.model.events import Event, decode_line
 from service.store import Store, clock, gitcommit, layout
-from service.sync import graph, intake, logs, prefix
+from service.sync import intake, logs, prefix
 from service.sync.errors import SyncError
 
 _FIX = "fetch main (self sync or git pull), add your events after it, and push again"
@@ -88,20 +88,22 @@ class Pushed:
         return [e for log in sorted(self.events) for e in self.events[log]]
 
 
-def check(repo: Repo, store: Store, head: ObjectID | None, new: ObjectID, where: str) -> Pushed:
+def check(
+    repo: Repo,
+    store: Store,
+    head: ObjectID | None,
+    new: ObjectID,
+    where: str,
+    pushed: Callable[[ObjectID], bool],
+) -> Pushed:
     """`new`'s new events when main (at `head`) may move to it. `repo` reads the pushed
-    objects (and the store's); `store` is the hosted store, locked by the caller."""
+    objects (and the store's), `pushed(id)` tells the push's own objects from the store's;
+    `store` is the hosted store, locked by the caller."""
     if head == new:
         return Pushed(new, {})
-    if head is not None and graph.only_in(repo, [head], [new]):
-        raise NotForward(head.decode())
+    brought = _brought(repo, head, new, pushed)
     files = intake.check(
-        repo,
-        new,
-        where,
-        known=intake.blob_ids(repo, head),
-        local=store.local_facts(),
-        since=[] if head is None else [head],
+        repo, new, where, known=intake.blob_ids(repo, head), local=store.local_facts(), brought=brought
     )
     before = {} if head is None else gitcommit.tree_files(repo, head)
     old_logs, new_logs = _by_log(before), _by_log(files)
@@ -114,6 +116,28 @@ def check(repo: Repo, store: Store, head: ObjectID | None, new: ObjectID, where:
             events[log] = _new_events(repo, store, log, lines, old_logs.get(log, []), before)
     _check_horizon(max((e.id for batch in events.values() for e in batch), default=None))
     return Pushed(new, events)
+
+
+def _brought(
+    repo: Repo, head: ObjectID | None, new: ObjectID, pushed: Callable[[ObjectID], bool]
+) -> set[ObjectID]:
+    """The commits the push brings: from `new` back through the pushed commits (what the
+    store holds is main's history). NotForward unless that walk reaches main's head: the
+    cost is the push's, not the history's."""
+    found: set[ObjectID] = set()
+    reached = head is None
+    stack = [new]
+    while stack:
+        commit = stack.pop()
+        if commit == head:
+            reached = True
+        elif commit not in found and pushed(commit):
+            found.add(commit)
+            parsed = repo[commit]
+            stack.extend(parsed.parents if isinstance(parsed, Commit) else [])
+    if not reached:
+        raise NotForward("nothing" if head is None else head.decode())
+    return found
 
 
 def _check_horizon(top: str | None) -> None:
