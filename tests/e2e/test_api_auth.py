@@ -70,6 +70,9 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", API + "/stream"): Row("read", stream=True),
     ("GET", "/api/v1/search"): Row("read", "q=page"),
     ("GET", "/metrics"): Row("public"),
+    # a git host's push delivery: no bearer token, its signature is the authentication
+    # (tests/e2e/test_serve_remote.py); unsigned, it is one 401 for every caller
+    ("POST", "/hooks/{ws:str}"): Row("public", ok=401),
     # litestar's OpenAPI document and its renderers
     ("GET", "/schema"): Row("public"),
     ("GET", "/schema/openapi.json"): Row("public"),
