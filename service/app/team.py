@@ -54,7 +54,9 @@ def add_workspace(
             from service.model.errors import Invalid
 
             raise Invalid(
-                "--webhook-secret-env and --poll go with --remote URL (a workspace that mirrors a remote)"
+                "a webhook secret and a poll period are settings of a workspace that mirrors a "
+                "remote: give {remote}, its URL, too",
+                field="remote",
             )
         return WorkspaceCreated(name, str(data.add(name).root))
     from service.data.backends import DEFAULT_POLL_S, Backend, check_env_name, check_poll

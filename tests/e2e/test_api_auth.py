@@ -164,7 +164,8 @@ def test_matrix(team: Team, key: tuple[str, str], caller: str) -> None:
     if answer.status_code in (401, 403):
         assert answer.headers["content-type"] == PROBLEM
         assert answer.json()["status"] == want
-        assert answer.json()["code"] == ("unauthenticated" if want == 401 else "forbidden")
+        unsigned = "webhook-refused" if path.startswith("/hooks/") else "unauthenticated"
+        assert answer.json()["code"] == (unsigned if want == 401 else "forbidden")
     if row.action != "command" or want >= 400:
         assert team.snapshot() == before, "nothing written"
     else:
