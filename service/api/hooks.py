@@ -155,9 +155,7 @@ async def _judge(request: AnyRequest, ws: str, mirrors: Mirrors, seen: Deliverie
     named = ws if SLUG.fullmatch(ws) else None
     if backend is None or not given or not verdict.verified:
         why = "not-remote-backed" if backend is None else "no-secret-set" if not given else verdict.reason
-        log.warning(
-            "webhook-refused", workspace=named, host=verdict.host, delivery=verdict.delivery, why=why
-        )
+        log.warning("webhook-refused", workspace=named, host=verdict.host, delivery=verdict.delivery, why=why)
         raise HookRefused()
     if verdict.delivery is not None and not seen.first((ws, verdict.host or "", verdict.delivery)):
         log.warning("webhook-replayed", workspace=ws, host=verdict.host, delivery=verdict.delivery)

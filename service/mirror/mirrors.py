@@ -29,7 +29,8 @@ import anyio.to_thread
 from service.live.errors import Stopping
 from service.mirror.establish import establish
 from service.mirror.round import sync_live
-from service.sync import Options, Summary
+from service.sync import Options, Summary, last_synced, remotes
+from service.sync.prefetch import prefetch
 
 if TYPE_CHECKING:
     from service.data.backends import Backend
@@ -205,7 +206,8 @@ class Mirrors:
         seconds = time.monotonic() - started
         mirror.settled(summary, time.monotonic())
         self.counts.backend_synced(name, trigger, True, seconds)
-        self.log.info(
+        quiet = not (moved or summary.pushed or summary.pulled)  # a poll that found nothing new
+        (self.log.debug if quiet else self.log.info)(
             "backend-sync",
             workspace=name,
             trigger=trigger,
@@ -226,6 +228,10 @@ class Mirrors:
         live = self.hub.held(name)
         if live is None:
             live = await anyio.to_thread.run_sync(self.hub.workspace, name)
+        store = live.store
+        remote = await anyio.to_thread.run_sync(prefetch, store.root, remotes.DEFAULT, self.options)
+        if remote is not None and remote == store.head() == last_synced(store, remotes.DEFAULT):
+            return Summary(remotes.DEFAULT, "", head=remote), False  # in step: the writer is not asked
         before = live.head
         run = partial(sync_live, options=self.options)
         job = await live.writer.submit_alone_async(run, self.options.deadline + 30)

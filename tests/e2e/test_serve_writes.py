@@ -400,4 +400,3 @@ def test_a_retry_after_a_restart_is_found_in_the_log_and_written_once(tmp_path: 
         assert sum(1 for e in logged(team.store) if e["_id"] == mine) == 1
     finally:
         assert again.stop() == 0
-

@@ -20,7 +20,6 @@ from tests.samples import SUPERSELF_SAMPLE as SAMPLE
 TODAY = "2026-12-01"
 
 
-
 @pytest.fixture(scope="module")
 def state() -> State:
     lines = (SAMPLE / "store" / "projects" / "app" / "log.jsonl").read_bytes().splitlines()

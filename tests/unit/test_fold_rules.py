@@ -351,7 +351,6 @@ def test_legacy_decision_convention_and_work() -> None:
 # --- the real Superself sample ---------------------------------------------------------
 
 
-
 @pytest.fixture(scope="module")
 def sample() -> State:
     lines = SAMPLE_LOG.read_bytes().splitlines()
