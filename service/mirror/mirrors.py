@@ -3,9 +3,11 @@
 A sync is asked for by a webhook delivery, a write acknowledged through the API, the poll (a
 backstop, every `poll_s` seconds after the last sync) and the start. At most one sync of a
 workspace is in flight: asked while one runs, exactly one more round follows it, however many
-asked (a burst of deliveries or writes is one more fetch). A round runs on the workspace's
-writer thread (`round.py`), never on the event loop; a workspace whose store is missing is
-cloned first (`establish.py`), in a worker thread. A failed round (the backend down, the
+asked (a burst of deliveries or writes is one more fetch). A round fetches the remote's
+objects in a worker thread first (`sync/prefetch.py`: the writes go on meanwhile, and a dead
+backend fails there), ends when the remote is at the store's head and its last sync, and
+otherwise syncs on the workspace's writer thread (`round.py`), never on the event loop; a
+workspace whose store is missing is cloned first (`establish.py`), in a worker thread. A failed round (the backend down, the
 credentials refused) is logged and counted, and tried again after 2, 4, 8… seconds (at most
 the poll period): the writes acknowledged meanwhile are pushed once the backend is back.
 
