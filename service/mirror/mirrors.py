@@ -7,9 +7,10 @@ asked (a burst of deliveries or writes is one more fetch). A round fetches the r
 objects in a worker thread first (`sync/prefetch.py`: the writes go on meanwhile, and a dead
 backend fails there), ends when the remote is at the store's head and its last sync, and
 otherwise syncs on the workspace's writer thread (`round.py`), never on the event loop; a
-workspace whose store is missing is cloned first (`establish.py`), in a worker thread. A failed round (the backend down, the
-credentials refused) is logged and counted, and tried again after 2, 4, 8… seconds (at most
-the poll period): the writes acknowledged meanwhile are pushed once the backend is back.
+workspace whose store is missing is cloned first (`establish.py`), in a worker thread. A
+failed round (the backend down, the credentials refused) is logged and counted, and tried
+again after 2, 4, 8… seconds (at most the poll period): the writes acknowledged meanwhile
+are pushed once the backend is back.
 
 Everything here runs on the event loop but `prepare` (the loading thread, before the service
 is ready) and the rounds' work (worker and writer threads).
