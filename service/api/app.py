@@ -16,6 +16,7 @@ from service.api import logs, openapi
 from service.api.bodies import Health
 from service.api.config import ServiceConfig
 from service.api.errors import problem_response, respond
+from service.api.git import ROUTES as GIT
 from service.api.grants import Grants
 from service.api.hooks import ROUTES as HOOKS
 from service.api.hooks import Deliveries
@@ -94,7 +95,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     }
     hooks = {"mirrors": mirrors, "deliveries": Deliveries()}
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES, *HOOKS],
+        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES, *GIT, *HOOKS],
         state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops, **hooks}),
         on_startup=[start],
         on_shutdown=[mirrors.stop, hub.close, index.close],

@@ -11,6 +11,8 @@ request's log line names its user), and the rate limit is charged where the call
 
 from __future__ import annotations
 
+import base64
+import binascii
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +34,21 @@ GRANT = "grant"  # the key of the request's state that holds its grant
 _held = threading.local()
 
 
-def bearer(request: Connection) -> str:
-    """The token of the `Authorization: Bearer …` header; Unauthenticated without one."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+def presented_token(request: Connection) -> str:
+    """The token of the `Authorization` header: `Bearer TOKEN`, or HTTP basic with the token
+    as the password (what git sends; any user name); Unauthenticated without one."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    token = value.strip()
+    if scheme.lower() == "basic":
+        try:
+            token = base64.b64decode(token, validate=True).decode("utf-8").partition(":")[2]
+        except (binascii.Error, UnicodeDecodeError):
+            raise Unauthenticated() from None
+    elif scheme.lower() != "bearer":
         raise Unauthenticated()
-    return token.strip()
+    if not token:
+        raise Unauthenticated()
+    return token
 
 
 def grant(data: Data, request: Connection) -> Grant:
@@ -49,7 +60,7 @@ def grant(data: Data, request: Connection) -> Grant:
     if found is not None:
         return found
     try:
-        found = _auth(data).authenticate(bearer(request))
+        found = _auth(data).authenticate(presented_token(request))
     except (Unauthenticated, NotAuthenticated):
         _charge(request, f"addr:{request.client.host if request.client else '-'}")
         raise Unauthenticated() from None
@@ -57,7 +68,7 @@ def grant(data: Data, request: Connection) -> Grant:
     _charge(request, f"token:{found.token_id}")
     grants: Grants | None = request.app.state.get("grants")
     if grants is not None:
-        grants.keep(bearer(request), found)
+        grants.keep(presented_token(request), found)
     return found
 
 
@@ -128,7 +139,7 @@ async def check(connection: Connection, handler: BaseRouteHandler) -> None:
 def _admit_known(data: Data, connection: Connection, action: Action, grants: Grants) -> bool:
     """Admit on the event loop a token checked before (`grants.py`); False: check it now."""
     try:
-        found = grants.known(bearer(connection))
+        found = grants.known(presented_token(connection))
     except Unauthenticated:
         return False
     if found is None:

@@ -3,10 +3,13 @@ on a free loopback port, stopped by its pid (used by the service's e2e tests).""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -93,3 +96,44 @@ class Service:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+class Listener:
+    """An SSE client in a thread: the events it received (id and parsed data)."""
+
+    def __init__(
+        self, service: Service, secret: str, last: str | None = None, workspace: str = "acme"
+    ) -> None:
+        self.workspace = workspace
+        self.got: list[tuple[str, dict[str, Any]]] = []
+        self.open = threading.Event()
+        headers = {"Authorization": f"Bearer {secret}"} | ({"Last-Event-ID": last} if last else {})
+        self._client = httpx.Client(base_url=service.url, headers=headers, timeout=httpx.Timeout(30, read=60))
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        assert self.open.wait(10), "the stream did not open"
+
+    def _run(self) -> None:
+        with self._client.stream("GET", f"/api/v1/workspaces/{self.workspace}/stream") as answer:
+            assert answer.status_code == 200
+            self.open.set()
+            current: dict[str, str] = {}
+            try:
+                for line in answer.iter_lines():
+                    if line.startswith(("id:", "data:")):
+                        key, _, value = line.partition(":")
+                        current[key] = value.strip()
+                    elif not line and "data" in current:
+                        self.got.append((current.get("id", ""), json.loads(current["data"])))
+                        current = {}
+            except httpx.HTTPError:
+                return
+
+    def until(self, n: int, seconds: float = 10) -> list[tuple[str, dict[str, Any]]]:
+        deadline = time.monotonic() + seconds
+        while len(self.got) < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return list(self.got)
+
+    def close(self) -> None:
+        self._client.close()

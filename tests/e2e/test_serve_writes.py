@@ -19,7 +19,7 @@ import pytest
 from service.model import ids
 from service.store import Store
 from tests.e2e.selfrun import base_env, describe, run_self
-from tests.e2e.serving import Service, admin, token
+from tests.e2e.serving import Listener, Service, admin, token
 
 WS, SLUG = "acme", "web"
 EVENTS = f"/api/v1/workspaces/{WS}/events"
@@ -171,44 +171,6 @@ def test_events_after_an_id_page_through_the_log(team: Team) -> None:
     for bad in ({"limit": 0}, {"limit": 10**9}, {"after": "nope"}):
         answer = team.get(path, params=bad)
         assert answer.status_code in (400, 422) and answer.headers["content-type"] == PROBLEM, bad
-
-
-class Listener:
-    """An SSE client in a thread: the events it received (id and parsed data)."""
-
-    def __init__(self, service: Service, secret: str, last: str | None = None) -> None:
-        self.got: list[tuple[str, dict[str, Any]]] = []
-        self.open = threading.Event()
-        headers = {"Authorization": f"Bearer {secret}"} | ({"Last-Event-ID": last} if last else {})
-        self._client = httpx.Client(base_url=service.url, headers=headers, timeout=httpx.Timeout(30, read=60))
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        assert self.open.wait(10), "the stream did not open"
-
-    def _run(self) -> None:
-        with self._client.stream("GET", f"/api/v1/workspaces/{WS}/stream") as answer:
-            assert answer.status_code == 200
-            self.open.set()
-            current: dict[str, str] = {}
-            try:
-                for line in answer.iter_lines():
-                    if line.startswith(("id:", "data:")):
-                        key, _, value = line.partition(":")
-                        current[key] = value.strip()
-                    elif not line and "data" in current:
-                        self.got.append((current.get("id", ""), json.loads(current["data"])))
-                        current = {}
-            except httpx.HTTPError:
-                return
-
-    def until(self, n: int, seconds: float = 10) -> list[tuple[str, dict[str, Any]]]:
-        deadline = time.monotonic() + seconds
-        while len(self.got) < n and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return list(self.got)
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def test_the_stream_sends_each_committed_event_and_resumes_by_last_event_id(team: Team) -> None:

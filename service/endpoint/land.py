@@ -1,0 +1,45 @@
+"""A checked push moves main: run by the workspace's writer thread, alone, under the store
+lock, so it is ordered with the API's group commits and every other push (the
+compare-and-swap is against the head the states fold, which nothing else moves meanwhile)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dulwich.objects import ObjectID
+
+from service.endpoint.incoming import Incoming
+from service.endpoint.receiving import ZERO
+from service.store import durable
+from service.sync import pushed
+from service.sync.pushed import Pushed, Stale
+
+if TYPE_CHECKING:
+    from service.live.space import LiveWorkspace
+
+
+def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str) -> Pushed:
+    """Move main from `old` to `new` once the push gate passed it; its events then fold and
+    stream. Stale when main is not at `old`; a PushRefused when the gate refuses."""
+    store = live.store
+    head = store.head()
+    expected = None if old == ZERO else old
+    if head != expected:
+        raise Stale(expected, head)
+    current = None if head is None else ObjectID(head.encode("ascii"))
+    found = pushed.check(incoming.repo, store, current, ObjectID(new.encode("ascii")), where)
+    if head == new:
+        return found
+    incoming.keep()
+    _flush(store.root)  # the objects are durable before main names them
+    store.checkout(new, head, "push")
+    _flush(store.root)
+    live.moved_to(found.all_events())
+    return found
+
+
+def _flush(root: Path) -> None:
+    if not durable.flush(root):
+        os.sync()

@@ -1,0 +1,123 @@
+"""Fetches and clones: git's own `git http-backend` (as a CGI program) answers
+`info/refs?service=git-upload-pack` and `git-upload-pack` for the workspace's store. A fetch
+only reads, so C git's server is safe here, and it sends the deltas of the store's packs
+(protocol v0 and v2, gzip'd requests). It never answers a push: receive-pack is this
+endpoint's own (`receive.py`), and http.receivepack is off for it besides."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from service.endpoint import gitprog
+
+_PROTOCOL = re.compile(r"version=[0-9](:[A-Za-z0-9=._-]+)*")
+_SETTINGS = {"http.receivepack": "false", "http.getanyfile": "false", "safe.directory": "*"}
+MAX_HEADERS = 16 * 1024
+
+
+@dataclass
+class Answer:
+    status: int = 200
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+@dataclass
+class Asked:
+    """What of the HTTP request the CGI program gets."""
+
+    method: str
+    path: str  # under the project root: /WS/info/refs, /WS/git-upload-pack
+    query: str
+    content_type: str = ""
+    content_encoding: str = ""
+    protocol: str = ""  # the Git-Protocol header
+    client: str = ""
+
+
+Send = Callable[[Answer], Awaitable[None]]
+
+
+async def serve(
+    root: Path, asked: Asked, body: AsyncIterator[bytes], start: Send
+) -> AsyncIterator[bytes]:
+    """Run `git http-backend` for `asked` on the stores under `root`: `start` gets its status
+    and headers, then its body is yielded as it comes."""
+    env = gitprog.environment(
+        _SETTINGS,
+        GIT_PROJECT_ROOT=str(root),
+        GIT_HTTP_EXPORT_ALL="1",
+        REQUEST_METHOD=asked.method,
+        PATH_INFO=asked.path,
+        QUERY_STRING=asked.query,
+        CONTENT_TYPE=asked.content_type,
+        REMOTE_ADDR=asked.client,
+    )
+    if asked.content_encoding:
+        env["HTTP_CONTENT_ENCODING"] = asked.content_encoding
+    if _PROTOCOL.fullmatch(asked.protocol):
+        env["GIT_PROTOCOL"] = asked.protocol
+    proc = await asyncio.create_subprocess_exec(
+        gitprog.program(),
+        "http-backend",
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    feeding = asyncio.create_task(_feed(proc.stdin, body))
+    try:
+        answer, rest = await _headers(proc.stdout)
+        await start(answer)
+        if rest:
+            yield rest
+        while chunk := await proc.stdout.read(65536):
+            yield chunk
+        await feeding
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        feeding.cancel()
+        await proc.wait()
+
+
+async def _feed(stdin: asyncio.StreamWriter, body: AsyncIterator[bytes]) -> None:
+    try:
+        async for chunk in body:
+            stdin.write(chunk)
+            await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        return
+    finally:
+        stdin.close()
+
+
+async def _headers(stdout: asyncio.StreamReader) -> tuple[Answer, bytes]:
+    """The CGI headers (`Status:` and the rest) and what of the body came with them."""
+    held = b""
+    while b"\r\n\r\n" not in held and b"\n\n" not in held:
+        chunk = await stdout.read(4096)
+        if not chunk:
+            return _failed(b"git http-backend gave no answer\n")
+        held += chunk
+        if len(held) > MAX_HEADERS:
+            return _failed(b"git http-backend's headers were too long\n")
+    cut = held.find(b"\r\n\r\n")
+    head, rest = (held[:cut], held[cut + 4 :]) if cut >= 0 else held.split(b"\n\n", 1)
+    answer = Answer()
+    for raw in head.splitlines():
+        name, _, value = raw.partition(b":")
+        name, value = name.strip().lower(), value.strip()
+        if name == b"status":
+            answer.status = int(value.split(b" ", 1)[0] or b"500")
+        elif name:
+            answer.headers.append((name, value))
+    return answer, rest
+
+
+def _failed(why: bytes) -> tuple[Answer, bytes]:
+    return Answer(502, [(b"content-type", b"text/plain")]), why
