@@ -1,7 +1,7 @@
 """The team service under load, each figure beside its baseline measured in the same run.
 
 Usage: python bench/service.py [--events N] [--servers uvicorn,granian] [--seconds S]
-                               [--memory-events M]
+                               [--memory-events M] [--webhook ROUNDS]
 
 Builds a data directory with one workspace whose project holds N events (default 100,000),
 a reader and a writer token, then for each ASGI server:
@@ -11,7 +11,12 @@ a reader and a writer token, then for each ASGI server:
 - the stream: 100 subscribers, the time from each post's 201 to every subscriber's receipt;
 - the server's resident set after the load.
 With --memory-events M, the resident set of a service holding a project of M events.
-Needs `wrk` on PATH (Debian: apt-get install wrk). Prints the machine first.
+With --webhook R (and --servers '' for it alone), a remote-backed workspace of N events
+mirrored from a bare repository under `git daemon`: R rounds of one event pushed by a clone,
+then a signed push delivery to `POST /hooks/WS`, timed until the new record answers through
+the API (p50, p99); beside it, in the same round, the same fetch by a `self sync` process on
+another clone.
+Needs `wrk` on PATH for the servers (Debian: apt-get install wrk). Prints the machine first.
 """
 
 from __future__ import annotations
@@ -75,12 +80,12 @@ def make_data(root: Path, events: int) -> tuple[Data, str, str]:
 
 
 class Server:
-    def __init__(self, kind: str, data: Data, log: Path) -> None:
+    def __init__(self, kind: str, data: Data, log: Path, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = log.with_suffix(".toml")  # one token makes every request: no rate limit
         config.write_text("[limits]\nrate = 0\n")
-        env = os.environ | {"SELF_DATA": str(data.root), "SELF_SERVE_CONFIG": str(config)}
+        env = (env or dict(os.environ)) | {"SELF_DATA": str(data.root), "SELF_SERVE_CONFIG": str(config)}
         if kind == "uvicorn":
             argv = [SELF, "serve", "--data", str(data.root), "--port", str(self.port)]
         else:
@@ -304,6 +309,96 @@ def memory(events: int, tmp: Path) -> None:
         server.stop()
 
 
+HOOK_ENV = "BENCH_WEBHOOK_SECRET"
+HOOK_SECRET = "a bench secret"
+
+
+def webhook(events: int, rounds: int, tmp: Path) -> None:
+    """Webhook delivery → the new state through the API, beside `self sync`'s same fetch."""
+    import hashlib
+    import hmac
+    import json
+
+    from service.model.events import Assertion, Origin, make
+    from service.sync import Options, clone, remotes, sync
+    from tests.servers import git_daemon
+
+    base = tmp / "git"
+    base.mkdir()
+    subprocess.run(
+        ["git", "init", "--bare", "-q", "--initial-branch=main", str(base / "team.git")], check=True
+    )
+    with git_daemon(base) as port:
+        url = f"git://127.0.0.1:{port}/team.git"
+        start = time.perf_counter()
+        author = build(tmp / "author", SLUG, events)
+        remotes.add(author.repo, url)
+        sync(author, options=Options())
+        follower, _ = clone(url, tmp / "follower")
+        follower.close()
+        print(f"webhook: a workspace of {events:,} events published ({time.perf_counter() - start:.1f} s)")
+        data = tmp / "hooked"
+        env = os.environ | {HOOK_ENV: HOOK_SECRET}
+        subprocess.run(
+            [SELF, "admin", "workspace", "add", WS, "--remote", url, "--webhook-secret-env", HOOK_ENV,
+             "--poll", "0", "--data", str(data)],
+            check=True, env=env, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        with Auth(Data(data)) as auth:
+            auth.add_user("bench")
+            reader = auth.create_token("bench", WS, "reader").token
+        server = Server("uvicorn", Data(data), tmp / "webhook.log", env)
+        hooked, synced = [], []
+        try:
+            client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {reader}"})
+            for n in range(rounds):
+                with author.transaction(SLUG) as tx:
+                    new = tx.next_ids(1)[0]
+                    text = f"pushed for the webhook bench {n}"
+                    tx.append(
+                        [
+                            make(
+                                new,
+                                tx.now(),
+                                "entity.proposed",
+                                Origin("human", True),
+                                SLUG,
+                                Assertion(new, text),
+                            )
+                        ]
+                    )
+                head = sync(author, options=Options()).head
+                body = json.dumps({"ref": "refs/heads/main", "after": head}).encode()
+                sign = hmac.new(HOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+                headers = {"X-Hub-Signature-256": f"sha256={sign}", "X-GitHub-Delivery": f"bench-{n}",
+                           "Content-Type": "application/json"}  # fmt: skip
+                record = f"/api/v1/workspaces/{WS}/projects/{SLUG}/entities/{new}?history=0"
+                began = time.perf_counter()
+                answer = client.post(f"/hooks/{WS}", content=body, headers=headers)
+                assert answer.status_code == 202, answer.text
+                while client.get(record).status_code != 200:
+                    if time.perf_counter() - began > 60:
+                        raise SystemExit(f"round {n}: the pushed record did not show within 60 s")
+                    time.sleep(0.002)
+                hooked.append((time.perf_counter() - began) * 1000)
+                began = time.perf_counter()
+                subprocess.run([SELF, "sync"], check=True, stdout=subprocess.DEVNULL,
+                               env=os.environ | {"SELF_WORKSPACE": str(tmp / "follower")})  # fmt: skip
+                synced.append((time.perf_counter() - began) * 1000)
+            client.close()
+        finally:
+            server.stop()
+            author.close()
+    print(
+        f"  delivery → record through the API: p50 {statistics.median(hooked):.0f} ms, "
+        f"p99 {percentile(hooked, 99):.0f} ms ({rounds} rounds, one event each)"
+    )
+    print(
+        f"  the same fetch by a `self sync` process: p50 {statistics.median(synced):.0f} ms, "
+        f"p99 {percentile(synced, 99):.0f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -312,12 +407,18 @@ def main() -> None:
     parser.add_argument("--servers", default="uvicorn,granian")
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--memory-events", type=int, default=0)
+    parser.add_argument("--webhook", type=int, default=0, metavar="ROUNDS")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
+    servers = [kind for kind in args.servers.split(",") if kind]
+    if servers and shutil.which("wrk") is None:
         raise SystemExit("wrk is needed: apt-get install wrk")
     print(machine())
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
+        if args.webhook:
+            webhook(args.events, args.webhook, tmp)
+        if not servers:
+            return
         start = time.perf_counter()
         data, reader, writer = make_data(tmp / "data", args.events)
         print(f"data: one project of {args.events:,} events ({time.perf_counter() - start:.1f} s to build)")
@@ -326,7 +427,7 @@ def main() -> None:
             f"baseline, one `self context --plain` process per request (16 at a time): "
             f"{rate:,.1f} req/s, p99 {p99:.0f} ms"
         )
-        for kind in args.servers.split(","):
+        for kind in servers:
             print(f"{kind}:")
             figures = run_server(kind, data, reader, writer, args.seconds, tmp)
             served = float(figures.pop("_context_rate"))

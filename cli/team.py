@@ -35,11 +35,28 @@ def _workspaces(admin: typer.Typer) -> None:
     admin.add_typer(group, name="workspace")
 
     @group.command("add")
-    def workspace_add(name: str, data: str = DataOpt, as_json: bool = JsonOpt) -> None:
-        """Create workspace NAME (a new store in DATA/workspaces/NAME)."""
-        show(
-            team.add_workspace(data, name), as_json, lambda w: f"created workspace {w.workspace} in {w.path}"
-        )
+    def workspace_add(
+        name: str,
+        data: str = DataOpt,
+        remote: str | None = typer.Option(
+            None,
+            "--remote",
+            help="Mirror this git remote (cloned now): the service syncs with it. "
+            "No credential in the URL: SELF_TOKEN or the credentials file.",
+        ),
+        secret_env: str | None = typer.Option(
+            None,
+            "--webhook-secret-env",
+            help="The environment variable holding the push webhook's secret (VAR_PREVIOUS: "
+            "the one being rotated out).",
+        ),
+        poll: float | None = typer.Option(
+            None, "--poll", help="Seconds between polls of the remote (default 60; 0: none)."
+        ),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Create workspace NAME (a new store in DATA/workspaces/NAME, or a mirror of --remote)."""
+        show(team.add_workspace(data, name, remote, secret_env, poll), as_json, team.created_text)
 
     @group.command("list")
     def workspace_list(data: str = DataOpt, as_json: bool = JsonOpt) -> None:

@@ -57,10 +57,11 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def git_daemon(base: Path) -> Iterator[int]:
-    """`git daemon` exporting every repository under `base`, receive-pack on; yields its port."""
+def git_daemon(base: Path, port: int | None = None) -> Iterator[int]:
+    """`git daemon` exporting every repository under `base`, receive-pack on, on `port` (a free
+    one unless given: a test that stops a daemon starts it again where it was); yields it."""
     assert GIT is not None, "the git daemon needs the git binary"
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen(
         [
             GIT,

@@ -18,6 +18,8 @@ from service.api.config import ServiceConfig
 from service.api.errors import problem_response, respond
 from service.api.git import ROUTES as GIT
 from service.api.grants import Grants
+from service.api.hooks import ROUTES as HOOKS
+from service.api.hooks import Deliveries
 from service.api.limits import Limiter
 from service.api.metrics import Metrics, metrics
 from service.api.observe import Observe
@@ -28,6 +30,7 @@ from service.api.writes import ROUTES as WRITES
 from service.data.workspaces import Data
 from service.index.shared import SharedIndex
 from service.live.hub import Hub
+from service.mirror.mirrors import Mirrors
 
 
 @get("/healthz", sync_to_thread=False, responses=openapi.answers(Health))
@@ -44,9 +47,13 @@ def readyz(state: State) -> Response[bytes] | dict[str, str]:
     return {"status": "ready"}
 
 
-def load(hub: Hub, ready: threading.Event, index: SharedIndex | None = None) -> None:
-    """Fold every workspace's logs into memory and bring the search index up to each; then
-    ready."""
+def load(
+    hub: Hub, ready: threading.Event, index: SharedIndex | None = None, mirrors: Mirrors | None = None
+) -> None:
+    """Clone the remote-backed workspaces that have no store yet, fold every workspace's logs
+    into memory and bring the search index up to each; then ready."""
+    if mirrors is not None:
+        mirrors.prepare()
     hub.open_all()
     if index is not None:
         index.refresh_all()
@@ -68,25 +75,36 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)
+    log = logs.logger(config.logging, log_to)
+    mirrors = Mirrors(data, hub, index.refresh, log, counted)  # remote-backed workspaces
 
     def start() -> None:
-        threading.Thread(target=load, args=(hub, ready, index), name="load-workspaces", daemon=True).start()
+        threading.Thread(
+            target=load, args=(hub, ready, index, mirrors), name="load-workspaces", daemon=True
+        ).start()
+        mirrors.start(ready)
 
     limits = config.limits
     limiter = Limiter(limits.rate, limits.burst)
-    ops = {"config": config, "metrics": counted, "limiter": limiter, "grants": Grants(data.auth_db)}
+    ops = {
+        "config": config,
+        "metrics": counted,
+        "limiter": limiter,
+        "grants": Grants(data.auth_db),
+        "log": log,
+    }
+    hooks = {"mirrors": mirrors, "deliveries": Deliveries()}
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES, *GIT],
-        state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops}),
+        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES, *GIT, *HOOKS],
+        state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops, **hooks}),
         on_startup=[start],
-        on_shutdown=[hub.close, index.close],
+        on_shutdown=[mirrors.stop, hub.close, index.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
         openapi_config=openapi.config(),
         debug=False,
     )
     # around the router, so that every request is seen, an unknown path's too
-    log = logs.logger(config.logging, log_to)
     app.asgi_handler = Observe(app.asgi_handler, counted, log, limits.request_s)
     return app
 

@@ -175,3 +175,13 @@ class SearchAnswer(Doc, frozen=True):
     workspaces: list[str]
     matched: int
     hits: list[SearchHit]
+
+
+class HookAnswer(Doc, frozen=True):
+    """`POST /hooks/WS` (202): `accepted` (a sync of the workspace is asked for), `coalesced`
+    (one is in flight: one more round follows it) or `ignored` (`reason`: `other-branch`,
+    `own-push`); `delivery` is the host's delivery id."""
+
+    outcome: str
+    reason: str | None = None
+    delivery: str | None = None

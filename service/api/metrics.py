@@ -70,6 +70,22 @@ class Metrics:
         self.streams = Gauge(
             "stream_clients", "Clients holding an event stream open.", namespace=ns, registry=reg
         )
+        self.deliveries = Counter(
+            "webhook_deliveries", "Webhook deliveries (POST /hooks/WS), by outcome.",
+            ["outcome"], namespace=ns, registry=reg,
+        )  # fmt: skip
+        self.syncs = Counter(
+            "backend_syncs", "Syncs of a remote-backed workspace with its backend, by trigger and outcome.",
+            ["workspace", "trigger", "outcome"], namespace=ns, registry=reg,
+        )  # fmt: skip
+        self.sync_seconds = Histogram(
+            "backend_sync_seconds", "Time one sync with the backend took (fetch, intake, fold, push).",
+            ["workspace"], namespace=ns, registry=reg, buckets=SECONDS,
+        )  # fmt: skip
+        self.backend_up = Gauge(
+            "backend_up", "1 when the last sync with the workspace's backend succeeded, else 0.",
+            ["workspace"], namespace=ns, registry=reg,
+        )  # fmt: skip
 
     def request(self, route: str | None, method: str, status: int, seconds: float) -> None:
         key = (route or UNMATCHED, method if method in METHODS else "OTHER", status)
@@ -96,6 +112,16 @@ class Metrics:
 
     def fold_lag(self, workspace: str, events: int) -> None:
         self.fold.labels(workspace).set(events)
+
+    def delivery(self, outcome: str) -> None:
+        """A webhook delivery answered: accepted, coalesced, ignored, refused, replayed,
+        too-large, bad-body (no workspace label: a refused one may name anything)."""
+        self.deliveries.labels(outcome).inc()
+
+    def backend_synced(self, workspace: str, trigger: str, ok: bool, seconds: float) -> None:
+        self.syncs.labels(workspace, trigger, "ok" if ok else "failed").inc()
+        self.sync_seconds.labels(workspace).observe(seconds)
+        self.backend_up.labels(workspace).set(1 if ok else 0)
 
     def stream_opened(self) -> None:
         self.streams.inc()

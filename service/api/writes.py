@@ -44,6 +44,7 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     job = await live.writer.submit_async(lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S)
     result = job.answer()
     assert isinstance(result, posted.Posted)
+    _push_later(request, ws)
     done = msgspec.structs.replace(result, commit=job.commit or live.head)
     return answer(msgspec.json.encode(done) + b"\n", JSON, 200 if done.replayed else 201)
 
@@ -73,7 +74,14 @@ async def commands(request: AnyRequest, ws: str, project: str | None = None) -> 
 
     job = await live.writer.submit_async(run, WRITE_TIMEOUT_S)
     job.answer()
+    _push_later(request, ws)
     return answer(reads.written(list(job.events)), status=201)
+
+
+def _push_later(request: AnyRequest, ws: str) -> None:
+    """The write is durable here; a remote-backed workspace pushes it to its backend next
+    (one sync in flight per workspace: writes meanwhile make one more round)."""
+    request.app.state["mirrors"].wrote(ws)
 
 
 async def _live(request: AnyRequest, ws: str) -> LiveWorkspace:

@@ -27,14 +27,71 @@ def _auth(directory: str) -> Auth:
     return Auth(_data(directory))
 
 
-class WorkspaceCreated(msgspec.Struct, frozen=True):
+class WorkspaceCreated(msgspec.Struct, frozen=True, omit_defaults=True):
     workspace: str
     path: str
+    remote: str | None = None  # a remote-backed workspace's backend (no credential in it)
+    head: str | None = None  # its main, as cloned or published
+    events: int | None = None  # the events the clone brought
+    webhook: str | None = None  # the path the git host posts its push deliveries to
+    poll_s: float | None = None
 
 
-def add_workspace(directory: str, name: str) -> WorkspaceCreated:
-    """Create workspace `name`: a new store in DATA/workspaces/NAME."""
-    return WorkspaceCreated(name, str(_data(directory).add(name).root))
+def add_workspace(
+    directory: str,
+    name: str,
+    remote: str | None = None,
+    secret_env: str | None = None,
+    poll_s: float | None = None,
+) -> WorkspaceCreated:
+    """Create workspace `name` in DATA/workspaces/NAME: a new store, or with `remote` a mirror
+    of that git remote (cloned now; a new store published there when it is empty) that the
+    service keeps in step on a webhook (signed with the secret in the variable `secret_env`),
+    every `poll_s` seconds and after every write."""
+    data = _data(directory)
+    if remote is None:
+        if secret_env is not None or poll_s is not None:
+            from service.model.errors import Invalid
+
+            raise Invalid(
+                "a webhook secret and a poll period are settings of a workspace that mirrors a "
+                "remote: give {remote}, its URL, too",
+                field="remote",
+            )
+        return WorkspaceCreated(name, str(data.add(name).root))
+    from service.data.backends import DEFAULT_POLL_S, Backend, check_env_name, check_poll
+    from service.data.errors import WorkspaceExists
+    from service.mirror.establish import establish
+    from service.sync import Options, remotes
+    from service.sync.credentials import redact
+
+    url = remotes.normalize(remote)  # a credential in it is refused, saying where they go
+    backend = Backend(
+        url,
+        check_env_name(secret_env) if secret_env is not None else None,
+        check_poll(poll_s if poll_s is not None else DEFAULT_POLL_S),
+    )
+    if data.path(name).exists() or data.backends.get(name) is not None:
+        raise WorkspaceExists(name)
+    summary = establish(data, name, backend, Options())
+    data.backends.put(name, backend)
+    hook = f"/hooks/{name}" if backend.secret_env is not None else None
+    return WorkspaceCreated(
+        name, str(data.path(name)), redact(url, []), summary.head, summary.pulled, hook, backend.poll_s
+    )
+
+
+def created_text(made: WorkspaceCreated) -> str:
+    """What `self admin workspace add` prints."""
+    line = f"created workspace {made.workspace} in {made.path}"
+    if made.remote is None:
+        return line
+    line += f", a mirror of {made.remote} ({made.events or 0} events, main at {(made.head or '')[:12]})"
+    poll = f"every {made.poll_s:g} s" if made.poll_s else "no polling"
+    line += f"\nthe service syncs it on a push webhook, after each write and {poll}"
+    if made.webhook is not None:
+        line += f"\nwebhook: POST https://SERVICE{made.webhook} (content type application/json)"
+    return line
 
 
 def workspaces(directory: str) -> list[str]:

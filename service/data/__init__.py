@@ -2,6 +2,7 @@
 
 ```
 DATA/workspaces/<name>/   one selfhub store per workspace (`self admin workspace add`)
+DATA/backends/<name>.json  a workspace that mirrors a git remote: its URL, webhook secret's variable, poll
 DATA/auth.sqlite          users and API tokens (service/auth)
 DATA/index.sqlite         the search index of every workspace (service/index; rebuildable)
 ```

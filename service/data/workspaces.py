@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from service.data.errors import NoSuchWorkspace, WorkspaceExists
 from service.model.commands import SLUG
 from service.model.team import valid_name
 from service.store import Store
 from service.store.errors import NotAStore
+
+if TYPE_CHECKING:
+    from service.data.backends import Backends
 
 WORKSPACES_DIR = "workspaces"
 AUTH_DB = "auth.sqlite"
@@ -28,6 +32,13 @@ class Data:
     @property
     def index_db(self) -> Path:
         return self.root / INDEX_DB
+
+    @property
+    def backends(self) -> Backends:
+        """Which workspaces mirror a git remote (`backends.py`)."""
+        from service.data.backends import Backends
+
+        return Backends(self.root)
 
     def path(self, name: str) -> Path:
         """Where workspace `name` lives; Invalid for a name that is not a plain slug."""

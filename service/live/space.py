@@ -104,6 +104,19 @@ class LiveWorkspace:
         self.load()
         self.feed.publish(events)
 
+    def advanced(self, head: str, events: dict[str, list[Event]]) -> None:
+        """main moved to `head` by a fetch that only appended `events` to their logs, each
+        after its log's last id (the writer thread, under the store lock): folded on the
+        states in memory, as a batch is, and sent to the live stream in id order."""
+        with self._lock.gen_wlock():
+            for log, batch in events.items():
+                if log not in self.states:
+                    self.states[log] = (State(), [])
+                cache.advance(self.states[log][0], batch)
+            self.head = head
+            self._moved()
+        self.feed.publish(sorted((e for batch in events.values() for e in batch), key=lambda e: e.id))
+
     def _moved(self) -> None:
         self.version += 1
         self.rendered = {}

@@ -63,6 +63,10 @@ CODES: dict[str, Problem] = {
     "server": Problem(BAD_INPUT, 500, "Unexpected error"),
     "rate-limited": Problem(BAD_INPUT, 429, "Too many requests"),
     "timeout": Problem(BAD_INPUT, 503, "The answer took too long"),
+    "webhook-refused": Problem(BAD_INPUT, 401, "The delivery is not accepted"),
+    "webhook-replayed": Problem(BAD_INPUT, 409, "The delivery was received before"),
+    "webhook-body": Problem(BAD_INPUT, 400, "The delivery's body is not a push event"),
+    "webhook-too-large": Problem(BAD_INPUT, 413, "The delivery's body is over the cap"),
     # `self serve --config FILE` refused (service.api.config)
     "config": Problem(REFUSED, 500, "The service's configuration is refused"),
     # the service's live workspaces (service.live.errors)

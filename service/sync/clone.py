@@ -12,7 +12,7 @@ from dulwich.repo import Repo
 from service.store import Store, gitcommit, layout
 from service.sync import identity, intake, logs, prefix, remotes
 from service.sync.engine import Options, Summary, _remember
-from service.sync.errors import SyncError
+from service.sync.errors import EmptyRemote, SyncError
 from service.sync.transport import Connection
 
 
@@ -33,7 +33,7 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
         try:
             head = conn.fetch(repo)
             if head is None:
-                raise SyncError(
+                raise EmptyRemote(
                     f"{conn.shown} is empty: there is nothing to clone. Publish a workspace there "
                     "with `self remote add URL` and `self sync` from the store that has it"
                 )

@@ -35,6 +35,10 @@ class NotSelfhub(SyncError):
     code = "not-selfhub"
 
 
+class EmptyRemote(SyncError):
+    """The remote has no main branch yet: nothing to clone (a sync publishes to it)."""
+
+
 class KeptMoving(SyncError):
     """Every push of the allowed tries was rejected because others pushed first."""
 

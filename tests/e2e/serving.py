@@ -41,10 +41,13 @@ class Service:
     """`self serve --data DATA --port P [--config FILE]`, up once /healthz answers 200; its
     stdout and stderr (the log lines) go to `log`."""
 
-    def __init__(self, data: Path, log: Path, config: Path | None = None) -> None:
+    def __init__(
+        self, data: Path, log: Path, config: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.data = data
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log
         self.log = log.open("wb")
         configured = ["--config", str(config)] if config is not None else []
         self.proc = subprocess.Popen(
@@ -59,7 +62,7 @@ class Service:
                 str(self.port),
                 *configured,
             ],
-            env=base_env(),
+            env=base_env() | (env or {}),
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )

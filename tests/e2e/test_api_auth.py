@@ -70,6 +70,9 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", API + "/stream"): Row("read", stream=True),
     ("GET", "/api/v1/search"): Row("read", "q=page"),
     ("GET", "/metrics"): Row("public"),
+    # a git host's push delivery: no bearer token, its signature is the authentication
+    # (tests/e2e/test_serve_remote.py); unsigned, it is one 401 for every caller
+    ("POST", "/hooks/{ws:str}"): Row("public", ok=401),
     # litestar's OpenAPI document and its renderers
     ("GET", "/schema"): Row("public"),
     ("GET", "/schema/openapi.json"): Row("public"),
@@ -161,7 +164,8 @@ def test_matrix(team: Team, key: tuple[str, str], caller: str) -> None:
     if answer.status_code in (401, 403):
         assert answer.headers["content-type"] == PROBLEM
         assert answer.json()["status"] == want
-        assert answer.json()["code"] == ("unauthenticated" if want == 401 else "forbidden")
+        unsigned = "webhook-refused" if path.startswith("/hooks/") else "unauthenticated"
+        assert answer.json()["code"] == (unsigned if want == 401 else "forbidden")
     if row.action != "command" or want >= 400:
         assert team.snapshot() == before, "nothing written"
     else:

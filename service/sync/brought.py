@@ -1,0 +1,55 @@
+"""The events one commit of a store holds and another does not: what a fetch (or a push into
+the store) brought, for the service's live state and stream. Only the log segments whose blob
+differs between the two are read: a segment both hold at one path holds the same lines."""
+
+from __future__ import annotations
+
+from dulwich.objects import ObjectID
+from dulwich.repo import Repo
+
+from service.model.errors import Invalid
+from service.model.events import Event, decode_line
+from service.store import gitcommit, layout
+from service.sync import logs
+
+
+def brought(repo: Repo, old: str | None, new: str) -> dict[str, list[Event]]:
+    """Per log, the events of `new` that `old` lacks (None: every one), in id order; a line
+    that is no event is left out (the fold sets it aside too)."""
+    after = _files(repo, new)
+    before = _files(repo, old) if old is not None else {}
+    changed = [p for p, blob in after.items() if before.get(p) != blob and layout.log_of_path(p) is not None]
+    gone = [p for p, blob in before.items() if after.get(p) != blob and layout.log_of_path(p) is not None]
+    held = {i for p in gone for i in logs.id_set(_lines(repo, before[p]))}
+    found: dict[str, dict[str, Event]] = {}
+    for path in changed:
+        log = layout.log_of_path(path)
+        assert log is not None
+        for line in _lines(repo, after[path]):
+            event_id = logs.line_id(line)
+            if event_id is None or event_id in held or event_id in found.get(log, {}):
+                continue
+            try:
+                found.setdefault(log, {})[event_id] = decode_line(line)
+            except Invalid:
+                continue
+    return {log: [events[i] for i in sorted(events)] for log, events in sorted(found.items())}
+
+
+def settings_changed(repo: Repo, old: str | None, new: str) -> bool:
+    """Whether `workspace.json` differs between the two commits."""
+    before = _files(repo, old).get(layout.CONFIG_FILE) if old is not None else None
+    return before != _files(repo, new).get(layout.CONFIG_FILE)
+
+
+def in_order(events: dict[str, list[Event]]) -> list[Event]:
+    """Every log's events as one list, in id order."""
+    return sorted((e for batch in events.values() for e in batch), key=lambda e: e.id)
+
+
+def _files(repo: Repo, commit: str) -> dict[str, ObjectID]:
+    return gitcommit.tree_files(repo, ObjectID(commit.encode("ascii")))
+
+
+def _lines(repo: Repo, blob: ObjectID) -> list[bytes]:
+    return logs.lines_of(gitcommit.blob_data(repo, blob))
