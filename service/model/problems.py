@@ -56,6 +56,11 @@ CODES: dict[str, Problem] = {
     "kept-moving": Problem(BAD_INPUT, 503, "Others kept pushing first"),
     "declined": Problem(BAD_INPUT, 502, "The remote declined the push"),
     "remote-refused": Problem(BAD_INPUT, 422, "The remote holds what intake refuses"),
+    "push-refused": Problem(BAD_INPUT, 422, "The push is not taken"),
+    "push-stale": Problem(BAD_INPUT, 409, "Main moved since the push's fetch"),
+    "push-not-forward": Problem(BAD_INPUT, 409, "The push does not build on main"),
+    "push-not-append": Problem(BAD_INPUT, 422, "The push changes published events"),
+    "push-ahead-of-clock": Problem(BAD_INPUT, 422, "The push holds an id from the future"),
     # the HTTP front end (service.api.errors): no CLI command raises these
     "unauthenticated": Problem(BAD_INPUT, 401, "A valid bearer token is needed"),
     "forbidden": Problem(BAD_INPUT, 403, "The token does not allow this"),
