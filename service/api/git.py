@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-import structlog
 from litestar import asgi
 from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 _PATH = re.compile(r"/(?P<ws>[^/]+?)(?:\.git)?/(?P<rest>info/refs|git-upload-pack|git-receive-pack)")
 _SERVICES: dict[str, Action] = {"git-upload-pack": "read", "git-receive-pack": "append"}
 PUSH_TIMEOUT_S = 600.0
-_log = structlog.get_logger("selfhub.git")
 _NO_CACHE = [(b"cache-control", b"no-cache, max-age=0, must-revalidate"), (b"pragma", b"no-cache")]
 
 
@@ -131,6 +129,8 @@ async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: L
     if not request.commands:  # git's probe before a large push: the credentials were good
         return await send({"type": "http.response.body", "body": b"", "more_body": False})
     report = receiving.Report(request)
+    state = scope["app"].state
+    log, counted = state["log"], state["metrics"]
     held = incoming.Incoming(live.store.root) if request.sends_pack else None
     settled = True
     try:
@@ -144,7 +144,9 @@ async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: L
                 report.messages.append(str(exc))
         if report.unpack == "ok":
             for command in request.commands:
-                settled = await _update(live, held, command, report) and settled
+                settled = await _update(live, held, command, report, log) and settled
+                why = report.results.get(command.ref, "accepted")
+                counted.pushed(live.name, "accepted" if why is None else _outcome(why))
     finally:
         if held is not None and settled:  # else the writer may still read it: swept at the next start
             held.drop()
@@ -152,7 +154,11 @@ async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: L
 
 
 async def _update(
-    live: LiveWorkspace, held: incoming.Incoming | None, command: receiving.Command, report: receiving.Report
+    live: LiveWorkspace,
+    held: incoming.Incoming | None,
+    command: receiving.Command,
+    report: receiving.Report,
+    log: Any,
 ) -> bool:
     """One ref update of a push, as the report tells it; False when the writer may still be
     landing it (the wait timed out)."""
@@ -173,23 +179,38 @@ async def _update(
         )
         landed = job.answer()
     except RemoteRefused as exc:
-        _log.info("push refused", workspace=live.name, code=exc.code, path=exc.path)
+        log.info("push-refused", workspace=live.name, code=exc.code, path=exc.path)
         where = exc.path or "the root tree"
         told = f"refused: {where} {exc.what}; main did not move; take it out of the commits you push"
         report.refuse(ref, "refused by the push gate", told)
     except SyncError as exc:
-        _log.info("push refused", workspace=live.name, code=exc.code)
+        log.info("push-refused", workspace=live.name, code=exc.code)
         report.refuse(ref, exc.code, f"refused: {exc}")
     except WriteTimeout:
         report.refuse(ref, "timed out", "the push took too long; fetch to see whether it landed")
         return False
     except Exception as exc:  # the answer has started: the client is told, the service goes on
-        _log.error("push failed", workspace=live.name, error=repr(exc))
+        log.error("push-failed", workspace=live.name, error=repr(exc))
         report.refuse(ref, "failed", "the push failed inside the service; main did not move")
     else:
         count = len(landed.all_events()) if isinstance(landed, Pushed) else 0
         report.accept(ref, f"main is at {command.new[:12]}: {count} new event{'s' * (count != 1)}")
     return True
+
+
+def _outcome(why: str) -> str:
+    """A refusal as a metric label: its code, or the kind of refusal (never free text)."""
+    return why if why.startswith("push-") else _REFUSALS.get(why, "refused")
+
+
+_REFUSALS = {
+    "refused by the push gate": "gate",
+    "main is never deleted": "delete",
+    "only refs/heads/main is kept here": "other-ref",
+    "unpacker error": "unpack",
+    "timed out": "timeout",
+    "failed": "failed",
+}
 
 
 async def _chunks(receive_: Receive) -> AsyncIterator[bytes]:

@@ -82,10 +82,18 @@ class Metrics:
             "backend_sync_seconds", "Time one sync with the backend took (fetch, intake, fold, push).",
             ["workspace"], namespace=ns, registry=reg, buckets=SECONDS,
         )  # fmt: skip
+        self.pushes = Counter(
+            "git_pushes", "Ref updates pushed to the git endpoint (/git/WS.git), by outcome.",
+            ["workspace", "outcome"], namespace=ns, registry=reg,
+        )  # fmt: skip
         self.backend_up = Gauge(
             "backend_up", "1 when the last sync with the workspace's backend succeeded, else 0.",
             ["workspace"], namespace=ns, registry=reg,
         )  # fmt: skip
+
+    def pushed(self, workspace: str, outcome: str) -> None:
+        """A ref update pushed to the git endpoint: accepted, or the code that refused it."""
+        self.pushes.labels(workspace, outcome).inc()
 
     def request(self, route: str | None, method: str, status: int, seconds: float) -> None:
         key = (route or UNMATCHED, method if method in METHODS else "OTHER", status)
