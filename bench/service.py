@@ -1,7 +1,7 @@
 """The team service under load, each figure beside its baseline measured in the same run.
 
 Usage: python bench/service.py [--events N] [--servers uvicorn,granian] [--seconds S]
-                               [--memory-events M] [--webhook ROUNDS]
+                               [--memory-events M] [--webhook ROUNDS] [--git ROUNDS]
 
 Builds a data directory with one workspace whose project holds N events (default 100,000),
 a reader and a writer token, then for each ASGI server:
@@ -16,6 +16,9 @@ mirrored from a bare repository under `git daemon`: R rounds of one event pushed
 then a signed push delivery to `POST /hooks/WS`, timed until the new record answers through
 the API (p50, p99); beside it, in the same round, the same fetch by a `self sync` process on
 another clone.
+With --git R (and --servers '' for it alone), the git endpoint on a workspace of N events:
+pushes a second with 8 git pushers of R rounds each (and how many were lost), then `git clone`
+(median of 3), each beside C git's `git http-backend` serving a bare copy of the same store.
 Needs `wrk` on PATH for the servers (Debian: apt-get install wrk). Prints the machine first.
 """
 
@@ -399,6 +402,48 @@ def webhook(events: int, rounds: int, tmp: Path) -> None:
     )
 
 
+def git_endpoint(events: int, rounds: int, tmp: Path) -> None:
+    """Pushes a second by 8 git pushers and clones, the service's git endpoint beside C git's
+    `git http-backend` serving a bare copy of the same store (behind the tests' CGI server)."""
+    from tests.e2e import gitclient, pushers
+    from tests.integration.sync_support import http_git
+
+    data, _, _ = make_data(tmp / "gitdata", events)
+    with Auth(data) as auth:
+        tokens = [auth.create_token("bench", WS, "writer").token for _ in range(8)]
+    bare = tmp / "repos" / f"{WS}.git"
+    gitclient.ok(tmp, "clone", "-q", "--bare", str(data.path(WS)), str(bare))
+    print(f"git endpoint: a workspace of {events:,} events; 8 git pushers x {rounds} rounds, no pause")
+    server = Server("uvicorn", data, tmp / "git-serve.log")
+    try:
+        with http_git(bare.parent, "ann", "secret") as port:
+            control = f"http://ann:secret@127.0.0.1:{port}/{WS}.git"
+            ours = lambda token: gitclient.url(server.url, token, WS)  # noqa: E731
+            for name, url_of, given in (
+                ("endpoint", ours, tokens),
+                ("git http-backend", lambda _: control, ["s"] * 8),
+            ):
+                work = tmp / f"push-{name.replace(' ', '-')}"
+                done = pushers.run(url_of, work, given, git_pushers=8, self_pushers=0, rounds=rounds,
+                                   self_rounds=0, pause=(0.0, 0.0))  # fmt: skip
+                lost = pushers.missing(url_of(given[0]), work, done.acked)
+                rate = done.pushes / done.seconds
+                print(
+                    f"  {name}: {rate:,.1f} pushes/s ({done.pushes} in {done.seconds:.1f} s, {done.rejected}"
+                    f" turned away and pushed again), {len(lost)} lost, {len(done.failures)} failed"
+                )
+            for name, url in (("endpoint", ours(tokens[0])), ("git http-backend", control)):
+                took = []
+                for n in range(3):
+                    target = tmp / f"clone-{name.replace(' ', '-')}-{n}"
+                    start = time.perf_counter()
+                    gitclient.ok(tmp, "clone", "-q", url, str(target))
+                    took.append(time.perf_counter() - start)
+                print(f"  git clone from {name}: median {statistics.median(took):.2f} s of 3")
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -408,6 +453,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--memory-events", type=int, default=0)
     parser.add_argument("--webhook", type=int, default=0, metavar="ROUNDS")
+    parser.add_argument("--git", type=int, default=0, metavar="ROUNDS")
     args = parser.parse_args()
     servers = [kind for kind in args.servers.split(",") if kind]
     if servers and shutil.which("wrk") is None:
@@ -417,6 +463,8 @@ def main() -> None:
         tmp = Path(folder)
         if args.webhook:
             webhook(args.events, args.webhook, tmp)
+        if args.git:
+            git_endpoint(args.events, args.git, tmp)
         if not servers:
             return
         start = time.perf_counter()

@@ -51,6 +51,7 @@ def run(
     self_pushers: int,
     rounds: int,
     self_rounds: int,
+    pause: tuple[float, float] = PAUSE_S,
 ) -> Outcome:
     """`git_pushers` + `self_pushers` threads, each with its own token of `tokens`, pushing
     to `url_of(token)` (the URL with basic auth `ann:token` in it)."""
@@ -60,7 +61,8 @@ def run(
     mine = tokens[git_pushers : git_pushers + self_pushers]
     stores = [_self_clone(url_of(t), work / f"s{n}", t, f"s{n}") for n, t in enumerate(mine)]
     threads = [
-        threading.Thread(target=_git_pusher, args=(c, f"g{n}", rounds, outcome)) for n, c in enumerate(clones)
+        threading.Thread(target=_git_pusher, args=(c, f"g{n}", rounds, outcome, pause))
+        for n, c in enumerate(clones)
     ]
     threads += [
         threading.Thread(target=_self_pusher, args=(s, t, f"s{n}", self_rounds, outcome))
@@ -95,7 +97,7 @@ def _git_clone(url: str, target: Path) -> Path:
     return target
 
 
-def _git_pusher(clone: Path, project: str, rounds: int, outcome: Outcome) -> None:
+def _git_pusher(clone: Path, project: str, rounds: int, outcome: Outcome, pause: tuple[float, float]) -> None:
     home = clone.parent
     for n in range(rounds):
         made, text = gc.event(project, f"{project} round {n}")
@@ -106,7 +108,7 @@ def _git_pusher(clone: Path, project: str, rounds: int, outcome: Outcome) -> Non
             pushed = gc.git(home, "push", "-q", "origin", "main", cwd=clone)
             if pushed.returncode == 0:
                 outcome.note([made], rejected)
-                time.sleep(random.uniform(*PAUSE_S))  # a person or an agent between two pushes
+                time.sleep(random.uniform(*pause))  # a person or an agent between two pushes
                 break
             pulled = gc.git(home, "pull", "-q", "--rebase", "origin", "main", cwd=clone)
             if pulled.returncode != 0:
