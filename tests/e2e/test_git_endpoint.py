@@ -322,3 +322,20 @@ def test_the_endpoint_serves_only_gits_smart_protocol(hosted: Hosted) -> None:
         assert httpx.get(base + path, auth=auth).status_code == 404, path
     bad = httpx.post(base + "/git-receive-pack", auth=auth, content=b"zzzz")
     assert bad.status_code == 400 and "pkt-line" in bad.text
+
+
+def test_pushes_are_counted_by_outcome(hosted: Hosted) -> None:
+    clone = hosted.clone()
+    gc.append(clone, SLUG, [gc.event(SLUG, "counted")[1]])
+    gc.ok(hosted.tmp, "commit", "-qam", "counted", cwd=clone)
+    gc.ok(hosted.tmp, "push", "-q", "origin", "main", cwd=clone)
+    forge(clone, hostile_trees(clone)["unknown-path"])
+    _refused(hosted, clone)
+    exposed = httpx.get(f"{hosted.service.url}/metrics", timeout=10).text
+    counted = {
+        line.split("{")[1].split("}")[0]: float(line.rsplit(" ", 1)[1])
+        for line in exposed.splitlines()
+        if line.startswith("selfhub_git_pushes_total{")
+    }
+    assert counted.get('outcome="accepted",workspace="acme"', 0) >= 1, counted
+    assert counted.get('outcome="gate",workspace="acme"', 0) >= 1, counted
