@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 
-from cli import admin, ledger, reads, serve, state, sync, team, verbs
+from cli import admin, agent, ledger, reads, serve, state, sync, team, verbs
 from cli.common import OPTIONS
 from service import __version__
 
@@ -65,6 +65,7 @@ ledger.register(app)
 sync.register(app)
 team.register(app)
 serve.register(app)
+agent.register(app)
 
 
 def split_globals(argv: list[str]) -> list[str]:
