@@ -104,7 +104,7 @@ def _from_service(service: str, project: str | None) -> str:
 
     base, workspace = agent_hooks.service_parts(service)
     if not project:
-        raise Invalid("no project here (SELF_PROJECT, or a checkout marked with `self project link`)")
+        raise Invalid("no project is selected here (SELF_PROJECT, or a checkout marked for one)")
     found = credentials.lookup(service)
     if found is None:
         raise Invalid("no token: set SELF_TOKEN (a reader token suffices)")

@@ -44,7 +44,7 @@ def check_service(url: str) -> str:
     found = SERVICE_URL.fullmatch(url)
     if found is None:
         raise Invalid(
-            f"{url!r} is not a workspace's URL on a service: give the one `self sync` uses, "
+            f"{url!r} is not a workspace's URL on a service: give the one a sync uses, "
             "http://HOST:PORT/git/WS.git",
             field="service",
         )
