@@ -1,6 +1,7 @@
-"""The litestar app of a data directory: health, readiness, the `/api/v1` routes, one
-problem-document answer for every error, a request body cap, and its operations (its
-configuration, `/metrics`, a log line per request, the rate limit, the time limit)."""
+"""The litestar app of a data directory: health, readiness, the `/api/v1` routes, the web
+view (`service/web`), one problem-document answer for every API error, a request body cap,
+and its operations (its configuration, `/metrics`, a log line per request, the rate limit,
+the time limit)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ from service.data.workspaces import Data
 from service.index.shared import SharedIndex
 from service.live.hub import Hub
 from service.mirror.mirrors import Mirrors
+from service.web import templating
+from service.web.routes import ROUTER as VIEW
 
 
 @get("/healthz", sync_to_thread=False, responses=openapi.answers(Health))
@@ -95,13 +98,25 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     }
     hooks = {"mirrors": mirrors, "deliveries": Deliveries()}
     app = Litestar(
-        route_handlers=[healthz, readyz, metrics, *ROUTES, *WRITES, *STREAMS, *SEARCH_ROUTES, *GIT, *HOOKS],
+        route_handlers=[
+            healthz,
+            readyz,
+            metrics,
+            *ROUTES,
+            *WRITES,
+            *STREAMS,
+            *SEARCH_ROUTES,
+            *GIT,
+            *HOOKS,
+            VIEW,
+        ],
         state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops, **hooks}),
         on_startup=[start],
         on_shutdown=[mirrors.stop, hub.close, index.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
         openapi_config=openapi.config(),
+        template_config=templating.config(),  # the web view's pages (service/web)
         debug=False,
     )
     # around the router, so that every request is seen, an unknown path's too

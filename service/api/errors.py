@@ -111,25 +111,34 @@ def _source(error: dict[str, Any]) -> str:
 
 
 def problem_response(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    """Every error's answer: ours, the application's (its code's status) or litestar's own
-    (an oversized body, an unknown route); anything else is a bug, a 500 that says nothing more."""
+    """Every error's answer as a problem document (`problem_of`)."""
+    status, document, headers = problem_of(request, exc)
+    return respond(status, document, headers)
+
+
+def problem_of(
+    request: Request[Any, Any, Any], exc: Exception
+) -> tuple[int, dict[str, object], dict[str, str]]:
+    """Every error's status, problem document and headers: ours, the application's (its code's
+    status) or litestar's own (an oversized body, an unknown route); anything else is a bug, a
+    500 that says nothing more. The web view renders the same document as a page."""
     from litestar.exceptions import HTTPException, ValidationException
 
     from service.app import problem
 
     if isinstance(exc, ApiError):
-        return respond(exc.status, exc.document(), exc.headers())
+        return exc.status, exc.document(), exc.headers()
     doc = problem(exc)
     if doc is not None:
-        return respond(int(str(doc["status"])), doc)
+        return int(str(doc["status"])), doc, {}
     if isinstance(exc, ValidationException) and (named := invalid_parameter(exc)) is not None:
-        return respond(400, named)
+        return 400, named, {}
     if isinstance(exc, HTTPException):  # litestar's: no route, an oversized body…
         status = exc.status_code
         title = HTTPStatus(status).phrase
         detail = exc.detail
         if status == 413 and request.app.request_max_body_size:  # litestar's says no more than its title
             detail = f"the body is over the service's cap of {request.app.request_max_body_size:,} bytes"
-        return respond(status, {"type": "about:blank", "title": title, "status": status, "detail": detail})
+        return status, {"type": "about:blank", "title": title, "status": status, "detail": detail}, {}
     logging.getLogger("uvicorn.error").exception("unexpected error answered with 500")
-    return respond(500, ApiError("the service failed; its log says why").document())
+    return 500, ApiError("the service failed; its log says why").document(), {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from service.api.errors import Forbidden, Unauthenticated
@@ -51,16 +52,20 @@ def presented_token(request: Connection) -> str:
     return token
 
 
-def grant(data: Data, request: Connection) -> Grant:
+Presented = Callable[["Connection"], str]  # where a request's token is read from
+
+
+def grant(data: Data, request: Connection, presented: Presented = presented_token) -> Grant:
     """What the request's token grants, read from DATA/auth.sqlite once per request. The rate
-    limit is charged then: to the token, else to the client's address."""
+    limit is charged then: to the token, else to the client's address. The token is read by
+    `presented`: the `Authorization` header, or the web view's cookie (`service/web/session.py`)."""
     from service.auth.errors import NotAuthenticated
 
     found: Grant | None = request.state.get(GRANT)
     if found is not None:
         return found
     try:
-        found = _auth(data).authenticate(presented_token(request))
+        found = _auth(data).authenticate(presented(request))
     except (Unauthenticated, NotAuthenticated):
         _charge(request, f"addr:{request.client.host if request.client else '-'}")
         raise Unauthenticated() from None
@@ -68,7 +73,7 @@ def grant(data: Data, request: Connection) -> Grant:
     _charge(request, f"token:{found.token_id}")
     grants: Grants | None = request.app.state.get("grants")
     if grants is not None:
-        grants.keep(presented_token(request), found)
+        grants.keep(presented(request), found)
     return found
 
 
@@ -88,11 +93,13 @@ def _auth(data: Data) -> Auth:
     return held[data.root]
 
 
-def authorize(data: Data, request: Connection, workspace: str, action: Action) -> Grant:
+def authorize(
+    data: Data, request: Connection, workspace: str, action: Action, presented: Presented = presented_token
+) -> Grant:
     """The grant when the token opens `workspace` for `action`. A workspace the token is not
     for and one that does not exist get the same answer; a role short of `action` is told
     which role it takes (the caller already knows that workspace)."""
-    given = grant(data, request)
+    given = grant(data, request, presented)
     _allow(data, given, workspace, action)
     return given
 

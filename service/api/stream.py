@@ -70,6 +70,12 @@ def events_after(
 async def stream(request: AnyRequest, ws: str, project: str | None = None) -> ServerSentEvent:
     """Every event committed from now on (or after `Last-Event-ID`), optionally of one project."""
     await anyio.to_thread.run_sync(guard.authorize, data_of(request), request, ws, "read")
+    return await following(request, ws, project)
+
+
+async def following(request: AnyRequest, ws: str, project: str | None) -> ServerSentEvent:
+    """The stream of workspace `ws` for a caller already authorized to read it (this route's,
+    and the web view's, which reads its token from a cookie: `service/web/routes.py`)."""
     live = await anyio.to_thread.run_sync(hub_of(request).workspace, ws)
     last = request.headers.get("last-event-id")
     counted: Metrics = request.app.state["metrics"]

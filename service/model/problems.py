@@ -72,6 +72,9 @@ CODES: dict[str, Problem] = {
     "webhook-replayed": Problem(BAD_INPUT, 409, "The delivery was received before"),
     "webhook-body": Problem(BAD_INPUT, 400, "The delivery's body is not a push event"),
     "webhook-too-large": Problem(BAD_INPUT, 413, "The delivery's body is over the cap"),
+    # the web view (service.web.errors)
+    "web": Problem(BAD_INPUT, 400, "The web view cannot do this"),
+    "cross-origin": Problem(BAD_INPUT, 403, "A form from another site"),
     # `self serve --config FILE` refused (service.api.config)
     "config": Problem(REFUSED, 500, "The service's configuration is refused"),
     # the service's live workspaces (service.live.errors)

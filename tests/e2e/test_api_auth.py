@@ -15,6 +15,10 @@ in the app (yet) is skipped with that reason. The expected status follows from t
 
 *on a route whose path names a workspace; elsewhere a token of any workspace is a caller like
 any other (it lists, searches… its own workspace).
+
+The web view's pages (`service/web`, rows marked `view`) take the same token from the view's
+cookie instead of the header, with the same answers as HTML pages; its sign-in form (action
+`signin`) takes the token in the form: 401 for none, a bad or a revoked one, else 303.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import pytest
 from tests.e2e.apiteam import CALLERS, PROBLEM, REFUSED, SLUG, WS, Team, app_routes, running_team
 from tests.e2e.serving import admin, token, token_id
 
-Action = Literal["public", "read", "command", "admin"]
+Action = Literal["public", "read", "command", "admin", "signin"]
 Body = Callable[[str], Any] | None
 
 
@@ -41,6 +45,7 @@ class Row:
     body: Body = None  # the JSON body a caller sends (given the caller's name)
     ok: int = 200  # the status of an allowed request
     stream: bool = False  # an endless answer: read the status and headers only
+    view: bool = False  # a page of the web view: the caller's token in its cookie, answers HTML
 
 
 def goal(caller: str) -> dict[str, str]:
@@ -84,7 +89,21 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/schema/rapidoc"): Row("public"),
     ("GET", "/schema/oauth2-redirect.html"): Row("public"),
     ("GET", "/schema/{path:str}"): Row("public", ok=404),  # any other page: a 404 problem
+    # the web view (tests/e2e/test_web_view.py drives it in a browser)
+    ("GET", "/signin"): Row("public", view=True),
+    ("POST", "/signin"): Row("signin", ok=303, view=True),
+    ("POST", "/signout"): Row("public", ok=303, view=True),
+    ("GET", "/static/{file_path:path}"): Row("public", view=True),
+    ("GET", "/"): Row("read", view=True),
+    ("GET", "/search"): Row("read", "q=page&all=1", view=True),
+    ("GET", "/ws/{ws:str}"): Row("read", view=True),
+    ("GET", "/ws/{ws:str}/projects/{slug:str}"): Row("read", view=True),
+    ("GET", "/ws/{ws:str}/projects/{slug:str}/records"): Row("read", "label=goal&all=1", view=True),
+    ("GET", "/ws/{ws:str}/projects/{slug:str}/records/{record:str}"): Row("read", view=True),
+    ("GET", "/ws/{ws:str}/live"): Row("read", stream=True, view=True),
 }
+COOKIE = "selfhub_token"
+HTML = "text/html; charset=utf-8"
 RANK = {"reader": 1, "writer": 2, "admin": 3}
 NEEDS = {"read": 1, "command": 2, "admin": 3}
 PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
@@ -109,6 +128,8 @@ def expected(row: Row, caller: str, path: str) -> int:
         return row.ok
     if caller in ("none", "bad", "revoked"):
         return 401
+    if row.action == "signin":
+        return row.ok
     if caller == "other":
         return 403 if scoped(path) else row.ok
     return row.ok if RANK[caller] >= NEEDS[row.action] else 403
@@ -122,7 +143,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
 
 def url(team: Team, path: str, row: Row, fake: str | None = None) -> str:
     """`path` with its parameters filled in (`fake` one made up), and the row's query."""
-    real = {"ws": WS, "slug": SLUG, "record": team.goal, "path": "openapi.txt"}
+    real = {"ws": WS, "slug": SLUG, "record": team.goal, "path": "openapi.txt", "file_path": "view.css"}
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -134,8 +155,16 @@ def url(team: Team, path: str, row: Row, fake: str | None = None) -> str:
 
 def send(team: Team, caller: str, method: str, target: str, row: Row, **extra: Any) -> httpx.Response:
     kwargs: dict[str, Any] = {"json": row.body(caller)} if row.body is not None else {}
-    kwargs |= extra
-    with team.service.client(team.tokens[caller]) as client:
+    secret = team.tokens[caller]
+    if row.view:  # the view's token is its cookie's, or the sign-in form's
+        if row.action == "signin":
+            kwargs["data"] = {"token": secret or ""}
+        elif secret is not None:
+            kwargs["headers"] = {"Cookie": f"{COOKIE}={secret}"}
+        secret = None
+    for key, value in extra.items():
+        kwargs[key] = kwargs.get(key, {}) | value if key == "headers" else value
+    with team.service.client(secret) as client:
         if not row.stream:
             return client.request(method, target, **kwargs)
         with client.stream(method, target, **kwargs) as answer:
@@ -161,7 +190,10 @@ def test_matrix(team: Team, key: tuple[str, str], caller: str) -> None:
     answer = send(team, caller, method, url(team, path, row), row)
     want = expected(row, caller, path)
     assert answer.status_code == want, f"{caller} {method} {path}: {answer.text[:300]}"
-    if answer.status_code in (401, 403):
+    if answer.status_code in (401, 403) and row.view:
+        assert answer.headers["content-type"] == HTML
+        assert ('action="/signin"' if want == 401 else 'data-code="forbidden"') in answer.text
+    elif answer.status_code in (401, 403):
         assert answer.headers["content-type"] == PROBLEM
         assert answer.json()["status"] == want
         unsigned = "webhook-refused" if path.startswith("/hooks/") else "unauthenticated"
@@ -202,10 +234,10 @@ def test_a_refusal_comes_before_the_input_is_read(team: Team, key: tuple[str, st
     method, path = key
     row = ROUTES[key]
     garbage = "budget=abc&format=xml&all=maybe&history=maybe&limit=-1&after=%00&at=!"
-    target = url(team, path, Row(row.action, garbage, stream=row.stream))
+    target = url(team, path, Row(row.action, garbage, stream=row.stream, view=row.view))
     answer = send(team, caller, method, target, row, content=b"{not json", headers={"content-type": "x/y"})
     assert answer.status_code == expected(row, caller, path), answer.text
-    assert answer.headers["content-type"] == PROBLEM
+    assert answer.headers["content-type"] == (HTML if row.view else PROBLEM)
 
 
 def test_options_tell_nothing_about_what_exists(team: Team) -> None:

@@ -50,13 +50,16 @@ def document(team: Team) -> dict[str, Any]:
 
 
 def served_paths() -> set[tuple[str, str]]:
-    """The app's (method, OpenAPI path) pairs, but litestar's own /schema pages."""
+    """The app's (method, OpenAPI path) pairs, but litestar's own /schema pages and the web
+    view's (HTML pages for a browser, not operations of the API)."""
     import re
+
+    from service.web.routes import PATHS
 
     return {
         (m.lower(), re.sub(r"\{(\w+):\w+\}", r"{\1}", p))
         for m, p in app_routes()
-        if not p.startswith("/schema")
+        if not p.startswith("/schema") and p not in PATHS
     }
 
 
