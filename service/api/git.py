@@ -30,7 +30,6 @@ from service.model.team import Action
 if TYPE_CHECKING:
     from litestar.types import HTTPScope, Receive, Scope, Send
 
-    from service.index.shared import SharedIndex
     from service.live.hub import Hub
     from service.live.space import LiveWorkspace
 
@@ -145,7 +144,7 @@ async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: L
                 report.messages.append(str(exc))
         if report.unpack == "ok":
             for command in request.commands:
-                settled = await _update(live, held, command, report, log, state["search"]) and settled
+                settled = await _update(live, held, command, report, log) and settled
                 why = report.results.get(command.ref, "accepted")
                 counted.pushed(live.name, "accepted" if why is None else _outcome(why))
     finally:
@@ -160,7 +159,6 @@ async def _update(
     command: receiving.Command,
     report: receiving.Report,
     log: Any,
-    index: SharedIndex,
 ) -> bool:
     """One ref update of a push, as the report tells it; False when the writer may still be
     landing it (the wait timed out)."""
@@ -195,7 +193,6 @@ async def _update(
         log.error("push-failed", workspace=live.name, error=repr(exc))
         report.refuse(ref, "failed", "the push failed inside the service; main did not move")
     else:
-        await anyio.to_thread.run_sync(index.refresh, live.name)  # searchable before it is answered
         count = len(landed.all_events()) if isinstance(landed, Pushed) else 0
         report.accept(ref, f"main is at {command.new[:12]}: {count} new event{'s' * (count != 1)}")
     return True

@@ -14,6 +14,7 @@ from service.endpoint.incoming import Incoming
 from service.endpoint.receiving import ZERO
 from service.store import durable
 from service.sync import pushed
+from service.sync.brought import settings_changed
 from service.sync.engine import tidy_packs
 from service.sync.pushed import Pushed, Stale
 
@@ -38,7 +39,8 @@ def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str
     _flush(store.root)  # the objects are durable before main names them
     store.checkout(new, head, "push")
     _flush(store.root)
-    live.moved_to(found.all_events())
+    reload = head is None or settings_changed(store.repo, head, new)
+    live.follow(new, found.events, reload)
     tidy_packs(store.repo)  # a pack a push: merged while they are few and small
     return found
 

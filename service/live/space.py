@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from readerwriterlock import rwlock
 
 from service.live.feed import Feed
+from service.model import order
 from service.model.events import Event, Origin
 from service.model.state import State
 from service.store import Quarantine, Store, cache
@@ -116,6 +117,23 @@ class LiveWorkspace:
             self.head = head
             self._moved()
         self.feed.publish(sorted((e for batch in events.values() for e in batch), key=lambda e: e.id))
+
+    def follow(self, head: str, events: dict[str, list[Event]], reload: bool) -> None:
+        """main moved to `head` by a push or a fetch that brought `events` (the writer thread,
+        under the store lock): folded in memory when each log's new events come after its last
+        id and nothing else changed (`reload` False), else through the fold cache."""
+        if not reload and self.extends(events):
+            self.advanced(head, events)
+        else:
+            self.moved_to(sorted((e for batch in events.values() for e in batch), key=lambda e: e.id))
+
+    def extends(self, events: dict[str, list[Event]]) -> bool:
+        """Whether each log's new events all come after its last id (the fold of the whole log
+        is then the fold of the state with them on top)."""
+        return all(
+            order.not_after((e.id for e in batch), self.state(log)[0].last_id) is None
+            for log, batch in events.items()
+        )
 
     def _moved(self) -> None:
         self.version += 1

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.model import order
 from service.sync import Options, Summary, remotes, sync
-from service.sync.brought import brought, in_order, settings_changed
+from service.sync.brought import brought, settings_changed
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
-    from service.model.events import Event
 
 
 def sync_live(live: LiveWorkspace, options: Options) -> Summary:
@@ -36,16 +34,4 @@ def follow(live: LiveWorkspace, before: str | None, after: str) -> None:
     """The states and the stream from main at `before` (what they fold) to `after`."""
     repo = live.store.repo
     events = brought(repo, before, after)
-    if before is not None and not settings_changed(repo, before, after) and _appends(live, events):
-        live.advanced(after, events)
-    else:
-        live.moved_to(in_order(events))
-
-
-def _appends(live: LiveWorkspace, events: dict[str, list[Event]]) -> bool:
-    """Whether each log's new events all come after its last id (the fold of the whole log is
-    then the fold of the state with them on top)."""
-    for log, batch in events.items():
-        if order.not_after((e.id for e in batch), live.state(log)[0].last_id) is not None:
-            return False
-    return True
+    live.follow(after, events, reload=before is None or settings_changed(repo, before, after))

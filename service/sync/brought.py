@@ -42,11 +42,6 @@ def settings_changed(repo: Repo, old: str | None, new: str) -> bool:
     return before != _files(repo, new).get(layout.CONFIG_FILE)
 
 
-def in_order(events: dict[str, list[Event]]) -> list[Event]:
-    """Every log's events as one list, in id order."""
-    return sorted((e for batch in events.values() for e in batch), key=lambda e: e.id)
-
-
 def _files(repo: Repo, commit: str) -> dict[str, ObjectID]:
     return gitcommit.tree_files(repo, ObjectID(commit.encode("ascii")))
 

@@ -339,3 +339,19 @@ def test_pushes_are_counted_by_outcome(hosted: Hosted) -> None:
     }
     assert counted.get('outcome="accepted",workspace="acme"', 0) >= 1, counted
     assert counted.get('outcome="gate",workspace="acme"', 0) >= 1, counted
+
+
+def test_a_pushed_event_older_than_its_logs_last_folds_as_a_refold_does(hosted: Hosted) -> None:
+    from service.model import ids
+
+    clone = hosted.clone()
+    older = ids.next_id(None, int(time.time() * 1000) - 3_600_000, 11)  # written offline an hour ago
+    gc.append(clone, SLUG, [gc.event(SLUG, "written offline", older)[1], gc.event(SLUG, "written now")[1]])
+    gc.ok(hosted.tmp, "commit", "-qam", "late", cwd=clone)
+    gc.ok(hosted.tmp, "push", "-q", "origin", "main", cwd=clone)
+    served = {r["id"]: r for r in json_rows(hosted)}
+    assert served[older]["text"] == "written offline"
+    import json
+
+    printed = {r["id"]: r for r in json.loads(hosted.cli("state", "list", "--all", "--json"))}
+    assert served == printed, "the served rows are what a refold of the store gives"
