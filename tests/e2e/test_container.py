@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -63,21 +64,28 @@ def engine() -> Iterator[Any]:
     published ports on localhost and without its reaper (whose image cannot be pulled here)."""
     os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
     os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
+    import docker
+    from docker.errors import DockerException, ImageNotFound
+
+    # The engine's socket first, by hand: docker's client leaves the socket of a failed
+    # connection open.
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if host.startswith("unix://"):
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(host.removeprefix("unix://"))
+            except OSError as exc:
+                unavailable(f"no Docker engine answers at {host}: {exc}")
+    client = docker.from_env(timeout=120)
     try:
-        import docker
-        from docker.errors import DockerException, ImageNotFound
-    except ImportError as exc:  # pragma: no cover - the test extra installs it
-        unavailable(f"the docker client library is missing ({exc}): pip install -e '.[test]'")
-        raise
-    try:
-        client = docker.from_env(timeout=120)
         client.ping()
     except DockerException as exc:
-        unavailable(f"no Docker engine answers (DOCKER_HOST or /var/run/docker.sock): {exc}")
-        raise
+        client.close()
+        unavailable(f"the Docker engine at {host} does not answer: {exc}")
     try:
         client.images.get(BASE_IMAGE)
     except ImageNotFound:
+        client.close()
         unavailable(f"no base image {BASE_IMAGE}: make it with `deploy/debian-base.sh {BASE_IMAGE}`")
     yield client
     client.close()
