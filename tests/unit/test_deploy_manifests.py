@@ -161,6 +161,8 @@ def test_compose_runs_the_image_as_kubernetes_does() -> None:
     assert "selfhub.env" in (REPO / ".gitignore").read_text().split()
     assert "/healthz" in " ".join(service["healthcheck"]["test"])
     assert service["read_only"] is True and service["cap_drop"] == ["ALL"]
+    grace = re.fullmatch(r"(\d+)s", service["stop_grace_period"])
+    assert grace and int(grace.group(1)) > load(DEPLOY / "selfhub.toml").limits.shutdown_s
     (config,) = service["configs"]
     source = documents(REPO / "docker-compose.yml")[0]["configs"][config["source"]]["file"]
     assert source == "deploy/selfhub.toml" and config["target"] == "/etc/selfhub/serve.toml"
