@@ -16,7 +16,7 @@ import msgspec
 from litestar import Request, Response, Router, get, post
 from litestar.datastructures import ResponseHeader
 from litestar.enums import RequestEncodingType
-from litestar.params import Body, Parameter
+from litestar.params import Body, QueryParameter
 from litestar.response import Redirect, ServerSentEvent, Template
 from litestar.static_files import create_static_files_router
 
@@ -146,7 +146,7 @@ def records(
     ws: str,
     slug: str,
     label: str = "",
-    stands: Annotated[str, Parameter(query="state")] = "",  # `state` is litestar's own name
+    stands: Annotated[str, QueryParameter(name="state")] = "",  # `state` is litestar's own name
     text: str = "",
     all: bool = False,
 ) -> Template:
