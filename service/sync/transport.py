@@ -313,9 +313,10 @@ class Connection:
             return Unreachable(timed_out)
         reason = _network_reason(text)
         if isinstance(exc, GitProtocolError):
-            if "401" in text or "403" in text or "Authentication" in text:
+            kind = protocol_failure(text)
+            if kind == "auth":
                 return AuthFailed(f"could not {doing} {where}: {text}")
-            if "404" in text or "not found" in text.lower() or "not exported" in text:
+            if kind == "missing":
                 return Unreachable(f"could not {doing} {where}: no such repository ({text})")
             return SyncError(f"could not {doing} {where}: {reason or text}")
         if isinstance(exc, (ConnectionError, OSError)) or _from_http(exc):
@@ -338,6 +339,21 @@ _NETWORK_REASONS = [
     (re.compile(r"Connection reset|Connection aborted|RemoteDisconnected"), "the connection was dropped"),
     (re.compile(r"Max retries exceeded|HTTPS?ConnectionPool"), "the connection failed"),
 ]
+
+
+_AUTH = re.compile(r"\b(401|403)\b|Authentication")
+_MISSING = re.compile(r"\b404\b|not found|not exported", re.IGNORECASE)
+
+
+def protocol_failure(text: str) -> str | None:
+    """What a git protocol error's text says: "auth" (HTTP 401 or 403, or an authentication
+    failure), "missing" (HTTP 404, no such repository), else None. Statuses are whole numbers,
+    so a port such as 46403 in the text says nothing."""
+    if _AUTH.search(text):
+        return "auth"
+    if _MISSING.search(text):
+        return "missing"
+    return None
 
 
 def _network_reason(text: str) -> str | None:
