@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 from service.model.errors import Invalid
@@ -110,3 +111,13 @@ def log_of_path(path: str) -> str | None:
     ):
         return parts[1]
     return None
+
+
+def by_log(paths: Iterable[str]) -> dict[str, list[str]]:
+    """The segment paths among `paths`, sorted, grouped by the log they are segments of."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(paths):
+        log = log_of_path(path)
+        if log is not None:
+            found.setdefault(log, []).append(path)
+    return found

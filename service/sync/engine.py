@@ -14,7 +14,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -397,8 +397,8 @@ def _plan(store: Store, repo: Repo, remote_files: dict[str, ObjectID], base: str
     """
     local_paths = _local_paths(store)
     on_disk = gitcommit.working_blob_ids(repo, local_paths)
-    by_log_remote = _by_log(remote_files)
-    by_log_local = _by_log(dict.fromkeys(local_paths))
+    by_log_remote = layout.by_log(remote_files)
+    by_log_local = layout.by_log(local_paths)
     plan = Plan({}, [], 0, set(), 0, 0, {}, None, "same")
     top: str | None = None
     for log in sorted(set(by_log_remote) | set(by_log_local)):
@@ -543,15 +543,6 @@ def _file_at(repo: Repo, commit: str | None, path: str) -> ObjectID | None:
         return None
 
 
-def _by_log(files: Mapping[str, object]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for path in sorted(files):
-        log = layout.log_of_path(path)
-        if log is not None:
-            out.setdefault(log, []).append(path)
-    return out
-
-
 def _keep_aside(store: Store, unreadable: dict[str, list[bytes]]) -> int:
     """Unreadable local lines are not published; they are kept in .local/quarantine/."""
     for log, lines in unreadable.items():
@@ -568,8 +559,8 @@ def _lost_events(repo: Repo, base: str | None, head: ObjectID, head_files: dict[
     except KeyError:
         return set()
     lost: set[str] = set()
-    head_logs = _by_log(head_files)
-    for log, paths in _by_log(base_files).items():
+    head_logs = layout.by_log(head_files)
+    for log, paths in layout.by_log(base_files).items():
         theirs = head_logs.get(log, [])
         if _extends(repo, paths, theirs, base_files, head_files):
             continue

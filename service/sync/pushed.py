@@ -17,7 +17,7 @@ A refusal names the path (and the event id, never its content) and what to do; n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
@@ -106,7 +106,7 @@ def check(
         repo, new, where, known=intake.blob_ids(repo, head), local=store.local_facts(), brought=brought
     )
     before = {} if head is None else gitcommit.tree_files(repo, head)
-    old_logs, new_logs = _by_log(before), _by_log(files)
+    old_logs, new_logs = layout.by_log(before), layout.by_log(files)
     events: dict[str, list[Event]] = {}
     for log in sorted(old_logs.keys() - new_logs.keys()):
         raise NotAppend(layout.log_dir(log), "the log is gone")
@@ -146,15 +146,6 @@ def _check_horizon(top: str | None) -> None:
     if top is not None and ids.beyond_horizon(top, now):
         hours = (ids.time_ms(top) - now) / 3_600_000
         raise AheadOfClock(top, hours)
-
-
-def _by_log(files: Iterable[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in sorted(files):
-        log = layout.log_of_path(path)
-        if log is not None:
-            found.setdefault(log, []).append(path)
-    return found
 
 
 def _appended(
