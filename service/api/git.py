@@ -21,8 +21,8 @@ from litestar.enums import ScopeType
 
 from service.api import guard
 from service.api.errors import ApiError
-from service.endpoint import incoming, pkt, receiving, upload
-from service.endpoint.errors import EndpointError
+from service.endpoint import incoming, lsrefs, pkt, receiving, upload
+from service.endpoint.errors import BadRequest, EndpointError
 from service.endpoint.land import land
 from service.live.errors import WriteTimeout
 from service.model.team import Action
@@ -112,9 +112,45 @@ async def _upload(scope: HTTPScope, receive_: Receive, send: Send, ws: str, rest
         await send({"type": "http.response.start", "status": answer.status, "headers": answer.headers})
 
     root = scope["app"].state["data"].root / "workspaces"
-    async for chunk in upload.serve(root, asked, _chunks(receive_), start):
+    body = _chunks(receive_)
+    if upload.v2(asked) and rest == "info/refs":
+        answered = upload.advertise(root, asked, start)
+    elif upload.v2(asked) and not asked.content_encoding:
+        try:
+            listed, body = await _ls_refs(scope, ws, pkt.Body(lambda: anext(body, None)))
+        except EndpointError as exc:
+            return await _text(send, exc.status, f"{exc}\n")
+        if listed is not None:
+            return await _bytes(send, 200, listed, "application/x-git-upload-pack-result")
+        answered = upload.serve(root, asked, body, start)
+    else:
+        answered = upload.serve(root, asked, body, start)
+    async for chunk in answered:
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _ls_refs(scope: HTTPScope, ws: str, body: pkt.Body) -> tuple[bytes | None, AsyncIterator[bytes]]:
+    """A v2 request's answer when it is `ls-refs` (the endpoint's own), else None and the
+    whole body again for `git upload-pack`."""
+    first = await body.pkt()
+    if first != lsrefs.COMMAND:
+        return None, _again(b"0000" if first is None else pkt.line(first), body.rest())
+    held = b""
+    async for chunk in body.rest():
+        held += chunk
+        if len(held) > lsrefs.MAX_REQUEST:
+            raise BadRequest(f"an ls-refs request of more than {lsrefs.MAX_REQUEST:,} bytes")
+    asked = lsrefs.parse(held)
+    live = await _live(scope, ws)
+    return lsrefs.answer(live.store.head(), asked), _again(b"", body.rest())
+
+
+async def _again(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if first:
+        yield first
+    async for chunk in rest:
+        yield chunk
 
 
 async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: LiveWorkspace) -> None:

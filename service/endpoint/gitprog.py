@@ -8,12 +8,16 @@ import shutil
 
 from service.endpoint.errors import GitMissing
 
+_found: list[str] = []
+
 
 def program() -> str:
-    found = shutil.which("git")
-    if found is None:
-        raise GitMissing("the git endpoint runs the git program, which is not installed: install git")
-    return found
+    if not _found:
+        path = shutil.which("git")
+        if path is None:
+            raise GitMissing("the git endpoint runs the git program, which is not installed: install git")
+        _found.append(path)
+    return _found[0]
 
 
 def environment(settings: dict[str, str], **more: str) -> dict[str, str]:

@@ -36,9 +36,13 @@ def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str
     if head == new:
         return found
     incoming.keep()
-    _flush(store.root)  # the objects are durable before main names them
-    store.checkout(new, head, "push")
-    _flush(store.root)
+    if head is None:
+        _flush(store.root)  # the objects are durable before main names them
+        store.checkout(new, head, "push")
+        _flush(store.root)
+    else:  # the objects are made durable with the checkout mark, before main moves
+        _, written = store.advance(new, head, "push")
+        live.writer.unindexed(written)
     reload = head is None or settings_changed(store.repo, head, new)
     live.follow(new, found.events, reload)
     tidy_packs(store.repo)  # a pack a push: merged while they are few and small

@@ -41,6 +41,37 @@ class Asked:
 
 
 Send = Callable[[Answer], Awaitable[None]]
+_ADVERTISED: dict[str, tuple[Answer, bytes]] = {}  # Git-Protocol → v2's advertisement
+
+
+def v2(asked: Asked) -> bool:
+    """Whether the client speaks protocol v2 (its Git-Protocol header says so)."""
+    return _PROTOCOL.fullmatch(asked.protocol) is not None and "version=2" in asked.protocol.split(":")
+
+
+async def advertise(root: Path, asked: Asked, start: Send) -> AsyncIterator[bytes]:
+    """`info/refs?service=git-upload-pack` for a v2 client: the capabilities, which name no
+    ref, so git's answer is asked once and kept (a v0 client's lists the refs: `serve`)."""
+    kept = _ADVERTISED.get(asked.protocol)
+    if kept is None:
+        said = b""
+        got: list[Answer] = []
+
+        async def keep(answer: Answer) -> None:
+            got.append(answer)
+
+        async for chunk in serve(root, asked, _nothing(), keep):
+            said += chunk
+        kept = (got[0], said)
+        if got[0].status == 200:
+            _ADVERTISED[asked.protocol] = kept
+    await start(kept[0])
+    yield kept[1]
+
+
+async def _nothing() -> AsyncIterator[bytes]:
+    return
+    yield b""
 
 
 async def serve(root: Path, asked: Asked, body: AsyncIterator[bytes], start: Send) -> AsyncIterator[bytes]:

@@ -119,6 +119,11 @@ class Writer:
             raise WriteTimeout(timeout) from None
         return job
 
+    def unindexed(self, paths: list[str]) -> None:
+        """Files a job wrote for `.git/index` to take in once no job waits (the writer's
+        thread only)."""
+        self._unindexed.update(paths)
+
     def stop(self) -> None:
         """Take no new jobs, finish those queued, end the thread."""
         self._stopping = True

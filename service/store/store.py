@@ -21,7 +21,7 @@ from service.model.config import WorkspaceConfig, check_settings
 from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
-from service.store import cache, clock, gitcommit, hot, layout
+from service.store import cache, clock, durable, gitcommit, hot, layout, treediff
 from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotAStore, NotEmpty, StoreError
 from service.store.hot import Hot
 from service.store.local import Local
@@ -267,6 +267,33 @@ class Store:
             self._checkout_mark.unlink(missing_ok=True)
         return changed
 
+    def advance(self, commit: str, expected: str, message: str) -> tuple[list[str], list[str]]:
+        """`checkout` for a store written only through this process (a hosted store): its
+        working files are `expected`'s, so only the paths the two trees differ in are read
+        and written. The objects the caller added, then the checkout mark, are made durable
+        by one flush of the filesystem before main moves, the files by another after;
+        `.git/index` is left for `update_index`. Returns the logs whose files changed and the
+        files written."""
+        target, old = ObjectID(commit.encode("ascii")), ObjectID(expected.encode("ascii"))
+        with self.locked():
+            batched = durable.available()
+            layout.atomic_write(self._checkout_mark, target + b"\n", durable=not batched)
+            if batched:
+                durable.flush(self.root)
+            try:
+                gitcommit.move_branch(self.repo, old, target, message)
+            except BaseException:
+                self._checkout_mark.unlink(missing_ok=True)
+                raise
+            changes = treediff.changed_files(self.repo, old, target)
+            wanted = {path: new for path, (_, new) in changes.items() if new is not None}
+            gone = [path for path, (_, new) in changes.items() if new is None]
+            changed, written = self._write_files(wanted, gone, fsync=not batched, index=False)
+            if batched:
+                durable.flush(self.root)
+            self._checkout_mark.unlink(missing_ok=True)
+        return changed, written
+
     def match_head(self) -> list[str]:
         """Make the working files main's commit's: a push into this store (it is someone's
         remote) moves main but not the files. Returns the logs whose files changed."""
@@ -290,11 +317,21 @@ class Store:
 
     def _materialize(self, commit: ObjectID) -> list[str]:
         """Write the files of `commit`'s tree that differ on disk; remove segments it lacks."""
-        files = gitcommit.tree_files(self.repo, commit)
-        on_disk = gitcommit.working_blob_ids(self.repo, [p for p in files if _safe_path(p)])
+        wanted = gitcommit.tree_files(self.repo, commit)
+        gone = [
+            f"{layout.log_dir(log)}/{name}" for log in self.logs() for name in layout.segments(self.root, log)
+        ]
+        return self._write_files(wanted, [path for path in gone if path not in wanted])[0]
+
+    def _write_files(
+        self, wanted: dict[str, ObjectID], gone: list[str], *, fsync: bool = True, index: bool = True
+    ) -> tuple[list[str], list[str]]:
+        """Make the working files `wanted` (path → blob) and remove the segments `gone`:
+        the logs whose files changed, and the files written."""
+        on_disk = gitcommit.working_blob_ids(self.repo, [p for p in wanted if _safe_path(p)])
         written: list[str] = []
         changed: dict[str, bool] = {}  # log → only appended to
-        for path, blob_id in sorted(files.items()):
+        for path, blob_id in sorted(wanted.items()):
             if not _safe_path(path) or on_disk.get(path) == blob_id:
                 continue
             target = self.root / path
@@ -303,26 +340,25 @@ class Store:
             except FileNotFoundError:
                 old = None
             data = gitcommit.blob_data(self.repo, blob_id)
-            layout.atomic_write(target, data)
+            layout.atomic_write(target, data, durable=fsync)
             written.append(path)
             log = layout.log_of_path(path)
             if log is not None:
                 appended = old is None or data.startswith(old)
                 changed[log] = changed.get(log, True) and appended
         removed: list[str] = []
-        for log in self.logs():
-            folder = layout.log_dir(log)
-            for name in layout.segments(self.root, log):
-                path = f"{folder}/{name}"
-                if path not in files:
-                    (self.root / path).unlink(missing_ok=True)
-                    removed.append(path)
-                    changed[log] = False
-        gitcommit.update_index(self.repo, written, removed)
+        for path in gone:
+            log = layout.log_of_path(path)
+            if log is not None and _safe_path(path):
+                (self.root / path).unlink(missing_ok=True)
+                removed.append(path)
+                changed[log] = False
+        if index or removed:
+            gitcommit.update_index(self.repo, written if index else [], removed)
         for log, appended in changed.items():
             if not appended:
                 cache.drop(self.root, log)
-        return sorted(changed)
+        return sorted(changed), written
 
     def synced(self) -> None:
         """The logs on disk are what a remote holds (a sync just ended): the fold cache keeps

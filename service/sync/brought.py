@@ -9,18 +9,22 @@ from dulwich.repo import Repo
 
 from service.model.errors import Invalid
 from service.model.events import Event, decode_line
-from service.store import gitcommit, layout
+from service.store import gitcommit, layout, treediff
 from service.sync import logs
 
 
 def brought(repo: Repo, old: str | None, new: str) -> dict[str, list[Event]]:
     """Per log, the events of `new` that `old` lacks (None: every one), in id order; a line
     that is no event is left out (the fold sets it aside too)."""
-    after = _files(repo, new)
-    before = _files(repo, old) if old is not None else {}
-    changed = [p for p, blob in after.items() if before.get(p) != blob and layout.log_of_path(p) is not None]
-    gone = [p for p, blob in before.items() if after.get(p) != blob and layout.log_of_path(p) is not None]
-    held = {i for p in gone for i in logs.id_set(_lines(repo, before[p]))}
+    changes = {
+        path: change
+        for path, change in treediff.changed_files(repo, _sha(old), _sha(new)).items()
+        if layout.log_of_path(path) is not None
+    }
+    after = {path: new_id for path, (_, new_id) in changes.items() if new_id is not None}
+    changed = sorted(after)
+    replaced = [old_id for old_id, _ in changes.values() if old_id is not None]
+    held = {i for old_id in replaced for i in logs.id_set(_lines(repo, old_id))}
     found: dict[str, dict[str, Event]] = {}
     for path in changed:
         log = layout.log_of_path(path)
@@ -38,12 +42,12 @@ def brought(repo: Repo, old: str | None, new: str) -> dict[str, list[Event]]:
 
 def settings_changed(repo: Repo, old: str | None, new: str) -> bool:
     """Whether `workspace.json` differs between the two commits."""
-    before = _files(repo, old).get(layout.CONFIG_FILE) if old is not None else None
-    return before != _files(repo, new).get(layout.CONFIG_FILE)
+    before = None if old is None else treediff.file_id(repo, _sha(old), layout.CONFIG_FILE)
+    return before != treediff.file_id(repo, _sha(new), layout.CONFIG_FILE)
 
 
-def _files(repo: Repo, commit: str) -> dict[str, ObjectID]:
-    return gitcommit.tree_files(repo, ObjectID(commit.encode("ascii")))
+def _sha(commit: str | None) -> ObjectID | None:
+    return None if commit is None else ObjectID(commit.encode("ascii"))
 
 
 def _lines(repo: Repo, blob: ObjectID) -> list[bytes]:

@@ -107,6 +107,7 @@ def check(
     local: Sequence[str] = (),
     since: Collection[ObjectID] | None = None,
     brought: Collection[ObjectID] | None = None,
+    base: ObjectID | None = None,
 ) -> dict[str, ObjectID]:
     """The files of `commit_id`'s tree (path → blob id) once every entry passed the gate.
 
@@ -118,9 +119,13 @@ def check(
     history it took when it pushes to another remote. A tree, blob or line seen once is not
     checked again, so the commits of an append-only history cost little more than its head.
     `brought`: those commits, known already (a push's), instead of walked to from `since`.
+    `base`: a commit that passed this gate (the hosted store's head, for a push): a tree or
+    blob at the same path as in its tree is passed unread (the files under such a tree are
+    left out of those returned), so a push costs what it changed.
     """
     history = since is not None or brought is not None
-    intake = _Intake(repo, where, frozenset(known), tuple(local), history=history)
+    passed = _Passed(repo, base) if base is not None else None
+    intake = _Intake(repo, where, frozenset(known), tuple(local), history=history, passed=passed)
     files = intake.commit(commit_id, head=True)
     if brought is None and since is not None:
         brought = graph.only_in(repo, [commit_id], list(since))
@@ -129,11 +134,49 @@ def check(
     return files
 
 
+class _Passed:
+    """The objects of a tree that passed the gate, by path; read only as far as asked."""
+
+    def __init__(self, repo: Repo, commit_id: ObjectID) -> None:
+        self.repo = repo
+        commit = repo[commit_id]
+        self.ids: dict[str, ObjectID | None] = {"": commit.tree if isinstance(commit, Commit) else None}
+        self.entries: dict[ObjectID, dict[str, ObjectID]] = {}
+
+    def holds(self, path: str, sha: ObjectID) -> bool:
+        return self._at(path) == sha
+
+    def _at(self, path: str) -> ObjectID | None:
+        if path not in self.ids:
+            parent, _, name = path.rpartition("/")
+            above = self._at(parent)
+            self.ids[path] = None if above is None else self._entries(above).get(name)
+        return self.ids[path]
+
+    def _entries(self, tree_id: ObjectID) -> dict[str, ObjectID]:
+        if tree_id not in self.entries:
+            tree = self.repo[tree_id]
+            self.entries[tree_id] = (
+                {e.path.decode("utf-8", "surrogateescape"): e.sha for e in tree.iteritems()}
+                if isinstance(tree, Tree)
+                else {}
+            )
+        return self.entries[tree_id]
+
+
 class _Intake:
     def __init__(
-        self, repo: Repo, where: str, known: frozenset[ObjectID], local: tuple[str, ...], *, history: bool
+        self,
+        repo: Repo,
+        where: str,
+        known: frozenset[ObjectID],
+        local: tuple[str, ...],
+        *,
+        history: bool,
+        passed: _Passed | None = None,
     ) -> None:
         self.repo, self.where, self.known, self.local, self.history = repo, where, known, local, history
+        self.passed = passed
         self.files: dict[str, ObjectID] = {}
         self.head = True
         self.done: set[tuple[str, ObjectID]] = set()  # (path, tree or blob) checked
@@ -159,12 +202,13 @@ class _Intake:
         return self.files
 
     def _first(self, path: str, sha: ObjectID) -> bool:
-        """True the first time this intake meets `sha` at `path` (it is checked then)."""
+        """True the first time this intake meets `sha` at `path` (it is checked then), unless
+        the tree that passed already holds it there."""
         key = (path, sha)
         if key in self.done:
             return False
         self.done.add(key)
-        return True
+        return self.passed is None or not self.passed.holds(path, sha)
 
     # --- the tree --------------------------------------------------------------------------
 
@@ -266,7 +310,7 @@ class _Intake:
 
     def _settings(self, path: str, sha: ObjectID) -> None:
         self.files[path] = sha
-        if sha in self.known or not self.head:
+        if sha in self.known or not self.head or (self.passed is not None and self.passed.holds(path, sha)):
             return
         problem = settings_problem(self._blob(path, sha, MAX_CONFIG_BYTES))
         if problem is not None:

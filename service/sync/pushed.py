@@ -25,7 +25,7 @@ from dulwich.repo import Repo
 from service.model import ids
 from service.model.errors import Invalid
 from service.model.events import Event, decode_line
-from service.store import Store, clock, gitcommit, layout
+from service.store import Store, clock, gitcommit, layout, treediff
 from service.sync import intake, logs, prefix
 from service.sync.errors import SyncError
 
@@ -102,18 +102,16 @@ def check(
     if head == new:
         return Pushed(new, {})
     brought = _brought(repo, head, new, pushed)
-    files = intake.check(
-        repo, new, where, known=intake.blob_ids(repo, head), local=store.local_facts(), brought=brought
-    )
-    before = {} if head is None else gitcommit.tree_files(repo, head)
-    old_logs, new_logs = layout.by_log(before), layout.by_log(files)
+    intake.check(repo, new, where, local=store.local_facts(), brought=brought, base=head)
+    changed = treediff.changed_files(repo, head, new)
     events: dict[str, list[Event]] = {}
-    for log in sorted(old_logs.keys() - new_logs.keys()):
-        raise NotAppend(layout.log_dir(log), "the log is gone")
-    for log, paths in new_logs.items():
-        lines = _appended(repo, log, old_logs.get(log, []), paths, before, files)
+    for log in sorted(layout.by_log(changed)):
+        before, after = treediff.log_files(repo, head, log), treediff.log_files(repo, new, log)
+        if not after:
+            raise NotAppend(layout.log_dir(log), "the log is gone")
+        lines = _appended(repo, log, sorted(before), sorted(after), before, after)
         if lines:
-            events[log] = _new_events(repo, store, log, lines, old_logs.get(log, []), before)
+            events[log] = _new_events(repo, store, log, lines, sorted(before), before)
     _check_horizon(max((e.id for batch in events.values() for e in batch), default=None))
     return Pushed(new, events)
 
