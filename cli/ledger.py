@@ -271,6 +271,7 @@ def write_parquet(out: str) -> dict[str, object]:
             ("review_owed", pa.list_(pa.string())),
             ("depends_on", pa.list_(pa.string())),
             ("blocked", pa.bool_()),
+            ("applicable", pa.bool_()),
             ("blocked_by", pa.list_(pa.string())),
             ("answers", pa.list_(pa.string())),
             ("outcome", pa.string()),

@@ -162,7 +162,7 @@ class Workspace:
         description = self.state(WORKSPACE_LOG).projects[project].description
         return context.build_context(
             project, mine, shared, self.config(), today(), self.runs(), quarantined,
-            description=description, cold=cold, near=near,
+            description=description, cold=cold, near=near, now=self.now(),
         )  # fmt: skip
 
     def overview(self) -> OverviewDoc:
@@ -178,7 +178,11 @@ class Workspace:
         project = self.require_project()
         state, quarantined = self.folded(project)
         located = [(q.file, q.line, q.reason) for q in quarantined]
-        return status.build_status(project, state, self.runs(), located, today())
+        return status.build_status(project, state, self.runs(), located, today(), self.now())
+
+    def now(self) -> str:
+        """The instant a read judges proposals at (Superself's expiry, `model/lapse.py`)."""
+        return instant()
 
     def search(self, query: str, all_: bool, exposure: str | None) -> list[Entity]:
         from service.model import search
@@ -494,3 +498,10 @@ def _check_writable(root: Path, log: str) -> None:
 
 def today() -> str:
     return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+def instant() -> str:
+    """The wall clock (`store/clock.py`) as ISO-8601 UTC with milliseconds."""
+    from service.store import clock
+
+    return clock.now()

@@ -114,9 +114,10 @@ async def context(
     a worker thread."""
     import anyio.to_thread
 
-    from service.workspace import today
+    from service.workspace import instant
 
-    key = ("context", slug, format, budget, today())
+    # by the minute: a proposal past its expiry (`model/lapse.py`) leaves within one
+    key = ("context", slug, format, budget, instant()[:16])
     live = hub_of(request).held(ws)
     body = live.rendered.get(key) if live is not None and live.settled() else None
     if body is None:

@@ -18,7 +18,7 @@ import msgspec
 from service.model import commands, completion
 from service.model.errors import Invalid
 from service.model.events import Event, Origin, ProjectAdded, ProjectChanged, decode_line, make, payload_of
-from service.store import Store
+from service.store import Store, clock
 
 
 class ImportSummary(TypedDict):
@@ -73,13 +73,22 @@ def import_superself(store: Store, path: Path, origin: Origin) -> ImportSummary:
         slug = row["slug"]
         _register(store, slug, row.get("description"), origin)
         events, bad = read_log(path / "projects" / slug / "log.jsonl")
-        summary[slug] = store.import_events(slug, events)
+        voucher = _vouched(store, slug, events, origin)
+        summary[slug] = store.import_events(slug, [*events, *voucher]) - len(voucher)
         if bad:
             skipped[slug] = bad
         why = archived_why(events)
         if why is not None:
             _archive(store, slug, why, origin)
     return {"projects": summary, "skipped_lines": skipped}
+
+
+def _vouched(store: Store, slug: str, events: list[Event], origin: Origin) -> list[Event]:
+    """The voucher for the evidence-free dones this import brings (written with them, in the
+    same commit), so the fold reads them as Superself's judged history."""
+    held = {e.id for e in store.read(slug).events}
+    found = completion.voucher(events, held, origin, clock.now())
+    return [found] if found is not None else []
 
 
 def archived_why(events: list[Event]) -> str | None:

@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from service.model.events import Event
-from service.model.state import Entity, Report
+from service.model import ids
+from service.model.events import VOUCHER, Event, Origin, Payload, Vouched, make
+from service.model.state import Entity, Report, State
 
 IMPORTED = "imported"  # the refs key `self import superself` stamps on every event it brings over
 SUPERSELF = "superself"
 
 
 def imported_from_superself(event: Event) -> bool:
-    """Whether `event` came over by `self import superself` (its history was judged there)."""
+    """Whether `event` carries the mark of `self import superself`. The mark alone proves
+    nothing (any event can carry it): the fold relaxes the gate for an `entity.done` only when
+    an import's voucher names it (`State.vouched`, `voucher`)."""
     return (event.refs or {}).get(IMPORTED) == SUPERSELF
+
+
+def vouch(state: State, event: Event, payload: Payload) -> None:
+    """The fold's handler of `import.superself`: the dones it names were judged by Superself."""
+    assert isinstance(payload, Vouched)
+    state.vouched.extend(i for i in payload.judged if i not in state.vouched)
+
+
+def _judged_done(event: Event) -> bool:
+    return event.type == "entity.done" and imported_from_superself(event)
+
+
+def voucher(events: Sequence[Event], taken: Collection[str], origin: Origin, ts: str) -> Event | None:
+    """The `import.superself` event for the marked dones among `events` that are not already
+    in the log (`taken` holds its ids): its id is the greatest free id before the first of them,
+    so a fold in id order reads it first. None when there is nothing to vouch for."""
+    judged = sorted(e.id for e in events if _judged_done(e) and e.id not in taken)
+    if not judged:
+        return None
+    busy = set(taken) | {e.id for e in events}
+    value = ids.decode(judged[0]) - 1
+    while ids.encode(value) in busy:
+        value -= 1
+    return make(ids.encode(value), ts, VOUCHER, origin, events[0].project, Vouched(tuple(judged)))
 
 
 EVIDENCE = "a report naming a commit or an artifact, or one given with the done"

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from service.model import tokens
+from service.model import lapse, tokens
 from service.model.config import WorkspaceConfig
 from service.model.derived import derive, owes, owing, plain, view_row
 from service.model.errors import Invalid
@@ -166,7 +166,10 @@ class _Builder:
         runs: dict[str, str],
         state: State,
         ledger: dict[str, dict[str, Any]] | None = None,
+        now: str | None = None,
     ):
+        self.now = now  # the instant proposals are judged at (`lapse`); None: none lapses
+        self.lapsed = 0
         self.ledger = ledger or {}
         self.project = project
         self.shorts = shorts
@@ -217,6 +220,9 @@ class _Builder:
         return f" — process {process_word(run, local)}"
 
     def proposal(self, e: Entity) -> None:
+        if lapse.lapsed(e, self.now):  # past its expiry: no longer waits on a person
+            self.lapsed += 1
+            return
         command = confirm_command(e, self.short(e), self.project)
         self.add(WAITING, f"- proposed {full_row(e)[2:]}{self.marks(e)} (confirm with `{command}`)", e)
 
@@ -235,6 +241,9 @@ class _Builder:
         if owed:
             what = f"{plural(owed, 'ledger record owes', 'ledger records owe')} a review"
             self.sections[WAITING].pointers.append(pointer(what, self.cmd.status))
+        if self.lapsed:
+            what = f"{plural(self.lapsed, 'proposal')} past expiry left out (still proposed)"
+            self.sections[WAITING].pointers.append(pointer(what, self.cmd.state))
         if moot:
             what = f"{plural(moot, 'moot question')} left out (every answer leads to the same action)"
             self.sections[INDEX].pointers.append(pointer(what, self.cmd.status))
@@ -269,6 +278,7 @@ def build_context(
     shorts: dict[str, str] | None = None,
     cold: ColdCounts | None = None,
     near: Near | None = None,
+    now: str | None = None,
 ) -> ContextDoc:
     """The context document of `project`: sections of rendered rows, counts and pointers.
 
@@ -276,7 +286,8 @@ def build_context(
     `runs` maps work id → local liveness word; `cold` counts live records left out of a
     hot slice (`service.model.hotslice`) and `near` finds the ids of those records that sort next
     to the ones shown (a short id is decided by its neighbours); `today`
-    is the ISO date deadlines are judged against; `quarantined` counts log lines the store
+    is the ISO date deadlines are judged against and `now` the instant proposals are (one
+    past its expiry is left out, `lapse`); `quarantined` counts log lines the store
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
     """
     collected = collect(state, shared)
@@ -288,7 +299,7 @@ def build_context(
         shown = _shown(entities) | _cited(entities, ledger)
         ids = [*state.entities, *(e.id for e in shared), *(near(shown) if near else ())]
         shorts = shorts_for(shown, ids)
-    builder = _Builder(project, shorts, runs, state, ledger)
+    builder = _Builder(project, shorts, runs, state, ledger, now)
     if cold is not None:
         builder.counts["search"] += cold.search
         builder.counts["open_work"] += cold.open_work

@@ -119,6 +119,7 @@ class Assertion(Payload, frozen=True, gc=False):
     why: str | None = None
     target: str | None = None
     ledger: LedgerFields | None = None
+    expires: str | None = None  # a work proposal's lapse date, as Superself's `work propose` wrote it
 
 
 class Superseded(Payload, frozen=True, gc=False):
@@ -258,7 +259,18 @@ class Legacy(Payload, frozen=True, gc=False):
     criterion: str | None = None
     on: str | None = None
     successor: str | None = None
+    expires: str | None = None
 
+
+class Vouched(Payload, frozen=True, gc=False):
+    """import.superself: the evidence-free dones one `self import superself` brought over,
+    by id. Written by the importer alone (no command or post may write it), with an id just
+    before the first it names, so the fold has read it when it reaches them."""
+
+    judged: tuple[str, ...] = ()
+
+
+VOUCHER = "import.superself"
 
 PAYLOADS: dict[str, type[Payload]] = {
     "entity.proposed": Assertion,
@@ -284,9 +296,10 @@ PAYLOADS: dict[str, type[Payload]] = {
     "project.added": ProjectAdded,
     "project.archived": ProjectChanged,
     "project.restored": ProjectChanged,
+    VOUCHER: Vouched,
 }
 LEGACY_PREFIXES = ("goal.", "decision.", "convention.", "objective.", "milestone.", "work.")
-WRITABLE = frozenset(PAYLOADS)
+WRITABLE = frozenset(PAYLOADS) - {VOUCHER}  # the types a command or a post may write
 # The most bytes one event line may take (canonical, newline included): the append gate
 # refuses a bigger event, and a sync refuses a remote segment line over it (so a segment of
 # 1,000 events has a bound too).

@@ -351,10 +351,12 @@ def _review_line(e: Entity, name: str, grounds: dict[str, str]) -> dict[str, Any
 
 
 def decision_rows(state: State) -> list[dict[str, Any]]:
-    """One row per decision: what was chosen over what, its grounds, its derived status (and
-    whether it is blocked), its known outcome (standing, revoked, retracted, or superseded
-    with the reason), its alias when imported, and the work units it led to: those linking
-    to it, with where each stands (the shell adds the files each changed, when it can)."""
+    """One row per decision: what was chosen over what, its grounds, its derived status
+    (whether it is blocked, and Docket's `applicable`: current, adopted, not blocked — what
+    evaluation mining takes as labelled examples), its known outcome (standing, revoked,
+    retracted, or superseded with the reason), its alias when imported, and the work units
+    it led to: those linking to it, with where each stands (the shell adds the files each
+    changed, when it can)."""
     views = derive(state)
     led: dict[str, list[dict[str, Any]]] = {}
     for unit in sorted((e for e in state.entities.values() if "work" in e.labels), key=lambda e: e.id):
@@ -392,6 +394,7 @@ def decision_rows(state: State) -> list[dict[str, Any]]:
                 "review_owed": [o.ground for o in view.review_owed],
                 "depends_on": list(fact.depends_on),
                 "blocked": view.blocked,
+                "applicable": bool(view.applicable),
                 "blocked_by": list(view.blocked_by),
                 "answers": list(fact.answers),
                 "outcome": known,

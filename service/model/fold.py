@@ -13,6 +13,7 @@ import msgspec
 
 from service.model import completion, legacy, order, undo
 from service.model.events import (
+    VOUCHER,
     Assertion,
     Assessed,
     Blocked,
@@ -164,6 +165,8 @@ def new_entity(event: Event, payload: Assertion) -> Entity:
         target=payload.target,
         why=payload.why,
         ledger=payload.ledger,
+        proposed_at=event.ts if event.type == "entity.proposed" else None,
+        expires=payload.expires,
     )
 
 
@@ -207,6 +210,7 @@ def _confirm(state: State, event: Event, entity: Entity) -> None:
     """Confirmation: the record and every placement waiting with it take effect."""
     if entity.status == "proposed":
         entity.status = "confirmed"
+        entity.confirmed_once = True
         if state.awaiting:
             _unawait(state, entity)
         for old in entity.supersedes:
@@ -378,7 +382,7 @@ def _done(state: State, event: Event, payload: Payload) -> None:
         return
     if payload.report:  # Superself's done-time report, written inside the done
         state.reports.setdefault(entity.id, []).append(Report(event.id, event.ts, payload.report))
-    judged = completion.imported_from_superself(event)
+    judged = completion.imported_from_superself(event) and event.id in state.vouched
     reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts, judged=judged)
     if reason is not None:
         _signal(state, event, "done-refused", reason, entity.id)
@@ -547,4 +551,5 @@ HANDLERS: dict[str, Handler] = {
     "project.added": _project_added,
     "project.archived": _project_changed,
     "project.restored": _project_changed,
+    VOUCHER: completion.vouch,
 }

@@ -143,6 +143,7 @@ def _create(
         priority=priority,
         why=r.payload.why if kind == "decision" else None,
         target=target,
+        expires=r.payload.expires if proposed else None,
     )
     r.call("entity.proposed" if proposed else "entity.confirmed", assertion)
     if not proposed:

@@ -81,6 +81,9 @@ class Entity(msgspec.Struct, gc=False):
     pending: list[Pending] = msgspec.field(default_factory=list)
     ledger: LedgerFields | None = None
     undo: Undo | None = None
+    confirmed_once: bool = False  # confirmed at some point, whatever its status now
+    proposed_at: str | None = None  # a record made as a proposal: its creating event's ts
+    expires: str | None = None  # the date a work proposal said it lapses (Superself's --expires)
 
     @property
     def live(self) -> bool:
@@ -163,6 +166,7 @@ class State(msgspec.Struct, gc=False):
     ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
     awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)
     annulled: list[str] = msgspec.field(default_factory=list)  # annulled before they were folded
+    vouched: list[str] = msgspec.field(default_factory=list)  # imported dones an import vouched for
     unknown: int = 0
     events: int = 0
     last_id: str | None = None

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from service.model import derived
+from service.model import derived, lapse
 from service.model.ledger import moot
 from service.model.render import one_line, plural, shorts_for
 from service.model.state import Entity, State
@@ -84,6 +84,7 @@ class StatusDoc(msgspec.Struct):
     unsupported: list[ReviewLine] = msgspec.field(default_factory=list)
     blocked: list[ReviewLine] = msgspec.field(default_factory=list)
     moot: list[ReviewLine] = msgspec.field(default_factory=list)
+    lapsed: int = 0  # proposals past their expiry: still proposed, no longer waiting on you
 
 
 def current_goal(state: State) -> Entity | None:
@@ -94,11 +95,13 @@ def current_goal(state: State) -> Entity | None:
 
 
 def work_counts(state: State) -> WorkCounts:
-    """Confirmed work units by execution: in progress, blocked, next (not started), done,
-    retired. A proposal is not work yet (it waits on a person), as in Superself's count."""
+    """Work units ever confirmed, by execution: in progress, blocked, next (not started), done,
+    retired. A proposal is not work yet (it waits on a person); a unit confirmed and later
+    withdrawn or superseded still counts by its working state, as in Superself's count (its
+    `confirmedOnce`)."""
     counts = {"in-progress": 0, "blocked": 0, None: 0, "done": 0, "retired": 0}
     for e in state.entities.values():
-        if is_work(e) and e.status == "confirmed" and e.execution in counts:
+        if is_work(e) and (e.status == "confirmed" or e.confirmed_once) and e.execution in counts:
             counts[e.execution] += 1
     return WorkCounts(*(counts[k] for k in ("in-progress", "blocked", None, "done", "retired")))
 
@@ -113,14 +116,19 @@ def deadlines(entities: Iterable[Entity], today: str) -> list[Deadline]:
     return sorted(found, key=lambda d: (d.target, d.entity))
 
 
-def waiting_count(state: State) -> int:
-    """Items waiting on a person: proposed records, each placement awaiting confirmation, and
-    units blocked on a decision."""
+def waiting_count(state: State, now: str | None = None) -> int:
+    """Items waiting on a person at instant `now`: proposed records (but those past their
+    expiry, `lapse`), each placement awaiting confirmation, and units blocked on a decision."""
     return sum(
-        (e.status == "proposed") + len(e.pending) + awaits_decision(e)
+        (e.status == "proposed" and not lapse.lapsed(e, now)) + len(e.pending) + awaits_decision(e)
         for e in state.entities.values()
-        if is_waiting(e)
+        if is_waiting(e, now)
     )
+
+
+def lapsed_count(state: State, now: str | None) -> int:
+    """Proposals that no longer wait on a person at `now` (Superself's expiry)."""
+    return sum(lapse.lapsed(e, now) for e in state.entities.values())
 
 
 def _progress(state: State) -> tuple[int, int, int, int, int]:
@@ -240,8 +248,10 @@ def build_status(
     runs: dict[str, str],
     quarantined: list[tuple[str, int, str]],
     today: str,
+    now: str | None = None,
 ) -> StatusDoc:
-    """The status of one project: counts, waiting items, health and process lines."""
+    """The status of one project: counts, waiting items (judged at instant `now`: a proposal
+    past its expiry no longer waits, `lapse`), health and process lines."""
     goal = current_goal(state)
     objectives, reached, milestones, covered, criteria = _progress(state)
     owed, unsupported, blocked = ledger_lines(state)
@@ -255,7 +265,7 @@ def build_status(
         milestones_total=milestones,
         criteria_covered=covered,
         criteria_total=criteria,
-        waiting=waiting_count(state),
+        waiting=waiting_count(state, now),
         unknown=state.unknown,
         events=state.events,
         overdue=[d for d in deadlines(state.entities.values(), today) if d.overdue],
@@ -265,6 +275,7 @@ def build_status(
         unsupported=unsupported,
         blocked=blocked,
         moot=moot_lines(state),
+        lapsed=lapsed_count(state, now),
     )
 
 
@@ -284,6 +295,8 @@ def render_status(doc: StatusDoc) -> str:
         f"{doc.criteria_total} exit criteria covered",
         f"waiting on you: {doc.waiting}",
     ]
+    if doc.lapsed:
+        lines.append(f"lapsed: {plural(doc.lapsed, 'proposal')} past expiry, still proposed")
     if doc.overdue:
         listed = "; ".join(f"{d.target} [{d.label}] {one_line(d.text, 60)}" for d in doc.overdue)
         lines.append(f"overdue: {listed}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from service.model import completion, derived, ledger
+from service.model import completion, derived, lapse, ledger
 from service.model.errors import Invalid
 from service.model.render import label_of, one_line, plural, shorts_for
 from service.model.render import short_ids as short_ids  # re-exported for list commands
@@ -59,9 +59,14 @@ def is_pending(e: Entity) -> bool:
     return e.live and (e.status == "proposed" or bool(e.pending))
 
 
-def is_waiting(e: Entity) -> bool:
+def is_waiting(e: Entity, now: str | None = None) -> bool:
     """Pending, or a unit blocked on a decision (someone has to make it), as Superself
-    listed it under "Waiting on you"."""
+    listed it under "Waiting on you"; at instant `now`, a proposal past its expiry with no
+    placement pending does not wait (`lapse`)."""
+    if e.pending and e.live:
+        return True
+    if lapse.lapsed(e, now):
+        return False
     return is_pending(e) or (e.live and awaits_decision(e))
 
 

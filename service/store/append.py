@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from dulwich.repo import Repo
 
-from service.model import ids, order
+from service.model import completion, ids, order
 from service.model.errors import Invalid
 from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
 from service.store import aside, durable, gitcommit, layout
@@ -91,6 +91,8 @@ def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) ->
     if writable and event.type not in WRITABLE:
         known = ", ".join(sorted(WRITABLE))
         raise Invalid(f"{event.type!r} is not a type any command writes; known: {known}")
+    if writable and completion.IMPORTED in (event.refs or {}):
+        raise Invalid(f"event {event.id}: refs.{completion.IMPORTED} is written by an import alone")
     try:
         payload_of(event)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:

@@ -70,7 +70,8 @@ def project(view: Workspace) -> ProjectPage:
     status = msgspec.to_builtins(view.status())
     rows = reads.rows(view, False)
     live = view.state(view.require_project()).entities
-    waiting = [r for r in rows if is_waiting(live[r["id"]])]
+    now = view.now()
+    waiting = [r for r in rows if is_waiting(live[r["id"]], now)]
     progress = [r for r in rows if "work" in r["labels"] and r["execution"] in IN_PROGRESS]
     groups = [Group(key, title, [r for r in rows if label in r["labels"]]) for key, title, label in GROUPS]
     overdue = [d["entity"] for d in status["overdue"]]

@@ -169,6 +169,8 @@ def test_parquet_rows_carry_the_alias_blocked_and_the_work_a_decision_led_to(sto
     assert store.json("export", "parquet", str(out))["rows"] == 5
     table = {row["alias"]: row for row in pq.read_table(out).to_pylist()}
     assert (table["d10"]["blocked"], table["d4"]["blocked"]) == (True, False)
+    applicable = {alias: row["applicable"] for alias, row in table.items()}
+    assert applicable == {"d4": True, "d5": True, "d8": False, "d9": False, "d10": False}
     assert table["d4"]["work"] == [
         {
             "id": unit,

@@ -809,3 +809,20 @@ def test_decision_rows_carry_grounds_status_and_known_outcome(book: Book) -> Non
     assert rows[d1]["supports"] == [[c]] and rows[d1]["support"] == "clean"
     assert rows[d1]["choice"] == "stdlib" and rows[d1]["alternatives"] == ["orjson"]
     assert c not in rows
+
+
+def test_decision_rows_say_which_decisions_are_applicable(book: Book) -> None:
+    """Docket's `applicable` on every row: current, adopted and not blocked — the decisions
+    evaluation mining takes as labelled examples."""
+    c = book.claim("the vendor ships a wheel", state="disputed")
+    standing = book.decision("pin the vendor's version")
+    blocked = book.decision("vendor the library", depends_on=c)
+    old = book.decision("cache responses")
+    book.decision("cache responses for a minute", supersedes=old, supersede_reason="revise")
+    revoked = book.decision("ship v1")
+    book.revoke(revoked)
+    rows = {r["id"]: r for r in exchange.decision_rows(book.state())}
+    applicable = {record: row["applicable"] for record, row in rows.items()}
+    assert applicable[standing] is True
+    assert (applicable[blocked], rows[blocked]["blocked"]) == (False, True)
+    assert applicable[old] is False and applicable[revoked] is False

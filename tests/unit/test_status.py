@@ -44,9 +44,9 @@ def test_work_counts_by_execution() -> None:
     log.done(done)
     retired = log.entity("f", "work")
     log.add("entity.retired", EntityWhy(entity=retired, why="dropped"))
-    gone = log.entity("g", "work")
-    log.add("entity.retracted", EntityWhy(entity=gone))
     log.entity("h", "work", proposed=True)  # not work until confirmed, as in Superself
+    declined = log.entity("i", "work", proposed=True)
+    log.add("entity.retracted", EntityWhy(entity=declined))  # never confirmed: never work
     counts = work_counts(log.state())
     assert (counts.active, counts.blocked, counts.next, counts.done, counts.retired) == (1, 1, 2, 1, 1)
     assert "work: 1 active, 1 blocked, 2 next, 1 done, 1 retired" in render_status(

@@ -18,6 +18,7 @@ from service.model.context import collect
 from service.model.events import Event, decode_line
 from service.model.fold import fold_all
 from service.model.state import State, shared_with
+from tests.builders import HUMAN
 
 ERA = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy" / "entity-era"
 LOG = ERA / "store" / "projects" / "app" / "log.jsonl"
@@ -30,13 +31,15 @@ def imported(event: Event) -> Event:
 
 
 def events(*, stamped: bool) -> list[Event]:
+    """The log's events; `stamped`: as the importer writes them, marked, with its voucher."""
     out = []
     for line in LOG.read_bytes().splitlines():
         if not line.strip():
             continue
         event = decode_line(line)
         out.append(imported(event) if stamped else event)
-    return out
+    vouched = completion.voucher(out, set(), HUMAN, "2026-12-01T00:00:00.000Z") if stamped else None
+    return out + ([vouched] if vouched is not None else [])
 
 
 @pytest.fixture(scope="module")
