@@ -71,14 +71,14 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     """The app of data directory `root`; its log lines go to `log_to` (stderr)."""
     config = config or ServiceConfig()
     data = Data(root)
-    counted = Metrics()
+    log = logs.logger(config.logging, log_to)
+    counted = Metrics(log)
     hub = Hub(data, observer=counted)  # commits and fold lag counted as they happen
     ready = threading.Event()
     index = SharedIndex(data, on_indexed=counted.indexed)  # its lag is the events since
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)
-    log = logs.logger(config.logging, log_to)
     mirrors = Mirrors(data, hub, index.refresh, log, counted)  # remote-backed workspaces
 
     def start() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from litestar import Response, get
 from prometheus_client import (
@@ -40,7 +40,8 @@ UNMATCHED = "(unmatched)"  # the route label of a path no route has: never the p
 class Metrics:
     """The service's instruments. Thread-safe (prometheus-client's are)."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: Any | None = None) -> None:
+        self.log = log  # where a refused outside write is told
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
         ns, reg = NAMESPACE, self.registry
@@ -86,6 +87,10 @@ class Metrics:
             "git_pushes", "Ref updates pushed to the git endpoint (/git/WS.git), by outcome.",
             ["workspace", "outcome"], namespace=ns, registry=reg,
         )  # fmt: skip
+        self.outside = Counter(
+            "outside_writes", "Writes into a hosted store from outside the service, by outcome.",
+            ["workspace", "outcome"], namespace=ns, registry=reg,
+        )  # fmt: skip
         self.backend_up = Gauge(
             "backend_up", "1 when the last sync with the workspace's backend succeeded, else 0.",
             ["workspace"], namespace=ns, registry=reg,
@@ -120,6 +125,13 @@ class Metrics:
 
     def fold_lag(self, workspace: str, events: int) -> None:
         self.fold.labels(workspace).set(events)
+
+    def outside_write(self, workspace: str, events: int, refused: str | None, commit: str) -> None:
+        """A write into a store from outside the service, folded or refused
+        (`service/live/outside.py`)."""
+        self.outside.labels(workspace, refused or "accepted").inc()
+        if refused is not None and self.log is not None:
+            self.log.warning("outside-write-refused", workspace=workspace, code=refused, commit=commit)
 
     def delivery(self, outcome: str) -> None:
         """A webhook delivery answered: accepted, coalesced, ignored, refused, replayed,

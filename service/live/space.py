@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from readerwriterlock import rwlock
 
+from service.live import outside
 from service.live.feed import Feed
 from service.model import order
 from service.model.events import Event, Origin
@@ -39,12 +40,17 @@ class Observer(Protocol):
 
     def fold_lag(self, workspace: str, events: int) -> None: ...
 
+    def outside_write(self, workspace: str, events: int, refused: str | None, commit: str) -> None: ...
+
 
 class Quiet:
     def batch_committed(self, workspace: str, events: int) -> None:
         pass
 
     def fold_lag(self, workspace: str, events: int) -> None:
+        pass
+
+    def outside_write(self, workspace: str, events: int, refused: str | None, commit: str) -> None:
         pass
 
 
@@ -155,15 +161,12 @@ class LiveWorkspace:
         return self._disk_head() == self.head
 
     def catch_up(self) -> None:
-        """Load the states again when the store's head is not the one they fold (something
-        other than this service wrote into the store)."""
+        """Fold what moved the store's head under the service (something other than this
+        service wrote into the store), once the push gate passed it (`outside.py`)."""
         if self.settled():
             return
         with self._loading, self.store.locked():  # the writer's batch in flight ends first
-            if self.store.head() != self.head:
-                self.observer.fold_lag(self.name, 1)
-                self.load()
-                self.observer.fold_lag(self.name, 0)
+            outside.take(self)
 
     def _disk_head(self) -> str | None:
         """main's commit as the ref file says; the store's answer otherwise. The file is

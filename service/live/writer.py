@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from service.live import outside
 from service.live.errors import CommitFailed, Stopping, WriteTimeout
 from service.model import ids, order
 from service.model.errors import Invalid
@@ -158,8 +159,7 @@ class Writer:
         live = self.live
         try:
             with live.store.locked():
-                if live.store.head() != live.head:
-                    live.load()  # written by another process since: fold that first
+                outside.take(live)  # written by another process since: judged and folded first
                 batch = Batch(live)
                 for job in jobs:
                     _run(job, batch)
@@ -187,8 +187,7 @@ class Writer:
         live = self.live
         try:
             with live.store.locked():
-                if live.store.head() != live.head:
-                    live.load()
+                outside.take(live)
                 job.result = job.run(live)
         except BaseException as exc:  # the job's answer; the thread goes on
             job.error = exc

@@ -103,10 +103,20 @@ def app_routes() -> set[tuple[str, str]]:
     with warnings.catch_warnings():  # litestar 2.2x warns of the inferred path-parameter style
         warnings.simplefilter("ignore", DeprecationWarning)
         app = build(Path("/nonexistent/selfhub-data"))  # nothing is read until it starts
-    return {
+    routes = {
         (method, route.path)
         for route in app.routes
         for handler in getattr(route, "route_handlers", [])
         for method in getattr(handler, "http_methods", ())
         if method not in ("OPTIONS", "HEAD")
+    }
+    return routes | mounts(app)
+
+
+def mounts(app: Any) -> set[tuple[str, str]]:
+    """The app's mounts (an ASGI app under a path, which answers every method below it)."""
+    return {
+        ("MOUNT", route.path)
+        for route in app.routes
+        if getattr(getattr(route, "route_handler", None), "is_mount", False)
     }

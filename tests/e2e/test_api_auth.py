@@ -102,6 +102,54 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/ws/{ws:str}/projects/{slug:str}/records/{record:str}"): Row("read", view=True),
     ("GET", "/ws/{ws:str}/live"): Row("read", stream=True, view=True),
 }
+# The git endpoint, a mount (`service/api/git.py`): git's smart HTTP requests, the token as
+# HTTP basic auth's password. Its refusals are text for the git client to print, with
+# `WWW-Authenticate: Basic` on a 401; the push row is git's probe (no commands), which moves
+# nothing (test_git_endpoint.py pushes for real).
+GIT = "/git/{ws:str}.git"
+LS_REFS = b"0014command=ls-refs\n0001000csymrefs\n0000"
+
+
+@dataclass(frozen=True)
+class GitRequest:
+    name: str
+    method: str
+    path: str
+    action: Action
+    query: str = ""
+    body: bytes = b""
+    kind: str = ""  # the request's content type
+
+    @property
+    def ok_type(self) -> str:
+        service = "receive" if "receive" in self.path + self.query else "upload"
+        ending = "advertisement" if self.method == "GET" else "result"
+        return f"application/x-git-{service}-pack-{ending}"
+
+
+MOUNTS: dict[tuple[str, str], list[GitRequest]] = {
+    ("MOUNT", "/git"): [
+        GitRequest("fetch refs", "GET", GIT + "/info/refs", "read", "service=git-upload-pack"),
+        GitRequest("push refs", "GET", GIT + "/info/refs", "command", "service=git-receive-pack"),
+        GitRequest(
+            "fetch",
+            "POST",
+            GIT + "/git-upload-pack",
+            "read",
+            body=LS_REFS,
+            kind="application/x-git-upload-pack-request",
+        ),
+        GitRequest(
+            "push probe",
+            "POST",
+            GIT + "/git-receive-pack",
+            "command",
+            body=b"0000",
+            kind="application/x-git-receive-pack-request",
+        ),
+    ]
+}
+GIT_CASES = [request for requests in MOUNTS.values() for request in requests]
 COOKIE = "selfhub_token"
 HTML = "text/html; charset=utf-8"
 RANK = {"reader": 1, "writer": 2, "admin": 3}
@@ -176,8 +224,9 @@ def send(team: Team, caller: str, method: str, target: str, row: Row, **extra: A
 def test_every_route_has_a_row() -> None:
     """A route added to the app without a row in ROUTES fails here: add one line above."""
     assert ("GET", "/api/v1/workspaces") in SERVED, "the routes are read from the built app"
-    missing = sorted(SERVED - set(ROUTES))
+    missing = sorted(SERVED - set(ROUTES) - set(MOUNTS))
     assert not missing, f"routes with no row in the authorization matrix: {missing}"
+    assert ("MOUNT", "/git") in SERVED, "the mounts are read from the built app"
 
 
 @pytest.mark.parametrize("caller", CALLERS)
@@ -202,6 +251,34 @@ def test_matrix(team: Team, key: tuple[str, str], caller: str) -> None:
         assert team.snapshot() == before, "nothing written"
     else:
         assert team.snapshot()[0] != before[0], "the command was written"
+
+
+def git_send(team: Team, caller: str, request: GitRequest, ws: str = WS) -> httpx.Response:
+    secret = team.tokens[caller]
+    headers = {"Git-Protocol": "version=2"} | ({"Content-Type": request.kind} if request.kind else {})
+    target = request.path.replace("{ws:str}", ws) + (f"?{request.query}" if request.query else "")
+    with httpx.Client(base_url=team.service.url, timeout=30.0) as client:
+        auth = ("git", secret) if secret is not None else None
+        return client.request(request.method, target, content=request.body, headers=headers, auth=auth)
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize("request_", GIT_CASES, ids=[r.name for r in GIT_CASES])
+def test_git_matrix(team: Team, request_: GitRequest, caller: str) -> None:
+    before = team.snapshot()
+    answer = git_send(team, caller, request_)
+    want = expected(Row(request_.action), caller, request_.path)
+    assert answer.status_code == want, f"{caller} {request_.name}: {answer.text[:300]}"
+    assert team.snapshot() == before, "nothing written"
+    if want == 200:
+        assert answer.headers["content-type"] == request_.ok_type
+        return
+    assert answer.headers["content-type"].startswith("text/plain")
+    assert ("www-authenticate" in answer.headers) == (want == 401)
+    if caller in REFUSED:  # the same refusal, byte for byte, for a workspace that does not exist
+        made_up = git_send(team, caller, request_, ws="ghost")
+        assert (made_up.status_code, made_up.content) == (answer.status_code, answer.content)
+        assert WS not in answer.text and "ghost" not in made_up.text
 
 
 REFUSABLE = [k for k in CASES if ROUTES[k].action != "public" and PARAM.findall(k[1])]

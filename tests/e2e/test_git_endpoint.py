@@ -91,6 +91,7 @@ def test_git_clones_and_fetches_what_the_store_holds(hosted: Hosted) -> None:
 
 def test_a_git_push_lands_in_the_api_and_the_stream(hosted: Hosted) -> None:
     clone = hosted.clone()
+    hosted.ids()  # a CLI's write before this one is folded (and streamed) by this read
     listener = Listener(hosted.service, hosted.reader, workspace=WS)
     time.sleep(0.2)  # subscribed before the push
     made, text = gc.event(SLUG, "pushed with plain git")
@@ -355,3 +356,35 @@ def test_a_pushed_event_older_than_its_logs_last_folds_as_a_refold_does(hosted: 
 
     printed = {r["id"]: r for r in json.loads(hosted.cli("state", "list", "--all", "--json"))}
     assert served == printed, "the served rows are what a refold of the store gives"
+
+
+def test_an_outside_write_that_edits_an_event_is_refused_and_kept_aside(hosted: Hosted) -> None:
+    """A write into the store's git directory (as a push over ssh or to its path would make)
+    passes the same gate before it is served: refused, main goes back and the commit is kept."""
+    before, rows = hosted.head(), json_rows(hosted)
+    segment = hosted.store.joinpath(*(p.decode() for p in SEGMENT)).read_bytes()
+    forged = forge(hosted.store, {SEGMENT: (0o100644, segment.replace(b"serve the team", b"serve the fax"))})
+    assert json_rows(hosted) == rows  # the read that finds main moved judges it first
+    assert hosted.head() == before
+    kept = hosted.store / ".git" / "refs" / "selfhub" / "refused" / forged.decode()
+    assert kept.read_text().strip() == forged.decode()
+    assert hosted.store.joinpath(*(p.decode() for p in SEGMENT)).read_bytes() == segment
+    exposed = httpx.get(f"{hosted.service.url}/metrics", timeout=10).text
+    assert f'selfhub_outside_writes_total{{outcome="push-not-append",workspace="{WS}"}} 1.0' in exposed
+    assert "outside-write-refused" in (hosted.tmp / "serve.log").read_text()
+
+
+def test_an_outside_append_is_folded_and_streamed(hosted: Hosted) -> None:
+    listener = Listener(hosted.service, hosted.reader, workspace=WS)
+    time.sleep(0.2)  # subscribed before the write
+    last = sorted((hosted.store / "projects" / SLUG / "log").glob("*.jsonl"))[-1]
+    held = last.read_bytes()
+    made, text = gc.event(SLUG, "written straight into the store")
+    forged = forge(
+        hosted.store, {(b"projects", SLUG.encode(), b"log", last.name.encode()): (0o100644, held + text)}
+    )
+    assert any(r["id"] == made for r in json_rows(hosted))
+    assert [i for i, _ in listener.until(1)] == [made]
+    listener.close()
+    assert hosted.head() == forged.decode()
+    assert last.read_bytes() == held + text
