@@ -436,7 +436,8 @@ class Workspace:
 
         from service.model import exchange
 
-        lines = exchange.docket_lines(self.state(self.require_project()))
+        written = exchange.docket_export(self.state(self.require_project()))
+        lines = written.lines
         target = path.expanduser()
         try:
             with target.open("x", encoding="utf-8") as handle:
@@ -446,7 +447,12 @@ class Workspace:
         except OSError as exc:
             raise Invalid(f"{path}: cannot write it ({exc.strerror})") from exc
         records = sum(1 for line in lines if line["kind"] not in ("review", "correction"))
-        return {"path": str(path), "records": records, "reviews": len(lines) - records}
+        return {
+            "path": str(path),
+            "records": records,
+            "reviews": len(lines) - records,
+            "renumbered": [{"was": old, "now": new} for old, new in written.renumbered],
+        }
 
     def import_superself(self, path: Path) -> ImportSummary:
         from service.importers.superself import import_superself

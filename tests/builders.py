@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 
-from service.model import ids
+from service.model import completion, ids
 from service.model.events import Assertion, EntityWhy, Event, Origin, Payload, ReportAdded, make
 from service.model.fold import fold_all
 from service.model.state import State
 
 HUMAN = Origin("human", True)
 AGENT = Origin("agent", False)
+
+
+def as_imported(events: Iterable[Event]) -> list[Event]:
+    """The events as `self import superself` writes them: each marked as Superself's history
+    (`refs.imported`), and the import's voucher for the dones among them."""
+    mark = {completion.IMPORTED: completion.SUPERSELF}
+    marked = [msgspec.structs.replace(e, refs={**(e.refs or {}), **mark}) for e in events]
+    voucher = completion.voucher(marked, set(), HUMAN, "2026-12-01T00:00:00.000Z")
+    return marked + ([voucher] if voucher is not None else [])
 
 
 class Log:

@@ -179,3 +179,39 @@ def docket_ledgers(draw: st.DrawFn, max_lines: int = 14) -> list[dict[str, Any]]
         step = draw(st.sampled_from(("record", "record", "record", "correction", "review")))
         getattr(ledger, step)()
     return ledger.lines
+
+
+RECORD_KINDS = ("claim", "decision", "question")
+
+
+def renumbered(ledger: list[dict[str, Any]], shared: bool) -> list[dict[str, Any]]:
+    """The ledger with its records numbered in one sequence across kinds (`shared`) or per
+    kind, every reference renamed to match."""
+    names: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for line in ledger:
+        if line["kind"] in RECORD_KINDS:
+            key = "all" if shared else line["kind"]
+            counts[key] = counts.get(key, 0) + 1
+            names[line["id"]] = f"{line['id'][0]}{counts[key]}"
+    return [_renamed(line, names) for line in ledger]
+
+
+def _renamed(line: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    def name(value: str) -> str:
+        head, dot, rest = value.partition(".")
+        return names.get(head, head) + dot + rest
+
+    out = dict(line)
+    out["id"] = name(line["id"])
+    for field in ("depends_on", "answers", "supersedes"):
+        if field in out:
+            out[field] = [name(v) for v in out[field]]
+    if "supports" in out:
+        out["supports"] = [[name(v) for v in group] for group in out["supports"]]
+    for field in ("corrects", "reviews"):
+        if field in out:
+            out[field] = name(out[field])
+    if "grounds" in out:
+        out["grounds"] = {name(k): name(v) for k, v in out["grounds"].items()}
+    return out

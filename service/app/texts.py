@@ -161,7 +161,14 @@ def import_summary(summary: dict[str, Any]) -> str:
 
 
 def exported_docket(done: dict[str, Any]) -> str:
-    return f"{done['records']} records and {done['reviews']} reviews written to {done['path']}"
+    text = f"{done['records']} records and {done['reviews']} reviews written to {done['path']}"
+    moved = done.get("renumbered") or []
+    if moved:
+        pairs = ", ".join(f"{pair['was']} → {pair['now']}" for pair in moved)
+        text += (
+            f"\n{len(moved)} renumbered into the one id sequence Docket's reader wants across kinds: {pairs}"
+        )
+    return text
 
 
 def exported_parquet(done: dict[str, Any]) -> str:

@@ -10,13 +10,23 @@ from service.model.state import Entity, Report, State
 
 IMPORTED = "imported"  # the refs key `self import superself` stamps on every event it brings over
 SUPERSELF = "superself"
+# Superself's pre-entity closes, read as dones (`legacy.py`): a unit done, a milestone
+# reached, an objective closed (as reached; a close as dropped is a withdrawal, no done).
+LEGACY_DONES = frozenset({"work.done", "milestone.reached", "objective.closed"})
 
 
 def imported_from_superself(event: Event) -> bool:
     """Whether `event` carries the mark of `self import superself`. The mark alone proves
-    nothing (any event can carry it): the fold relaxes the gate for an `entity.done` only when
-    an import's voucher names it (`State.vouched`, `voucher`)."""
+    nothing (any event can carry it): the fold relaxes the gate for a done — `entity.done`
+    or a legacy close (`LEGACY_DONES`) — only when an import's voucher names it
+    (`State.vouched`, `voucher`)."""
     return (event.refs or {}).get(IMPORTED) == SUPERSELF
+
+
+def vouched(state: State, event: Event) -> bool:
+    """Whether `event` is a done Superself judged: marked by the import, and named by a
+    voucher the fold has read before it."""
+    return imported_from_superself(event) and event.id in state.vouched
 
 
 def vouch(state: State, event: Event, payload: Payload) -> None:
@@ -26,7 +36,7 @@ def vouch(state: State, event: Event, payload: Payload) -> None:
 
 
 def _judged_done(event: Event) -> bool:
-    return event.type == "entity.done" and imported_from_superself(event)
+    return (event.type == "entity.done" or event.type in LEGACY_DONES) and imported_from_superself(event)
 
 
 def voucher(events: Sequence[Event], taken: Collection[str], origin: Origin, ts: str) -> Event | None:

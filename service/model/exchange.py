@@ -4,7 +4,7 @@ out (the Parquet export of evaluation mining)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any, cast
 
 import msgspec
@@ -244,16 +244,29 @@ def _reviews(
 # --- a state's records as a Docket schema-2 ledger (`self export docket`) --------------------
 
 
+class DocketExport(msgspec.Struct, frozen=True):
+    """A state's ledger as Docket schema-2 lines, and the records written under another id
+    than the one they were imported with (their old Docket id → the id in the file)."""
+
+    lines: list[dict[str, Any]]
+    renumbered: list[tuple[str, str]]
+
+
 def docket_lines(state: State) -> list[dict[str, Any]]:
+    return docket_export(state).lines
+
+
+def docket_export(state: State) -> DocketExport:
     """The ledger records of `state` as Docket schema-2 lines, in the order they were
-    recorded: records first, then one review line per recorded review. A record keeps its
-    alias as its id while the alias fits Docket's numbering (right prefix, rising, unique);
-    otherwise it takes its kind's next number (each kind counts on its own, as Docket does)."""
+    recorded: records first, then one review line per recorded review. Ids are one sequence
+    shared by the three kinds (`_names`); every line naming a record — its relations, a
+    review's target and grounds — names it by the id it has in the file."""
     records = sorted(
         (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
         key=lambda e: e.created,
     )
-    names = _names(records, state.ledger)
+    taken = {e.ledger.alias for e in state.entities.values() if e.ledger is not None and e.ledger.alias}
+    names = _names(records, state.ledger, taken)
     out = [_line(e, state.ledger[e.id], names) for e in records]
     for e in records:
         fact = state.ledger[e.id]
@@ -264,31 +277,39 @@ def docket_lines(state: State) -> list[dict[str, Any]]:
         }
         if grounds:
             out.append(_review_line(e, names[e.id], grounds))
-    return out
+    renumbered = [
+        (alias, names[e.id])
+        for e in records
+        if e.ledger is not None and (alias := e.ledger.alias) and alias != names[e.id]
+    ]
+    return DocketExport(out, renumbered)
 
 
-def _names(records: list[Entity], facts: Mapping[str, Fact]) -> dict[str, str]:
+def _names(records: list[Entity], facts: Mapping[str, Fact], taken: Set[str]) -> dict[str, str]:
+    """Each record's id in the file: one sequence shared by the three kinds (`c1`, `d2`,
+    `q3`), each number above every one before it. That is the numbering every stored version
+    of Docket's reader accepts: most refuse any other ("global sequence must increase"), and
+    those that number each kind on its own want only each kind's numbers to rise.
+
+    A record keeps the Docket id it was imported with while that id fits (its kind's prefix,
+    a number above every id before it), so a ledger numbered that way comes back with its own
+    ids. Any other record — written here, or from a ledger numbered per kind — takes the next
+    number whose id no imported record holds (`taken`): an id in the file never names another
+    record than the one it named in the ledger it came from."""
     names: dict[str, str] = {}
-    taken: set[str] = set()
-    highest: dict[str, int] = {}
+    highest = 0
     for e in records:
         prefix = docket.PREFIX[facts[e.id].kind]
         alias = e.ledger.alias if e.ledger is not None else None
         match = docket.RECORD_ID.fullmatch(alias) if alias else None
-        if (
-            match
-            and match.group(1) == prefix
-            and int(match.group(2)) > highest.get(prefix, 0)
-            and alias not in taken
-        ):
-            highest[prefix] = int(match.group(2))
-            name = alias
-        else:
-            highest[prefix] = highest.get(prefix, 0) + 1
-            name = f"{prefix}{highest[prefix]}"
-        assert name is not None
-        names[e.id] = name
-        taken.add(name)
+        if alias and match and match.group(1) == prefix and int(match.group(2)) > highest:
+            highest = int(match.group(2))
+            names[e.id] = alias
+            continue
+        highest += 1
+        while f"{prefix}{highest}" in taken:
+            highest += 1
+        names[e.id] = f"{prefix}{highest}"
     return names
 
 

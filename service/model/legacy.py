@@ -8,8 +8,14 @@ carry their own ids in the payload. Every rule here follows Superself's fold
 (`apps/cli/src/model.ts`, `objectives.ts`, `entities.ts`); README.md ("Importing from
 Superself") has the table. Records are made and withdrawn through the fold's own handlers
 (passed in, so this module does not import the fold); the legacy-only transitions — a
-revision in place, a done that no gate judged, a start that reopens a done unit — edit the
-entity here.
+revision in place, a done Superself's verbs judged, a start that reopens a done unit — edit
+the entity here.
+
+A legacy done (`work.done`, `milestone.reached`, `objective.closed` as reached) skips the
+completion gate only as `entity.done` does: when the import's voucher names it
+(`completion.vouched`). Superself's fold applied every one, because only its verbs, which
+held the gate, wrote them; here any event can arrive by sync or push, so one no voucher
+names goes through the fold's own `entity.done`, gate included.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from service.model import completion
 from service.model.events import (
     Assertion,
     Covered,
@@ -220,7 +227,7 @@ def _objective(r: _Read) -> None:
         _revise(entity, p)
         entity.why = p.why
     elif verb == "closed" and p.as_ == "reached":
-        _finish(entity, p.why or "reached")
+        _finish(r, entity, p.why or "reached")
     elif verb == "closed":
         _withdraw(r, entity.id, p.why)
 
@@ -233,8 +240,13 @@ def _revise(entity: Entity, p: Legacy) -> None:
         entity.target = p.target if isinstance(p.target, str) else None
 
 
-def _finish(entity: Entity, why: str | None) -> None:
-    """A legacy close as reached or done: judged when it was written, so no gate reruns."""
+def _finish(r: _Read, entity: Entity, why: str | None) -> None:
+    """A legacy close as reached or done. One the import vouched for was judged by
+    Superself's verbs when it was written, so no gate reruns; any other is a done like
+    another, ruled by the completion gate (the fold's `entity.done`, its signal when refused)."""
+    if not completion.vouched(r.state, r.event):
+        r.call("entity.done", EntityWhy(entity.id, why))
+        return
     entity.execution = "done"
     entity.blocked_on = None
     entity.closed_why = why
@@ -259,7 +271,7 @@ def _milestone(r: _Read) -> None:
         if text is not None and text in entity.criteria:
             r.call("entity.covered", Covered(entity.id, text, p.why))
     elif verb == "reached":
-        _finish(entity, "reached")
+        _finish(r, entity, "reached")
 
 
 def _milestone_created(r: _Read) -> None:
@@ -338,7 +350,7 @@ def _block(r: _Read, unit: Entity) -> None:
 
 
 def _done(r: _Read, unit: Entity) -> None:
-    _finish(unit, r.payload.why)
+    _finish(r, unit, r.payload.why)
 
 
 def _retire(r: _Read, unit: Entity) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests import docket_reader
 from tests.e2e.selfrun import Store, describe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
@@ -118,8 +119,8 @@ def test_export_docket_then_import_gives_the_same_rows(store: Store, tmp_path: P
     store.ok("import", "docket", str(FIRST))
     out = tmp_path / "exported.jsonl"
     done = store.json("export", "docket", str(out))
-    assert (done["records"], done["reviews"]) == (10, 1)
-    lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert (done["records"], done["reviews"], done["renumbered"]) == (10, 1, [])
+    lines = docket_reader.read(out.read_text("utf-8"), docket_reader.V049E5AA)
     assert all(line["schema"] == 2 for line in lines)
     store.ok("project", "add", "web")
     web = {"SELF_PROJECT": "web"}
@@ -139,6 +140,24 @@ def test_export_docket_then_import_gives_the_same_rows(store: Store, tmp_path: P
     assert here == there
     proc = store.run("export", "docket", str(out))
     assert proc.returncode == 1 and "exists" in proc.stderr, describe(proc)
+
+
+def test_two_ledgers_export_as_one_sequence_docket_reads(store: Store, tmp_path: Path) -> None:
+    """The second ledger numbers each kind on its own and from 1 again: its records take the
+    next numbers of the one sequence, and the export says which."""
+    store.ok("import", "docket", str(FIRST))
+    store.ok("import", "docket", str(SECOND))
+    out = tmp_path / "both.jsonl"
+    done = store.json("export", "docket", str(out))
+    moved = [(pair["was"], pair["now"]) for pair in done["renumbered"]]
+    assert moved == [("c1", "c11"), ("c2", "c12"), ("d1", "d13"), ("q1", "q14")]
+    text = out.read_text("utf-8")
+    for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):
+        docket_reader.read(text, version)
+    by_id = {line["id"]: line for line in map(json.loads, text.splitlines())}
+    assert by_id["d13"]["depends_on"] == ["c12"] and by_id["c12"]["supports"] == [["c11"]]
+    shown = store.ok("export", "docket", str(tmp_path / "again.jsonl"))
+    assert "4 renumbered" in shown and "d1 → d13" in shown, shown
 
 
 def test_parquet_rows_carry_the_alias_blocked_and_the_work_a_decision_led_to(store: Store) -> None:

@@ -10,6 +10,7 @@ from service.model import ids
 from service.model.events import Event, Origin, decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
+from tests.builders import as_imported
 from tests.samples import SUPERSELF_SAMPLE as SAMPLE
 from tests.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
@@ -337,15 +338,18 @@ def test_legacy_decision_convention_and_work() -> None:
     log.add("work.linked", {"work": "w-1", "milestone": "m-1"})
     log.add("work.started", {"work": "w-1"})
     log.add("work.done", {"work": "w-1"})
-    state = log.state()
+    state = fold_all(as_imported(log.events))  # as `self import superself` brings them over
     e = state.entities
     assert (e[decision].status, e[decision].exposure, e[decision].priority) == ("confirmed", "index", 40)
     assert (e[tabs].status, e[tabs].closed_why) == ("retracted", "spaces now")
     assert (e["o-1"].target, e["o-1"].priority) == ("2099-03-31", 10)
     assert (e["m-1"].criteria, e["m-1"].links[0].target) == (["tests pass"], "o-1")
     assert e["w-1"].links[0].target == "m-1"
-    assert e["w-1"].execution == "done"  # legacy history was judged when written: no gate reruns
+    assert e["w-1"].execution == "done"  # judged by Superself's verb, vouched for: no gate reruns
     assert state.signals == []
+    unvouched = log.state()  # the same events, no import's voucher: a done like any other
+    assert unvouched.entities["w-1"].execution == "in-progress"
+    assert signals(unvouched, "done-refused") == ["w-1"]
 
 
 # --- the real Superself sample ---------------------------------------------------------

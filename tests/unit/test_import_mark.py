@@ -93,3 +93,46 @@ def test_the_voucher_comes_right_before_the_first_done_it_names(random_part: int
     found = completion.voucher([first], set(), HUMAN, "t")
     assert found is not None and ids.decode(found.id) == ids.decode(first.id) - 1
     assert msgspec.json.decode(found.payload)["judged"] == [first.id]
+
+
+# --- Superself's legacy closes: the same voucher rule --------------------------------------
+
+LEGACY_CLOSES = (
+    ("work.done", {"work": "UNIT"}),
+    ("milestone.reached", {"milestone": "UNIT"}),
+    ("objective.closed", {"objective": "UNIT", "as": "reached"}),
+)
+
+
+def legacy_close(log: Log, unit: str, kind: str, payload: dict[str, str]) -> Event:
+    """A legacy close naming `unit`, built as a forger (or a sync) would bring it."""
+    body = {k: unit if v == "UNIT" else v for k, v in payload.items()}
+    log.add(kind, msgspec.json.encode(body))
+    return log.events.pop()
+
+
+@pytest.mark.parametrize(("kind", "payload"), LEGACY_CLOSES)
+def test_a_legacy_close_no_voucher_names_is_ruled_by_the_gate(kind: str, payload: dict[str, str]) -> None:
+    """`work.done`, `milestone.reached` and `objective.closed` name any record by its id; with
+    or without the mark, none an import vouched for closes an evidence-free record."""
+    log = Log()
+    unit = log.entity("ship it", "work")
+    close = legacy_close(log, unit, kind, payload)
+    for arrived in (close, marked(close)):
+        state = fold_all([*log.events, arrived])
+        assert refused(state) == [unit] and state.entities[unit].execution is None
+
+
+@pytest.mark.parametrize(("kind", "payload"), LEGACY_CLOSES)
+def test_a_legacy_close_the_import_vouched_for_reads_as_superself_judged_it(
+    kind: str, payload: dict[str, str]
+) -> None:
+    log = Log()
+    unit = log.entity("ship it", "work")
+    close = marked(legacy_close(log, unit, kind, payload))
+    vouched = completion.voucher([close], set(), HUMAN, "t")
+    assert vouched is not None and msgspec.json.decode(vouched.payload)["judged"] == [close.id]
+    late = make(ids.encode(ids.decode(close.id) + 1), "t", VOUCHER, HUMAN, "app", Vouched((close.id,)))
+    assert refused(fold_all([*log.events, close, late]))  # a voucher after it vouches for nothing
+    state = fold_all([vouched, *log.events, close])
+    assert refused(state) == [] and state.entities[unit].execution == "done"

@@ -18,21 +18,27 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from service.model.events import Blocked, decode_line
+from service.model.events import Blocked, Event, decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
 from service.model.status import build_status, render_status, waiting_count
 from service.model.views import is_pending, is_waiting
-from tests.builders import Log
+from tests.builders import Log, as_imported
 
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy"
 PRE = LEGACY / "pre-cutover"
 LIFECYCLE = LEGACY / "lifecycle"
 
 
-def fold_store(root: Path) -> State:
+def store_events(root: Path) -> list[Event]:
     lines = (root / "store" / "projects" / "demo" / "log.jsonl").read_bytes().splitlines()
-    return fold_all(decode_line(line) for line in lines if line.strip())
+    return [decode_line(line) for line in lines if line.strip()]
+
+
+def fold_store(root: Path) -> State:
+    """The store's log as `self import superself` brings it over (each event marked, the
+    import's voucher naming the dones), folded."""
+    return fold_all(as_imported(store_events(root)))
 
 
 def ids_of(root: Path) -> dict[str, str]:
@@ -403,3 +409,21 @@ def test_a_retirement_naming_its_successor_reads_the_same_in_either_grammar() ->
     log.add("entity.retired", retire)
     retired = log.state().entities[old]
     assert (retired.execution, retired.closed_why, retired.superseded_by) == ("retired", "moved", new)
+
+
+def test_legacy_dones_read_as_judged_only_as_the_import_brings_them() -> None:
+    """Superself's fold applied every legacy close: only its verbs, which held the gate, wrote
+    them. The import vouches for each one it brings, so both stores read as Superself printed
+    them (every test above folds them so). The same log folded without the import's voucher
+    is events anyone could have written: each evidence-free close is ruled by the gate."""
+    judged = {
+        PRE: {"w-8x0th": "done"},
+        LIFECYCLE: {"o-l4nd1": "done", "m-ap1f1": "done", "w-r3op1": "in-progress"},  # reopened by a start
+    }
+    for root, executions in judged.items():
+        raw = fold_all(store_events(root))
+        assert [s.entity for s in raw.signals if s.kind == "done-refused"] == list(executions)
+        assert "done" not in {raw.entities[i].execution for i in executions}
+        vouched = fold_all(as_imported(store_events(root)))
+        assert vouched.signals == []
+        assert {i: vouched.entities[i].execution for i in executions} == executions
