@@ -8,9 +8,8 @@ the cache.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -23,9 +22,10 @@ from service.model.errors import Invalid
 from service.model.events import Event, Origin
 from service.model.hotslice import ColdCounts
 from service.model.state import Entity, State, shared_with
-from service.store import Quarantine, Store, local
+from service.store import local
 
 if TYPE_CHECKING:  # imported where used
+    from service.app.ports import Quarantined, StorePort
     from service.importers.superself import ImportSummary
     from service.model.context import ContextDoc, OverviewDoc
     from service.model.render import Near
@@ -38,11 +38,11 @@ Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 class Workspace:
     """A store, the project commands apply to, and who is writing."""
 
-    def __init__(self, store: Store, project: str | None, origin: Origin) -> None:
+    def __init__(self, store: StorePort, project: str | None, origin: Origin) -> None:
         self.store = store
         self.project = project
         self.origin = origin
-        self._states: dict[str, tuple[State, list[Quarantine]]] = {}
+        self._states: dict[str, tuple[State, Sequence[Quarantined]]] = {}
 
     # --- opening -------------------------------------------------------------------------
 
@@ -59,7 +59,6 @@ class Workspace:
 
     def write(self, log: str, command: Command) -> list[Event]:
         """Run `command` on fresh state under the store lock and append what it returns."""
-        _check_writable(self.store.root, log)
         with self.store.transaction(log) as tx:
             clock = Clock(lambda: tx.next_ids(1)[0], tx.now(), self.origin, log)
             events = command(tx.state, tx.config, clock)
@@ -91,7 +90,7 @@ class Workspace:
     def state(self, log: str) -> State:
         return self.folded(log)[0]
 
-    def folded(self, log: str) -> tuple[State, list[Quarantine]]:
+    def folded(self, log: str) -> tuple[State, Sequence[Quarantined]]:
         """A log's state and quarantined lines, folded once per call of a command."""
         if log not in self._states:
             self._states[log] = self.store.state(log)
@@ -129,7 +128,7 @@ class Workspace:
 
     def runs(self) -> dict[str, str]:
         """Liveness of every locally recorded process, judged now, on this machine."""
-        return {work: local.liveness(record) for work, record in self.store.local.pids().items()}
+        return self.store.local.runs()
 
     def context(self) -> ContextDoc:
         """Context from the hot slices: huge logs are not loaded whole."""
@@ -403,16 +402,7 @@ class Workspace:
 
     def log_ruling(self, ruling: dict[str, object]) -> None:
         """The gate's rulings, one JSON line each, in this machine's `.local/gate.jsonl`."""
-        import json
-
-        path = self.store.root / ".local" / "gate.jsonl"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            stamped = {"ts": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"), **ruling}
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(stamped, sort_keys=True) + "\n")
-        except OSError:
-            pass  # a ruling that cannot be logged still answers the hook
+        self.store.local.log_ruling(ruling)
 
     def import_docket(self, path: Path) -> dict[str, object]:
         """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
@@ -456,7 +446,10 @@ class Workspace:
 
     def import_superself(self, path: Path) -> ImportSummary:
         from service.importers.superself import import_superself
+        from service.store import Store
 
+        if not isinstance(self.store, Store):
+            raise Invalid("a Superself import writes to a store on disk", code="store")
         return import_superself(self.store, path, self.origin)
 
 
@@ -486,20 +479,6 @@ def _json_lines(path: Path, what: str) -> tuple[list[tuple[int, object]], bool]:
                 return rows, True
             raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
     return rows, False
-
-
-def _check_writable(root: Path, log: str) -> None:
-    """Refuse a write up front when a folder it writes in is read-only for this user: nothing
-    half-written (a line appended, its commit refused). Root passes every such check."""
-    from service.store.layout import log_dir
-
-    folder = root / log_dir(log)
-    for path in (root, root / ".git", root / ".git" / "objects", root / ".local", folder, folder.parent):
-        if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-            raise Invalid(
-                f"cannot write {path}: permission denied (the store is read-only for you); "
-                "write from the account that owns it, or change its permissions"
-            )
 
 
 def today() -> str:

@@ -56,7 +56,7 @@ def events_after(
         )
     with reading(request, ws, slug) as view:
         log = view.require_project()
-        found = read_after(view.store.root, log, after)
+        found = read_after(view.live.store.root, log, after)
     page = found[:limit]
     more = page[-1].id if len(found) > limit else None
     return answer(msgspec.json.encode(EventPage(page, more)) + b"\n")

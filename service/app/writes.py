@@ -49,8 +49,8 @@ def _new_record(workspace: Workspace, log: str, run: Command) -> list[Event]:
     """Write a new record to `log`. Ledger relations stay within one log, so one naming a
     record of another log is refused saying where that record is."""
     from service.model.errors import Invalid
+    from service.model.event_gate import display
     from service.model.ledger import Unresolved
-    from service.store.layout import display
 
     try:
         return workspace.write(log, run)

@@ -1,12 +1,12 @@
 """The append gate: the only writer of logs.
 
-Every event is checked (known type, payload that decodes, the log's project, an id after
-the log's last one), passed through the sanitize gate and encoded canonically before a byte
-is written. A torn tail of the log (a write a crash cut short) is first moved to
-`.local/quarantine/` (`aside.py`), so a commit only ever holds whole, valid lines. Then the
-lines go to the segment files (1,000 lines per segment, only the last one grows), are
-fsynced, and the changed segments are committed as one commit. A failure at any step leaves
-the log files as they were (a torn tail stays set aside).
+Every event is checked by the model's rules (`service/model/event_gate.py`: known type,
+payload that decodes, the log's project, an id after the log's last one, the sanitize gate)
+and encoded canonically before a byte is written. A torn tail of the log (a write a crash
+cut short) is first moved to `.local/quarantine/` (`aside.py`), so a commit only ever holds
+whole, valid lines. Then the lines go to the segment files (1,000 lines per segment, only
+the last one grows), are fsynced, and the changed segments are committed as one commit. A
+failure at any step leaves the log files as they were (a torn tail stays set aside).
 """
 
 from __future__ import annotations
@@ -15,17 +15,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import msgspec
 from dulwich.repo import Repo
 
-from service.model import completion, ids, order
-from service.model.errors import Invalid
-from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
+from service.model import order
+from service.model.event_gate import admitted, in_order
+from service.model.events import Event
 from service.store import aside, durable, gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
 from service.store.segments import open_append, read_log, read_segment
-
-_plain = msgspec.json.Decoder(dict[str, object])
 
 
 def append(
@@ -42,8 +39,7 @@ def append(
     """
     if not events:
         return None
-    ordered = _in_order(events, last_id)
-    lines = [_checked(log, event, writable=True, local=local) for event in ordered]
+    lines = [admitted(log, event, writable=True, local=local) for event in in_order(events, last_id)]
     return _write(root, repo, log, lines, f"append: {_count(len(lines))} to {display(log)}")
 
 
@@ -59,7 +55,7 @@ def import_events(
     present = {event.id for event in read_log(root, log).events}
     batch = [e for e in order.distinct(events, _id_of, order.event_rank).kept if e.id not in present]
     if batch:
-        lines = [_checked(log, event, writable=False, local=local) for event in batch]
+        lines = [admitted(log, event, writable=False, local=local) for event in batch]
         _write(root, repo, log, lines, f"import: {_count(len(lines))} to {display(log)}")
     return batch
 
@@ -72,47 +68,10 @@ def _count(n: int) -> str:
     return "1 event" if n == 1 else f"{n} events"
 
 
-def _in_order(events: list[Event], last_id: str | None) -> list[Event]:
-    found = order.not_after((e.id for e in events), last_id)
-    if found is not None:
-        raise Invalid(
-            f"event {found[0]} is not after {found[1]}, the last id of its log; "
-            "take ids from the transaction's next_ids()"
-        )
-    return events
-
-
-def _checked(log: str, event: Event, *, writable: bool, local: Sequence[str]) -> bytes:
-    """The canonical line of an event that passes every check; Invalid or Refused if not."""
-    if not ids.is_id(event.id):
-        raise Invalid(f"{event.id!r} is not an id (26 lowercase Crockford base32 characters)")
-    if event.project != log:
-        raise Invalid(f"event {event.id} belongs to project {event.project!r}, not to {display(log)}")
-    if writable and event.type not in WRITABLE:
-        known = ", ".join(sorted(WRITABLE))
-        raise Invalid(f"{event.type!r} is not a type any command writes; known: {known}")
-    if writable and completion.IMPORTED in (event.refs or {}):
-        raise Invalid(f"event {event.id}: refs.{completion.IMPORTED} is written by an import alone")
-    try:
-        payload_of(event)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise Invalid(f"event {event.id} ({event.type}) has a malformed payload: {exc}") from exc
-    line = canonical(event)
-    if len(line) > MAX_EVENT_BYTES:
-        raise Invalid(
-            f"event {event.id} is {len(line):,} bytes, over the cap of {MAX_EVENT_BYTES:,}; "
-            "keep long material in a file of the project and refer to it"
-        )
-    from service.model.sanitize import check_event  # the one sanitize gate
-
-    check_event(_plain.decode(line), local=local)
-    return line
-
-
 def check(log: str, event: Event, local: Sequence[str] = ()) -> bytes:
     """The canonical line of a new event bound for `log`, or the refusal (Invalid, Refused):
     every check of `append` but the id order, for a caller that gathers lines first."""
-    return _checked(log, event, writable=True, local=local)
+    return admitted(log, event, writable=True, local=local)
 
 
 def _write(root: Path, repo: Repo, log: str, lines: list[bytes], message: str) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from service.model.errors import Invalid
+from service.model.event_gate import display as display  # how a log is named in messages
 
 WORKSPACE_LOG = ""
 SEGMENT_EVENTS = 1000
@@ -32,11 +33,6 @@ def log_dir(log: str) -> str:
     """The log folder relative to the store root, with forward slashes."""
     check_key(log)
     return "workspace/log" if log == WORKSPACE_LOG else f"projects/{log}/log"
-
-
-def display(log: str) -> str:
-    """How a log is named in messages and commit subjects."""
-    return "workspace" if log == WORKSPACE_LOG else f"projects/{log}"
 
 
 def segment_name(index: int) -> str:

@@ -1,10 +1,12 @@
-"""Machine-local facts under `.local/`: the pid ledger and checkout links. Never synced.
+"""Machine-local facts under `.local/`: the pid ledger, checkout links and the gate's rulings.
+Never synced.
 
 Also the `.selfhub` marker a checkout carries (`{"project": slug}`), found by walking up.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -102,6 +104,10 @@ class Local:
     def pids(self) -> dict[str, PidRecord]:
         return dict(self._read().pids)
 
+    def runs(self) -> dict[str, str]:
+        """The liveness of every process recorded here, judged now, on this machine."""
+        return {work: liveness(record) for work, record in self.pids().items()}
+
     def link(self, slug: str, path: Path) -> None:
         """Remember that the checkout at `path` works on project `slug`."""
         check_key(slug)
@@ -124,6 +130,17 @@ class Local:
             if slug is not None:
                 return slug
         return None
+
+    def log_ruling(self, ruling: dict[str, object]) -> None:
+        """The gate's rulings, one JSON line each, in `gate.jsonl`."""
+        path = self.folder / "gate.jsonl"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stamped = {"ts": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"), **ruling}
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(stamped, sort_keys=True) + "\n")
+        except OSError:
+            pass  # a ruling that cannot be logged still answers the hook
 
     def _read(self) -> Ledger:
         try:

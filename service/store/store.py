@@ -8,6 +8,7 @@ through the append gate and committed.
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from dulwich.objects import ObjectID
 from dulwich.repo import Repo
 
 from service.model.config import WorkspaceConfig, check_settings
+from service.model.errors import Invalid
 from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
@@ -184,12 +186,25 @@ class Store:
     def transaction(self, log: str, *, timeout: float | None = None) -> Iterator[Transaction]:
         """Under the lock: fresh state of `log`, new ids, and appends through the gate."""
         layout.check_key(log)
+        self._check_writable(log)
         with self.locked(timeout):
             transaction = Transaction(self, log)
             try:
                 yield transaction
             finally:
                 transaction.closed = True
+
+    def _check_writable(self, log: str) -> None:
+        """Refuse a write up front when a folder it writes in is read-only for this user:
+        nothing half-written (a line appended, its commit refused). Root passes every check."""
+        root = self.root
+        folder = root / layout.log_dir(log)
+        for path in (root, root / ".git", root / ".git" / "objects", self.local_dir, folder, folder.parent):
+            if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+                raise Invalid(
+                    f"cannot write {path}: permission denied (the store is read-only for you); "
+                    "write from the account that owns it, or change its permissions"
+                )
 
     def import_events(self, log: str, events: list[Event]) -> int:
         """Append events with their own ids (sorted, known ids skipped); returns how many."""

@@ -1,0 +1,220 @@
+"""A workspace store in memory: the store port (`ports.py`) without git or a filesystem.
+
+Each log is its list of canonical lines, written only through the model's append gate
+(`service/model/event_gate.py`) and read back by decoding them; a log's state is `fold_all`
+of what they hold, the fold the store on disk caches. Ids follow the model's rule
+(`ids.next_id`) on a clock of the store's own, which starts at a fixed instant and draws its
+random bits from a seeded generator, so a run is repeatable. For the application layer's
+unit tests, and any caller that wants a workspace without a disk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import threading
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from service.model import hotslice, ids
+from service.model.commands import valid_slug
+from service.model.config import WorkspaceConfig, check_settings
+from service.model.event_gate import admitted, in_order
+from service.model.events import Event, Origin
+from service.model.fold import fold_all
+from service.model.hotslice import ColdCounts
+from service.model.render import neighbours
+from service.model.state import State
+
+if TYPE_CHECKING:
+    from service.app.ports import Quarantined
+    from service.workspace import Workspace
+
+WORKSPACE_LOG = ""
+START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+HUMAN = Origin("human", True)
+
+
+@dataclass
+class MemoryLog:
+    """A log as read: its events in the order written (no line is ever quarantined)."""
+
+    events: list[Event]
+    quarantined: list[Quarantined] = field(default_factory=list)
+
+
+@dataclass
+class MemoryHot:
+    """A log's hot slice (`hotslice.split` of its whole state) and the ids left outside it."""
+
+    state: State
+    cold: ColdCounts
+    cold_ids: list[str]
+    quarantined: list[Quarantined] = field(default_factory=list)
+
+    def near(self, ids: Collection[str]) -> list[str]:
+        return list(neighbours(self.cold_ids)(ids))
+
+
+class MemoryClock:
+    """The store's clock: a millisecond that moves on with every id or time it gives."""
+
+    def __init__(self, seed: int = 0, start_ms: int = START_MS) -> None:
+        self.ms = start_ms
+        self.mark: str | None = None
+        self._random = random.Random(seed)
+
+    def issue(self, n: int, floor: str | None) -> list[str]:
+        """`n` new ids, each greater than any issued or seen, than `floor` and the one before."""
+        last = max((m for m in (self.mark, floor) if m is not None), default=None)
+        out: list[str] = []
+        for _ in range(n):
+            self.ms += 1
+            last = ids.next_id(last, self.ms, self._random.getrandbits(80))
+            out.append(last)
+        self.observe(out)
+        return out
+
+    def observe(self, seen: Iterable[str]) -> None:
+        top = max(seen, default=None)
+        if top is not None and (self.mark is None or top > self.mark):
+            self.mark = top
+
+    def now(self) -> str:
+        self.ms += 1
+        moment = dt.datetime.fromtimestamp(self.ms // 1000, tz=dt.UTC)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.ms % 1000:03d}Z"
+
+
+class MemoryLocal:
+    """This machine's ledger, in memory: recorded processes count as running (there is no
+    machine to ask), links and the gate's rulings are kept as given."""
+
+    def __init__(self) -> None:
+        self.pids: dict[str, tuple[int, str]] = {}
+        self.linked: dict[str, str] = {}
+        self.rulings: list[dict[str, object]] = []
+
+    def record_pid(self, work_id: str, pid: int, project: str) -> None:
+        self.pids[work_id] = (pid, project)
+
+    def runs(self) -> dict[str, str]:
+        return dict.fromkeys(self.pids, "running")
+
+    def links(self) -> dict[str, str]:
+        return dict(self.linked)
+
+    def link(self, slug: str, path: Path) -> None:
+        self.linked[str(path)] = valid_slug(slug)
+
+    def log_ruling(self, ruling: dict[str, object]) -> None:
+        self.rulings.append(ruling)
+
+
+class MemoryStore:
+    """A store's logs as lines in memory, one transaction at a time."""
+
+    def __init__(self, config: WorkspaceConfig | None = None, *, seed: int = 0) -> None:
+        self.lines: dict[str, list[bytes]] = {WORKSPACE_LOG: []}
+        self.local = MemoryLocal()
+        self.clock = MemoryClock(seed)
+        self._config = config or WorkspaceConfig()
+        self._lock = threading.RLock()
+
+    def workspace(self, project: str | None, origin: Origin = HUMAN) -> Workspace:
+        """The workspace of `project` on this store, writing as `origin`."""
+        from service.workspace import Workspace
+
+        return Workspace(self, project, origin)
+
+    def logs(self) -> list[str]:
+        return [WORKSPACE_LOG, *sorted(log for log in self.lines if log != WORKSPACE_LOG)]
+
+    def read(self, log: str) -> MemoryLog:
+        return MemoryLog([msgspec.json.decode(line, type=Event) for line in self.lines.get(_key(log), [])])
+
+    def state(self, log: str) -> tuple[State, list[Quarantined]]:
+        return fold_all(self.read(log).events), []
+
+    def refold(self, log: str) -> tuple[State, list[Quarantined]]:
+        return self.state(log)
+
+    def hot(self, log: str) -> MemoryHot:
+        state, cold, counts = hotslice.split(self.state(log)[0])
+        return MemoryHot(state, counts, sorted(record.entity.id for record in cold))
+
+    def config(self) -> WorkspaceConfig:
+        return self._config
+
+    def save_config(self, config: WorkspaceConfig) -> None:
+        check_settings(config, self.local_facts())
+        self._config = config
+
+    def local_facts(self) -> tuple[str, ...]:
+        """What no event may hold: the linked checkouts' paths (an in-memory store has no
+        home folder or root of its own)."""
+        return tuple(sorted(p for p in self.local.linked if Path(p).is_absolute() and len(Path(p).parts) > 2))
+
+    @contextmanager
+    def transaction(self, log: str) -> Iterator[MemoryTransaction]:
+        _key(log)
+        with self._lock:
+            transaction = MemoryTransaction(self, log)
+            try:
+                yield transaction
+            finally:
+                transaction.closed = True
+
+    def write(self, log: str, events: list[Event], last_id: str | None) -> None:
+        """Append new events through the append gate: every line is checked before any is kept."""
+        local = self.local_facts()
+        lines = [admitted(log, event, writable=True, local=local) for event in in_order(events, last_id)]
+        self.lines.setdefault(log, []).extend(lines)
+        self.clock.observe(e.id for e in events)
+
+
+class MemoryTransaction:
+    """One unit of work on one log of a `MemoryStore`; its appends are folded into its state."""
+
+    def __init__(self, store: MemoryStore, log: str) -> None:
+        self.store = store
+        self.log = log
+        self.closed = False
+        self._state: State | None = None
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            self._state = self.store.state(self.log)[0]
+        return self._state
+
+    @property
+    def config(self) -> WorkspaceConfig:
+        return self.store.config()
+
+    def next_ids(self, n: int) -> list[str]:
+        self._check_open()
+        return self.store.clock.issue(n, self.state.last_id)
+
+    def now(self) -> str:
+        return self.store.clock.now()
+
+    def append(self, events: list[Event]) -> None:
+        self._check_open()
+        if events:
+            self.store.write(self.log, events, self.state.last_id)
+            self._state = None
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this transaction has ended; start a new one")
+
+
+def _key(log: str) -> str:
+    """The log key itself: "" (the workspace log) or a project slug, else Invalid."""
+    return log if log == WORKSPACE_LOG else valid_slug(log)
