@@ -24,6 +24,7 @@ FLAGS = {  # a field whose flag is not `--` + the field with dashes
 }
 VERBS = {"run-exited": "exited"}  # a command whose `self work` verb is another word
 STATE_VERBS = ("start", "unblock", "done", "retire", "restore")  # what `self state` offers too
+COMMANDS = {"doctor": "`self doctor`"}  # what a store's or sync's message names by its slot
 RECORD_FIELDS = ("record", "target", "supports", "depends_on", "answers", "supersedes", "demote", "units")
 HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ("not-found", "slug"): "; `self project list` shows them",
@@ -52,6 +53,15 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ("not-empty", None): "; run `self init` in an empty folder",
     ("not-a-folder", None): "; give `self init` a new or empty folder you can write",
     ("no-checkout", "record"): " (`self project link` before `self work start`)",
+    ("bad-marker", None): "; run `self project link <slug>` here to rewrite it",
+    ("no-remote", None): ": add one with `self remote add URL` (a bare repository will do)",
+    ("unknown-remote", None): "; add one with `self remote add URL --name {name}`",
+    ("remote-exists", None): "; `self remote remove {name}` first, or pick another --name",
+    ("empty-remote", None): (
+        ". Publish a workspace there with `self remote add URL` and `self sync` from the store that has it"
+    ),
+    ("kept-moving", None): "; run `self sync` again, or raise --tries",
+    ("declined", None): "; settle it with the server's owner, then `self sync`",
     ("no-workspace", None): (
         ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "
         "(or `self clone URL DIR` to make one from a remote)"
@@ -72,9 +82,22 @@ def message(exc: ModelError) -> str:
     return exc.detail(flag) + hint(exc)
 
 
-def store_hint(code: str) -> str:
+def store_message(exc: BaseException) -> str:
+    """An adapter error's message (the store's, sync's, the data directory's) with the CLI's
+    flags and commands in its slots, and the hint its code has."""
+    from service.app.errors import adapter_code, adapter_detail
+
+    return adapter_detail(exc, slot) + store_hint(adapter_code(exc) or "store", getattr(exc, "about", {}))
+
+
+def slot(field: str) -> str:
+    """A slot of an adapter's message: the command it names, else the flag of the option."""
+    return COMMANDS.get(field) or flag(field)
+
+
+def store_hint(code: str, about: dict[str, str] | None = None) -> str:
     """What to run after a store's or a sync's error (`code`: its class's)."""
-    return HINTS.get((code, None), "")
+    return HINTS.get((code, None), "").format(**(about or {}))
 
 
 def hint(exc: ModelError) -> str:

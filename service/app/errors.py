@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from service.model.errors import ModelError
 from service.model.problems import document
 
@@ -17,6 +19,13 @@ def problem(exc: BaseException) -> dict[str, object] | None:
     if isinstance(exc, StoreError | LiveError):
         return document(getattr(exc, "code", "store"), str(exc))
     return None
+
+
+def adapter_detail(exc: BaseException, name: Callable[[str], str]) -> str:
+    """An adapter error's message with each of its slots rendered by `name`."""
+    from service.store.errors import StoreError
+
+    return exc.detail(name) if isinstance(exc, StoreError) else str(exc)
 
 
 def adapter_code(exc: BaseException) -> str | None:

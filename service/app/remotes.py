@@ -131,8 +131,10 @@ def options(
     deadline: float | None,
     activity: Callable[[int, int], None] | None = None,
     stage: Callable[[str, int, int], None] | None = None,
+    describe: Callable[[BaseException], str] = str,
 ) -> Options:
-    """The sync options, each checked before anything is opened or sent."""
+    """The sync options, each checked before anything is opened or sent; `describe` words a
+    failed remote's error in a round (the CLI adds its flags and hints)."""
     from service.sync import Options
     from service.sync.engine import DEFAULT_DEADLINE, DEFAULT_TIMEOUT
 
@@ -142,6 +144,7 @@ def options(
         deadline=_seconds("--deadline", deadline, "SELF_SYNC_DEADLINE", DEFAULT_DEADLINE),
         activity=activity,
         stage=stage,
+        describe=describe,
     )
 
 

@@ -19,6 +19,11 @@ def plain(field: str) -> str:
     return field
 
 
+def fill(template: str, fields: tuple[str, ...], name: Callable[[str], str] = plain) -> str:
+    """`template` with each `{field}` of `fields` rendered by `name` (others left as written)."""
+    return _PLACEHOLDER.sub(lambda m: name(m[1]) if m[1] in fields else m[0], template)
+
+
 def slot(field: str) -> str:
     """Where a field appears in a message (`{field}`), for messages that name it by variable."""
     return "{" + field + "}"
@@ -45,7 +50,7 @@ class ModelError(Exception):
 
     def detail(self, name: Callable[[str], str] = plain) -> str:
         """The message with each of its fields rendered by `name` (the CLI passes its flags)."""
-        return _PLACEHOLDER.sub(lambda m: name(m[1]) if m[1] in self.fields else m[0], self.template)
+        return fill(self.template, self.fields, name)
 
 
 class Invalid(ModelError):

@@ -1,13 +1,28 @@
-"""Errors of the on-disk store. Every message says what is wrong; a front end adds what to run
-next (the CLI: `cli/problems.py`, by the error's `code`)."""
+"""Errors of the on-disk store. Every message says what is wrong and names no front end: an
+option appears in it as `{field}` (`str()` gives its name, the CLI its flag), and a front end adds
+what to run next (the CLI: `cli/problems.py`, by the error's `code` and its `about`)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+from service.model.errors import fill, plain
 
 
 class StoreError(Exception):
     """Root of every error the store raises."""
 
     code = "store"
+
+    def __init__(self, message: str = "", *, field: str | tuple[str, ...] = (), **about: str) -> None:
+        self.template = message
+        self.fields: tuple[str, ...] = (field,) if isinstance(field, str) else tuple(field)
+        self.about = about  # what a front end's hint may name: a remote's name, …
+        super().__init__(self.detail())
+
+    def detail(self, name: Callable[[str], str] = plain) -> str:
+        """The message with each of its fields rendered by `name` (the CLI passes its flags)."""
+        return fill(self.template, self.fields, name)
 
 
 class NotAStore(StoreError):
@@ -69,6 +84,12 @@ class CorruptFile(StoreError):
     """A machine-local or settings file cannot be read."""
 
     code = "corrupt-file"
+
+
+class BadMarker(CorruptFile):
+    """A checkout's `.selfhub` marker cannot be read (linking the checkout again rewrites it)."""
+
+    code = "bad-marker"
 
 
 class NotRegular(StoreError):

@@ -20,7 +20,7 @@ import msgspec
 
 from service.model.errors import Invalid
 from service.model.worksets import MARKER
-from service.store.errors import CorruptFile
+from service.store.errors import BadMarker, CorruptFile
 from service.store.layout import atomic_write, check_key
 
 Liveness = Literal["running", "exited", "stale", "other-machine"]
@@ -193,6 +193,4 @@ def _marker_project(marker: Path) -> str:
             raise TypeError("project is not a string")
         return check_key(slug)
     except (OSError, ValueError, KeyError, TypeError, Invalid) as exc:
-        raise CorruptFile(
-            f"{marker} is not a selfhub marker ({exc}); run `self project link <slug>` here to rewrite it"
-        ) from exc
+        raise BadMarker(f"{marker} is not a selfhub marker ({exc})") from exc

@@ -33,10 +33,7 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
         try:
             head = conn.fetch(repo)
             if head is None:
-                raise EmptyRemote(
-                    f"{conn.shown} is empty: there is nothing to clone. Publish a workspace there "
-                    "with `self remote add URL` and `self sync` from the store that has it"
-                )
+                raise EmptyRemote(f"{conn.shown} is empty: there is nothing to clone")
             files = intake.check(repo, head, conn.shown, local=Store(target).local_facts())
             commit = repo[head]
             assert isinstance(commit, Commit)

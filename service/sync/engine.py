@@ -54,6 +54,7 @@ class Options:
     stage: Stage | None = None
     hook: Hook | None = None
     rng: random.Random = field(default_factory=random.Random)
+    describe: Callable[[SyncError], str] = str  # a failed remote's line in a round (`every.py`)
 
 
 class Summary(msgspec.Struct):
@@ -174,8 +175,7 @@ def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = No
                 return summary
         raise KeptMoving(
             f"{conn.shown} kept moving: {opts.tries} pushes in a row were rejected because others "
-            "pushed first. Nothing is lost (the events stay in the local store); run `self sync` "
-            "again, or raise --tries"
+            "pushed first. Nothing is lost (the events stay in the local store)"
         )
     finally:
         conn.close()

@@ -1,4 +1,5 @@
-"""Errors of sync. Every message says what happened and what to do; none carries a secret."""
+"""Errors of sync. Every message says what happened and names no front end (see
+`service/store/errors.py`: a front end adds what to run next); none carries a secret."""
 
 from __future__ import annotations
 
@@ -35,8 +36,22 @@ class NotSelfhub(SyncError):
     code = "not-selfhub"
 
 
+class NoRemote(UnknownRemote):
+    """The store has no remote at all."""
+
+    code = "no-remote"
+
+
+class RemoteExists(SyncError):
+    """A remote of that name is there already."""
+
+    code = "remote-exists"
+
+
 class EmptyRemote(SyncError):
     """The remote has no main branch yet: nothing to clone (a sync publishes to it)."""
+
+    code = "empty-remote"
 
 
 class KeptMoving(SyncError):

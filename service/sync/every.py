@@ -14,7 +14,7 @@ import msgspec
 from service.store import Store, gitcommit
 from service.sync import remotes
 from service.sync.engine import Options, Summary, sync
-from service.sync.errors import SyncError, UnknownRemote
+from service.sync.errors import NoRemote, SyncError
 
 
 class Failure(msgspec.Struct):
@@ -47,7 +47,7 @@ def sync_every(store: Store, options: Options | None = None) -> Round:
     """Sync with every remote (name order), then again with those left behind the local head."""
     names = [row["name"] for row in remotes.listed(store.repo)]
     if not names:
-        raise UnknownRemote("no remote yet: add one with `self remote add URL` (a bare repository will do)")
+        raise NoRemote("no remote yet")
     syncs: list[Summary] = []
     failed: dict[str, Failure] = {}
     for name in names:
@@ -72,7 +72,7 @@ def _one(
     try:
         syncs.append(sync(store, name, options))
     except SyncError as exc:
-        failed[name] = Failure(name, str(exc))
+        failed[name] = Failure(name, (options or Options()).describe(exc))
 
 
 def _head(store: Store) -> str | None:

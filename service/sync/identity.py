@@ -38,9 +38,10 @@ class EventsDiffer(SyncError):
         super().__init__(
             f"{holder} {_count(event_ids)} in other bytes "
             f"than this store's copy ({_listed(event_ids)}). Events are never edited and ids never reused, "
-            "so nothing was pulled or pushed and this store keeps its copy; `self doctor` lists them. "
+            "so nothing was pulled or pushed and this store keeps its copy; {doctor} lists them. "
             "Put the remote's copy back as it was (e.g. `git revert` the commit that changed it, in a "
-            "clone of the remote) and sync again"
+            "clone of the remote) and sync again",
+            field="doctor",
         )
 
 

@@ -18,7 +18,7 @@ from dulwich.repo import Repo
 
 from service.model.secret_formats import token_fact
 from service.sync.credentials import SSH_SCHEMES, plain_user, redact
-from service.sync.errors import SyncError, UnknownRemote
+from service.sync.errors import RemoteExists, SyncError, UnknownRemote
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 SCHEMES = ("file", "git", "ssh", "git+ssh", "http", "https")
@@ -108,10 +108,7 @@ def add(repo: Repo, url: str, name: str = DEFAULT, *, init: bool = False) -> str
     section = (b"remote", name.encode())
     if config.has_section(section):
         current = _shown(config.get(section, b"url").decode("utf-8", "replace"))
-        raise SyncError(
-            f"a remote named {name!r} exists already ({current}); "
-            f"`self remote remove {name}` first, or pick another --name"
-        )
+        raise RemoteExists(f"a remote named {name!r} exists already ({current})", name=name)
     config.set(section, b"url", stored.encode("utf-8"))
     config.set(section, b"fetch", f"+refs/heads/main:refs/remotes/{name}/main".encode())
     config.write_to_path()
@@ -143,9 +140,7 @@ def url_of(repo: Repo, name: str) -> str:
         if known == name:
             return url
     names = ", ".join(known for known, _ in _configured(repo)) or "none"
-    raise UnknownRemote(
-        f"no remote named {name!r} (known: {names}); add one with `self remote add URL --name {name}`"
-    )
+    raise UnknownRemote(f"no remote named {name!r} (known: {names})", name=name)
 
 
 def remove(repo: Repo, name: str) -> str:
@@ -164,7 +159,9 @@ def remove(repo: Repo, name: str) -> str:
 def init_bare(url: str) -> Path:
     """An empty bare repository (HEAD on main) at a local path, unless one is there already."""
     if "://" in url and not url.startswith("file://"):
-        raise SyncError("--init makes a repository on a local path only; create remote ones on their server")
+        raise SyncError(
+            "{init} makes a repository on a local path only; create remote ones on their server", field="init"
+        )
     path = Path(urlparse(url).path if url.startswith("file://") else url)
     if path.exists() and any(path.iterdir()):
         try:

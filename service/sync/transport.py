@@ -242,7 +242,7 @@ class Connection:
         told = f" ({self._printable(said)})" if said else ""
         raise Declined(
             f"{self.shown} refused the push: {self._printable(reason)}{told}. Nothing is lost (the "
-            "events stay in the local store); settle it with the server's owner, then `self sync`"
+            "events stay in the local store)"
         )
 
     def _printable(self, text: str, most: int = 400) -> str:
@@ -284,15 +284,16 @@ class Connection:
             return None
         return Unreachable(
             f"could not {doing} {self.shown}: it did not finish within {self.deadline.seconds:g} s, "
-            "the deadline of the whole sync or clone (raise it with --deadline or "
-            "SELF_SYNC_DEADLINE); no local event is lost"
+            "the deadline of the whole sync or clone (raise it with {deadline} or "
+            "SELF_SYNC_DEADLINE); no local event is lost",
+            field="deadline",
         )
 
     def _explain(self, exc: Exception, doing: str) -> SyncError | None:
         where = self.shown
         timed_out = (
             f"could not {doing} {where}: no answer within {self.timeout:g} s "
-            "(raise it with --timeout or SELF_SYNC_TIMEOUT); the local store is untouched"
+            "(raise it with {timeout} or SELF_SYNC_TIMEOUT); the local store is untouched"
         )
         if isinstance(exc, HTTPUnauthorized):
             hint = "the token was refused" if self.secrets else "it asks for credentials and none are set"
@@ -301,7 +302,7 @@ class Connection:
                 "or add the URL to the credentials file"
             )
         if isinstance(exc, TimeoutError):
-            return Unreachable(timed_out)
+            return Unreachable(timed_out, field="timeout")
         if isinstance(exc, NotGitRepository):
             return Unreachable(f"could not {doing} {where}: no git repository there")
         text = self._clean(exc)
@@ -310,7 +311,7 @@ class Connection:
                 return AuthFailed(f"could not {doing} {where}: {text}")
             return Unreachable(f"could not {doing} {where}: the remote hung up ({text})")
         if "timed out" in text:
-            return Unreachable(timed_out)
+            return Unreachable(timed_out, field="timeout")
         reason = _network_reason(text)
         if isinstance(exc, GitProtocolError):
             kind = protocol_failure(text)

@@ -74,8 +74,9 @@ def test_a_failing_remote_is_reported_and_the_others_still_sync(tmp_path: Path) 
 
 def test_one_remote_or_a_named_one_gives_one_summary(tmp_path: Path) -> None:
     a = new_store(tmp_path / "a")
-    with pytest.raises(UnknownRemote, match="remote add"):
+    with pytest.raises(UnknownRemote, match="no remote yet") as none:
         sync_selected(a, None, FAST)
+    assert none.value.code == "no-remote"  # the CLI's hint for it names `self remote add`
     remotes.add(a.repo, str(bare(tmp_path / "only.git")), "only")
     assert isinstance(sync_selected(a, None, FAST), Summary)  # the one remote, whatever its name
     remotes.add(a.repo, str(bare(tmp_path / "more.git")), "more")

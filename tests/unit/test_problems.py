@@ -1,5 +1,6 @@
 """Every error code maps to an exit code and an HTTP status; the model's messages name no
-front end (no `--flag`, no `self …` command); the CLI renders a field as its flag."""
+front end (no `--flag`, no `self …` command), nor do the store's and sync's; the CLI renders a
+field as its flag and adds its hints."""
 
 from __future__ import annotations
 
@@ -118,6 +119,52 @@ def test_no_application_message_names_a_flag_or_a_command() -> None:
         if FRONT_END.search(text)
     ]
     assert not offenders, "\n".join(offenders)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def test_no_store_or_sync_message_names_a_flag_or_a_command() -> None:
+    """The store and sync answer the HTTP service and its mirrors too: every string they hold
+    (docstrings aside) is free of `--flags` and `self …` commands; the CLI adds its own."""
+    offenders = []
+    for path in [*_sources(ROOT / "service" / "store"), *_sources(ROOT / "service" / "sync")]:
+        tree = ast.parse(path.read_text())
+        skip = _docstrings(tree)
+        offenders += [
+            f"{path.name}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+            if FRONT_END.search(node.value)
+        ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_cli_words_a_store_or_sync_error_with_its_flags_commands_and_hint() -> None:
+    from cli.problems import store_message
+    from service.sync.errors import KeptMoving, RemoteExists, Unreachable
+    from service.sync.identity import EventsDiffer
+
+    taken = RemoteExists("a remote named 'origin' exists already (/srv/hub.git)", name="origin")
+    assert store_message(taken) == (
+        "a remote named 'origin' exists already (/srv/hub.git); "
+        "`self remote remove origin` first, or pick another --name"
+    )
+    slow = Unreachable("no answer within 5 s (raise it with {timeout} or SELF_SYNC_TIMEOUT)", field="timeout")
+    assert str(slow) == "no answer within 5 s (raise it with timeout or SELF_SYNC_TIMEOUT)"
+    assert store_message(slow) == "no answer within 5 s (raise it with --timeout or SELF_SYNC_TIMEOUT)"
+    moving = KeptMoving("hub kept moving. Nothing is lost (the events stay in the local store)")
+    assert store_message(moving).endswith("local store); run `self sync` again, or raise --tries")
+    differ = EventsDiffer(["01kdvdna0419epqammaqhye1m2"])
+    assert "; doctor lists them." in str(differ)
+    assert "; `self doctor` lists them." in store_message(differ)
 
 
 def test_refusals_carry_a_code_and_the_field_they_concern() -> None:
