@@ -202,9 +202,9 @@ def register(app: typer.Typer) -> None:
         applied, ids kept as aliases within the ledger's own id space, records as written."""
         from pathlib import Path
 
-        from service.app import texts
+        from service.app import exchange, texts
 
-        show(workspace().import_docket(Path(path)), as_json, texts.import_summary)
+        show(exchange.import_docket(workspace(), Path(path)), as_json, texts.import_summary)
 
     export = typer.Typer(no_args_is_help=True, add_completion=False, help="Export the ledger and its schema.")
     app.add_typer(export, name="export")
@@ -221,9 +221,9 @@ def register(app: typer.Typer) -> None:
         """Write this project's ledger as a Docket schema-2 file (JSONL) Docket's reader accepts."""
         from pathlib import Path
 
-        done = workspace().export_docket(Path(out))
-        from service.app import texts
+        from service.app import exchange, texts
 
+        done = exchange.export_docket(workspace(), Path(out))
         show(done, as_json, texts.exported_docket)
 
     @export.command("parquet")

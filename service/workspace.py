@@ -404,46 +404,6 @@ class Workspace:
         """The gate's rulings, one JSON line each, in this machine's `.local/gate.jsonl`."""
         self.store.local.log_ruling(ruling)
 
-    def import_docket(self, path: Path) -> dict[str, object]:
-        """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
-        from service.model import docket, exchange
-
-        rows, torn = _json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
-        book = docket.read(rows)
-        summary: dict[str, object] = {}
-
-        def command(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
-            events, done = exchange.import_docket(state, config, clock, book)
-            summary.update(done)
-            return events
-
-        self.write_project(command)
-        return summary | {"torn_line_skipped": torn}
-
-    def export_docket(self, path: Path) -> dict[str, object]:
-        """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
-        import json
-
-        from service.model import exchange
-
-        written = exchange.docket_export(self.state(self.require_project()))
-        lines = written.lines
-        target = path.expanduser()
-        try:
-            with target.open("x", encoding="utf-8") as handle:
-                handle.writelines(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in lines)
-        except FileExistsError as exc:
-            raise Invalid(f"{path} exists: export writes a new file (remove it, or name another)") from exc
-        except OSError as exc:
-            raise Invalid(f"{path}: cannot write it ({exc.strerror})") from exc
-        records = sum(1 for line in lines if line["kind"] not in ("review", "correction"))
-        return {
-            "path": str(path),
-            "records": records,
-            "reviews": len(lines) - records,
-            "renumbered": [{"was": old, "now": new} for old, new in written.renumbered],
-        }
-
     def import_superself(self, path: Path) -> ImportSummary:
         from service.importers.superself import import_superself
         from service.store import Store
@@ -451,34 +411,6 @@ class Workspace:
         if not isinstance(self.store, Store):
             raise Invalid("a Superself import writes to a store on disk", code="store")
         return import_superself(self.store, path, self.origin)
-
-
-def _json_lines(path: Path, what: str) -> tuple[list[tuple[int, object]], bool]:
-    """The non-empty lines of a JSONL file, parsed, with their line numbers; and whether a
-    torn last line was left out (no newline after it and not JSON: an append that died
-    midway, which Docket's reader skips too)."""
-    import json
-
-    if not path.is_file():
-        raise Invalid(f"{path}: no such file ({what})")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise Invalid(f"{path} is not UTF-8 text (byte {exc.start} is not): {what}") from None
-    except OSError as exc:
-        raise Invalid(f"{path}: cannot read it ({exc.strerror})") from exc
-    lines = text.splitlines()
-    rows: list[tuple[int, object]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except ValueError as exc:
-            if number == len(lines) and not text.endswith("\n"):
-                return rows, True
-            raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
-    return rows, False
 
 
 def today() -> str:

@@ -3,7 +3,7 @@ names (`requests.log_of`), appended through the append gate."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from service.model import requests
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from service.workspace import Command, Workspace
 
 WORKSPACE_LOG = ""
+Summary = dict[str, Any]
 
 
 def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
@@ -34,6 +35,21 @@ def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
     if isinstance(command, requests.Add):
         return _new_record(workspace, log, run)
     return workspace.write(log, run)
+
+
+def execute_import(workspace: Workspace, command: requests.ImportDocket) -> tuple[list[Event], Summary]:
+    """An import run as `execute` runs it (`handle`'s rule for it, on the project's log, in one
+    transaction, through the append gate), with the summary of what it did."""
+    from service.model import exchange
+
+    summary: Summary = {}
+
+    def run(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
+        events, done = exchange.import_lines(state, config, clock, command.lines)
+        summary.update(done)
+        return events
+
+    return workspace.write(workspace.require_project(), run), summary
 
 
 def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:

@@ -4,7 +4,7 @@ out (the Parquet export of evaluation mining)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 from typing import Any, cast
 
 import msgspec
@@ -32,6 +32,13 @@ from service.model.state import Entity, Fact, State
 from service.model.views import work_word
 
 NATIVE_VERBS = {"claim": "claim", "decision": "decide", "question": "question"}
+
+
+def import_lines(
+    state: State, config: WorkspaceConfig, clock: Clock, lines: Sequence[tuple[int, Any]]
+) -> tuple[list[Event], dict[str, Any]]:
+    """`import_docket` of the ledger whose lines (number, parsed JSON) are `lines`."""
+    return import_docket(state, config, clock, docket.read(lines))
 
 
 def import_docket(

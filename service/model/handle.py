@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from service.model import commands, ledger
+from service.model import commands, exchange, ledger
 from service.model import requests as rq
 from service.model.commands import AddRequest, Clock
 from service.model.config import WorkspaceConfig
@@ -110,4 +110,5 @@ HANDLERS: dict[type, Handler] = {
     rq.ProjectAdd: lambda s, _, k, c: commands.project_add(s, k, c.slug, c.description),
     rq.ProjectArchive: lambda s, _, k, c: commands.project_archive(s, k, c.slug, c.why),
     rq.ProjectRestore: lambda s, _, k, c: commands.project_restore(s, k, c.slug),
+    rq.ImportDocket: lambda s, f, k, c: exchange.import_lines(s, f, k, c.lines)[0],
 }

@@ -9,7 +9,7 @@ Field names are the ones errors name (`ModelError.fields`); the CLI renders them
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -157,6 +157,13 @@ class ProjectRestore(Command, tag="project-restore", frozen=True, kw_only=True):
     slug: str
 
 
+class ImportDocket(Command, tag="import-docket", frozen=True, kw_only=True):
+    """A Docket schema-2 ledger's records into the project: each line's number and its JSON
+    (blank lines left out), read as Docket's reader reads them (`model/docket.py`)."""
+
+    lines: tuple[tuple[int, Any], ...]
+
+
 AnyCommand = (
     Add
     | Place
@@ -179,6 +186,7 @@ AnyCommand = (
     | ProjectAdd
     | ProjectArchive
     | ProjectRestore
+    | ImportDocket
 )
 PROJECT_COMMANDS = (ProjectAdd, ProjectArchive, ProjectRestore)
 
@@ -187,13 +195,13 @@ def log_of(command: AnyCommand) -> Log:
     """Which log a command writes to. A new record goes to the workspace log when it is
     recorded at workspace scope and neither supersedes nor demotes a record (those live in
     the project's log); a command on a record goes where the record is; projects are
-    registered in the workspace log."""
+    registered in the workspace log; an import goes to the project's log."""
     if isinstance(command, Add):
         alone = command.supersedes is None and not command.demote
         return "workspace" if command.scope == "workspace" and alone else "project"
     if isinstance(command, PROJECT_COMMANDS):
         return "workspace"
-    return "record"
+    return "project" if isinstance(command, ImportDocket) else "record"
 
 
 def decode(body: bytes | str) -> AnyCommand:

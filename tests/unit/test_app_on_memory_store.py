@@ -4,6 +4,7 @@ The store keeps only lines the append gate passed and folds them as the store on
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import msgspec
@@ -122,3 +123,31 @@ def test_a_superself_import_needs_a_store_on_disk(ws: Workspace, tmp_path: Path)
 
     with pytest.raises(Invalid, match="store on disk"):
         settings.import_superself(ws, str(tmp_path))
+
+
+def docket_lines() -> tuple[tuple[int, object], ...]:
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "docket" / "first.jsonl").read_text("utf-8")
+    return tuple((n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip())
+
+
+def test_a_docket_import_is_a_command_like_any_other() -> None:
+    """`execute` of the command value (what an HTTP body decodes to) and the CLI's import,
+    which also reports what it did, append the same events."""
+    from service.app.writes import execute_import
+    from service.model.requests import ImportDocket, decode
+
+    command = ImportDocket(lines=docket_lines())
+    assert decode(msgspec.json.encode(command)) == command
+    written = []
+    for run in (execute, lambda ws, c: execute_import(ws, c)[0]):
+        store = MemoryStore()
+        execute(store.workspace(None), ProjectAdd(slug="app"))
+        written.append(run(store.workspace("app"), command))
+        assert store.read("app").events == written[-1]
+    assert written[0] == written[1] and written[0]
+    store = MemoryStore()
+    execute(store.workspace(None), ProjectAdd(slug="app"))
+    _, summary = execute_import(store.workspace("app"), command)
+    assert summary["imported"] == summary["records"] > 0
+    again, second = execute_import(store.workspace("app"), command)
+    assert again == [] and second["imported"] == 0 and second["skipped"] == summary["records"]
