@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from service.model import commands, exchange, ledger
+from service.model import commands, ledger
 from service.model import requests as rq
 from service.model.commands import AddRequest, Clock
 from service.model.config import WorkspaceConfig
@@ -88,6 +88,12 @@ def _done(state: State, config: WorkspaceConfig, clock: Clock, c: rq.Done) -> li
     )
 
 
+def _import_docket(state: State, config: WorkspaceConfig, clock: Clock, c: rq.ImportDocket) -> list[Event]:
+    from service.model import exchange  # the Docket reader is loaded by an import only
+
+    return exchange.import_lines(state, config, clock, c.lines)[0]
+
+
 HANDLERS: dict[type, Handler] = {
     rq.Add: _add,
     rq.Place: _place,
@@ -110,5 +116,5 @@ HANDLERS: dict[type, Handler] = {
     rq.ProjectAdd: lambda s, _, k, c: commands.project_add(s, k, c.slug, c.description),
     rq.ProjectArchive: lambda s, _, k, c: commands.project_archive(s, k, c.slug, c.why),
     rq.ProjectRestore: lambda s, _, k, c: commands.project_restore(s, k, c.slug),
-    rq.ImportDocket: lambda s, f, k, c: exchange.import_lines(s, f, k, c.lines)[0],
+    rq.ImportDocket: _import_docket,
 }
