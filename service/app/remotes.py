@@ -64,7 +64,7 @@ def listed(given: str | None) -> list[RemoteLine]:
 def remove(given: str | None, name: str) -> Remote:
     """Forget a remote (the remote itself is not touched)."""
     from service.sync import remotes
-    from service.sync.engine import forget
+    from service.sync.remembered import forget
 
     with _store(given) as store:
         url = remotes.remove(store.repo, name)

@@ -15,8 +15,8 @@ from service.endpoint.receiving import ZERO
 from service.store import durable
 from service.sync import pushed
 from service.sync.brought import settings_changed
-from service.sync.engine import tidy_packs
 from service.sync.pushed import Pushed, Stale
+from service.sync.remembered import tidy_packs
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace

@@ -2,7 +2,7 @@
 compare-and-swap, retry; clone; remotes in the store's git config."""
 
 from service.sync.clone import clone
-from service.sync.engine import Options, Summary, last_synced, sync
+from service.sync.engine import Options, Summary, sync
 from service.sync.errors import (
     AuthFailed,
     Declined,
@@ -12,6 +12,7 @@ from service.sync.errors import (
     UnknownRemote,
     Unreachable,
 )
+from service.sync.remembered import last_synced
 
 __all__ = [
     "AuthFailed",

@@ -11,8 +11,9 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit, layout
 from service.sync import identity, intake, logs, prefix, remotes
-from service.sync.engine import Options, Summary, _remember
+from service.sync.engine import Options, Summary
 from service.sync.errors import EmptyRemote, SyncError
+from service.sync.remembered import remember
 from service.sync.transport import Connection
 
 
@@ -64,7 +65,7 @@ def clone(url: str, directory: Path | None = None, options: Options | None = Non
         if top:
             store.observe([top])
         with store.locked():
-            _remember(store, remotes.DEFAULT, head)
+            remember(store, remotes.DEFAULT, head)
             prefix.remember(store.local_dir, spans.items())
     except BaseException:
         if made:

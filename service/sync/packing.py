@@ -18,13 +18,14 @@ in some releases: seconds for a full segment).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
-from dulwich.objects import Blob, ObjectID, ShaFile, Tree
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.pack import UnpackedObject, full_unpacked_object
 from dulwich.repo import Repo
 
 from service.store import gitcommit
+from service.sync import graph
 
 Placed = tuple[ShaFile, "str | None"]  # an object and its path in the commit's tree (None: a commit)
 
@@ -166,3 +167,72 @@ def _varint(n: int) -> bytes:
         out.append(byte | (0x80 if n else 0))
         if not n:
             return bytes(out)
+
+
+def push_pack(
+    repo: Repo, commit_id: ObjectID, remote_head: ObjectID, thin: bool = True
+) -> Callable[..., tuple[int, Iterator[object]]]:
+    """Only what the remote lacks: each commit its head does not reach, with the trees and
+    blobs that commit changes against its first parent (the rest the remote has, or another
+    of those commits brings). `thin`: each tree and blob as a delta against the remote head's
+    object at the same path where that is smaller (`packing.py`); else every object whole.
+
+    (dulwich's own pack walk visits the whole history of the remote's head first.)
+    """
+
+    def generate(
+        have: object, want: object, *, ofs_delta: bool = False, progress: object = None
+    ) -> tuple[int, Iterator[object]]:
+        objects: dict[bytes, Placed] = {}
+        for commit in sorted(graph.only_in(repo, [commit_id], [remote_head])):
+            found = repo[commit]
+            assert isinstance(found, Commit)
+            parent = found.parents[0] if found.parents else None
+            for obj, path in new_objects(repo, commit, parent):
+                objects.setdefault(obj.id, (obj, path))
+        if not thin:
+            return len(objects), iter([full_unpacked_object(o) for o, _ in objects.values()])
+        remote = repo[remote_head]
+        assert isinstance(remote, Commit)
+        records = thin_records(repo, objects.values(), remote.tree)
+        return len(records), iter(records)
+
+    return generate
+
+
+def new_objects(repo: Repo, commit_id: ObjectID, parent_id: ObjectID | None) -> list[Placed]:
+    """The commit and the trees and blobs it changes against its parent, each with its path
+    in the commit's tree ("" the root tree, None the commit)."""
+    commit = repo[commit_id]
+    assert isinstance(commit, Commit)
+    old_tree: ObjectID | None = None
+    if parent_id is not None:
+        parent = repo[parent_id]
+        assert isinstance(parent, Commit)
+        old_tree = parent.tree
+    out: dict[bytes, Placed] = {commit.id: (commit, None)}
+    stack: list[tuple[ObjectID, ObjectID | None, str]] = [(commit.tree, old_tree, "")]
+    while stack:
+        new_id, old_id, where = stack.pop()
+        if new_id == old_id or new_id in out:
+            continue
+        tree = repo[new_id]
+        assert isinstance(tree, Tree)
+        out[tree.id] = (tree, where)
+        old_entries: dict[bytes, tuple[int, ObjectID]] = {}
+        if old_id is not None:
+            before_tree = repo[old_id]
+            assert isinstance(before_tree, Tree)
+            old_entries = {e.path: (e.mode, e.sha) for e in before_tree.iteritems()}
+        for entry in tree.iteritems():
+            before = old_entries.get(entry.path)
+            if before is not None and before[1] == entry.sha:
+                continue
+            name = entry.path.decode("utf-8")
+            path = f"{where}/{name}" if where else name
+            if entry.mode == gitcommit.DIR_MODE:
+                previous = before[1] if before is not None and before[0] == gitcommit.DIR_MODE else None
+                stack.append((entry.sha, previous, path))
+            elif entry.sha not in out:
+                out[entry.sha] = (repo[entry.sha], path)
+    return list(out.values())

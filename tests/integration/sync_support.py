@@ -24,7 +24,7 @@ from service.model.events import Assertion, Event, Origin, ProjectAdded, make
 from service.store import Store
 from service.store.clock import OFFSET_ENV
 from service.sync import Options, Summary, clone, remotes, sync
-from service.sync.engine import last_synced
+from service.sync.remembered import last_synced
 from tests.servers import GIT
 from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
 from tests.servers import git_daemon as git_daemon

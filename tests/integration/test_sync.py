@@ -17,7 +17,7 @@ from dulwich.repo import Repo
 from service.store import Store, gitcommit, layout
 from service.store.clock import high_water
 from service.sync import NotSelfhub, Options, SyncError, Unreachable, clone, remotes, sync
-from service.sync.engine import last_synced
+from service.sync.remembered import last_synced
 from tests.integration.sync_support import (
     FAST,
     append,
@@ -309,7 +309,7 @@ def test_the_caches_follow_when_the_cache_is_not_dropped(tmp_path: Path) -> None
 
 
 def test_a_push_sends_the_last_segment_not_the_log(tmp_path: Path) -> None:
-    from service.sync.engine import _new_objects
+    from service.sync.packing import new_objects
 
     url = str(bare(tmp_path / "remote.git"))
     a = replica(tmp_path, "a", url)
@@ -319,7 +319,7 @@ def test_a_push_sends_the_last_segment_not_the_log(tmp_path: Path) -> None:
     append(a, 1)
     sync(a, options=FAST)
     head = a.repo.refs[gitcommit.BRANCH]
-    objects = [obj for obj, _ in _new_objects(a.repo, head, parent)]
+    objects = [obj for obj, _ in new_objects(a.repo, head, parent)]
     blobs = [o for o in objects if o.type_name == b"blob"]
     assert len(blobs) == 1
     assert len(blobs[0].as_raw_string()) == len((a.root / "projects/app/log/000002.jsonl").read_bytes())
@@ -507,7 +507,7 @@ def test_five_replicas_in_threads_converge(tmp_path: Path, daemon_base: tuple[Pa
 
 
 def test_packs_stay_few_however_often_a_store_syncs(tmp_path: Path) -> None:
-    from service.sync.engine import MAX_PACKS
+    from service.sync.remembered import MAX_PACKS
 
     _, a, b = pair(tmp_path)
     for _ in range(40):

@@ -82,7 +82,7 @@ def test_a_forgotten_memo_is_rebuilt(tmp_path: Path) -> None:
 def test_lost_events_reads_only_what_changed_and_follows_moved_ids(tmp_path: Path) -> None:
     """The rewrite check: ids gone from the segments that changed, less those still held by a
     segment both commits share, are lost; a reordered last segment loses nothing."""
-    from service.sync.engine import _lost_events
+    from service.sync.plan import lost_events
 
     a = new_store(tmp_path / "a")
     append(a, 1010)
@@ -93,7 +93,7 @@ def test_lost_events_reads_only_what_changed_and_follows_moved_ids(tmp_path: Pat
 
     def lost(base: bytes, files: dict[str, bytes]) -> set[str]:
         head = gitcommit.build_commit(repo, files, "rewrite", base)
-        return _lost_events(repo, base.decode(), head, gitcommit.tree_files(repo, head))
+        return lost_events(repo, base.decode(), head, gitcommit.tree_files(repo, head))
 
     segment = f"{LOG}/000001.jsonl"
     assert lost(start, {segment: b"".join(reversed(tail))}) == set()
