@@ -25,7 +25,7 @@ from service.model.events import (
     Superseded,
     payload_of,
 )
-from service.model.fold import new_entity
+from service.model.fold_records import new_entity
 from service.model.state import Entity, Report, State, kind_of
 
 
