@@ -27,7 +27,8 @@ from service.store import local
 if TYPE_CHECKING:  # imported where used
     from service.app.ports import Quarantined, StorePort
     from service.importers.superself import ImportSummary
-    from service.model.context import ContextDoc, OverviewDoc
+    from service.model.context import ContextDoc
+    from service.model.overview import OverviewDoc
     from service.model.render import Near
     from service.model.status import StatusDoc
 
@@ -165,11 +166,11 @@ class Workspace:
         )  # fmt: skip
 
     def overview(self) -> OverviewDoc:
-        from service.model import context
+        from service.model import overview
 
         workspace = self.state(WORKSPACE_LOG)
         rows = [(p, self.state(slug)) for slug, p in sorted(workspace.projects.items())]
-        return context.overview(rows, today(), [s.detail for s in workspace.signals])
+        return overview.overview(rows, today(), [s.detail for s in workspace.signals])
 
     def status(self) -> StatusDoc:
         from service.model import status

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
-    from service.model.context import ContextDoc, OverviewDoc
+    from service.model.context import ContextDoc
+    from service.model.overview import OverviewDoc
     from service.model.status import StatusDoc
     from service.workspace import Workspace
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         WorkShow,
     )
     from service.app.settings import AliasLine, Created, ProjectRow, Tokens
-    from service.model.context import OverviewDoc
+    from service.model.overview import OverviewDoc
     from service.model.status import StatusDoc
 
 
@@ -37,7 +37,7 @@ def context(read: Context, agent: bool) -> str:
 
 
 def overview(doc: OverviewDoc, budget: int | None = None, per_char: float = 0.25) -> str:
-    from service.model.context import render_overview
+    from service.model.overview import render_overview
 
     return render_overview(doc, budget, per_char)
 

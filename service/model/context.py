@@ -11,7 +11,7 @@ group replaced by a pointer naming the command that shows it again.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -33,8 +33,8 @@ from service.model.render import (
     pointer,
     shorts_for,
 )
-from service.model.state import Entity, Pending, Project, State
-from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
+from service.model.state import Entity, Pending, State
+from service.model.status import deadlines
 from service.model.views import awaits_decision, is_work, ledger_words, ordered, process_word
 
 FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
@@ -343,7 +343,6 @@ def compose_all(doc: ContextDoc) -> str:
 
 
 MIN_BUDGET, MAX_BUDGET = 100, 1_000_000  # tokens an agent render may be given
-_ELLIPSIS = "…"
 
 
 def check_budget(budget: int) -> int:
@@ -362,17 +361,7 @@ def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: fl
     pointers, rows."""
     budget = doc.budget if budget_tokens is None else budget_tokens
     rate = doc.tokens_per_char if per_char is None else per_char
-    return _within(compose_all(fit(doc, budget, rate)), budget, rate)
-
-
-def _within(text: str, budget: int, rate: float) -> str:
-    """`text`, or when it is over the budget, as much of it as fits with an ellipsis."""
-    if tokens.estimate(text, rate) <= budget:
-        return text
-    room = max(0, int(budget / rate) - len(_ELLIPSIS) - 1)
-    while room and tokens.estimate(text[:room] + _ELLIPSIS + "\n", rate) > budget:
-        room -= 1
-    return text[:room].rstrip() + _ELLIPSIS + "\n"
+    return tokens.within(compose_all(fit(doc, budget, rate)), budget, rate)
 
 
 def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
@@ -404,7 +393,7 @@ def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | Non
         if not fits(key, 0):
             keep[key] = 0
             continue
-        keep[key] = _most(partial(fits, key), keep[key] - 1)
+        keep[key] = tokens.most_that_fit(partial(fits, key), keep[key] - 1)
         break
     sections = [
         msgspec.structs.replace(
@@ -419,7 +408,7 @@ def _cut(row: Row, room: int) -> Row:
     """`row` with its text cut to `room` characters, marked, when it is longer."""
     if len(row.text) <= room:
         return row
-    marker = f" {_ELLIPSIS} (cut to fit the budget"
+    marker = f" {tokens.ELLIPSIS} (cut to fit the budget"
     marker += f"; `self state show {row.id}` shows it whole)" if row.id else ")"
     return msgspec.structs.replace(row, text=row.text[: max(0, room - len(marker))].rstrip() + marker)
 
@@ -431,92 +420,3 @@ def _dropped(section: Section, kept: int) -> list[str]:
         return []
     singular, many = DROPPED[section.key]
     return [pointer(f"{dropped} more {singular if dropped == 1 else many}", section.recover)]
-
-
-def _most(fits: Callable[[int], bool], upper: int) -> int:
-    """The largest count in [0, upper] that fits, given that 0 fits (binary search)."""
-    low, high = 0, upper
-    while low < high:
-        mid = (low + high + 1) // 2
-        low, high = (mid, high) if fits(mid) else (low, mid - 1)
-    return low
-
-
-# --- outside a project --------------------------------------------------------------------------
-
-
-class ProjectLine(msgspec.Struct, frozen=True):
-    slug: str
-    description: str | None
-    archived: bool
-    goal: str | None
-    work: WorkCounts
-    health: int
-    overdue: int
-
-
-class OverviewDoc(msgspec.Struct):
-    today: str
-    projects: list[ProjectLine]
-    signals: list[str] = msgspec.field(default_factory=list)  # the workspace log's own
-
-
-def overview(
-    projects: list[tuple[Project, State]], today: str, signals: list[str] | None = None
-) -> OverviewDoc:
-    """Each registered project's goal, work counts, health-signal and overdue counts, and the
-    health signals of the workspace log itself."""
-    lines = []
-    for project, state in projects:
-        goal = current_goal(state)
-        overdue = sum(d.overdue for d in deadlines(state.entities.values(), today))
-        lines.append(
-            ProjectLine(
-                slug=project.slug,
-                description=project.description,
-                archived=project.archived,
-                goal=goal.text if goal else None,
-                work=work_counts(state),
-                health=len(state.signals),
-                overdue=overdue,
-            )
-        )
-    return OverviewDoc(today, lines, list(signals or ()))
-
-
-def render_overview(doc: OverviewDoc, budget: int | None = None, per_char: float = 0.25) -> str:
-    """Context outside a registered project: one line per project, archived ones marked;
-    within `budget` tokens when given (the projects that do not fit are counted in a pointer)."""
-    rows = [_project_line(p) for p in doc.projects]
-    if budget is None:
-        return _overview_text(rows, 0, doc.signals)
-
-    def text(n: int) -> str:
-        return _overview_text(rows[:n], len(rows) - n, doc.signals)
-
-    kept = _most(lambda n: tokens.estimate(text(n), per_char) <= budget, len(rows))
-    return _within(text(kept), budget, per_char)
-
-
-def _project_line(p: ProjectLine) -> str:
-    mark = " (archived)" if p.archived else ""
-    goal = one_line(p.goal, 100) if p.goal else "no goal set"
-    extra = f"; {p.overdue} overdue" if p.overdue else ""
-    return (
-        f"- {p.slug}{mark} — goal: {goal}; work: {work_text(p.work)}; "
-        f"health: {plural(p.health, 'signal')}{extra}"
-    )
-
-
-def _overview_text(rows: list[str], left_out: int, signals: list[str]) -> str:
-    lines = ["# workspace", "", *rows]
-    if left_out:
-        lines.append(pointer(f"{plural(left_out, 'more project')}", "self project list"))
-    if signals:
-        lines += ["", f"workspace health: {plural(len(signals), 'signal')}"]
-        lines += [f"- {one_line(detail, 200)}" for detail in signals]
-    if not rows and not left_out:
-        lines.append(pointer("no projects registered yet", "self project add SLUG"))
-    else:
-        lines += ["", pointer("one project's context", "self context --project SLUG")]
-    return "\n".join(lines) + "\n"

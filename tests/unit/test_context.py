@@ -8,20 +8,14 @@ import msgspec
 
 from service.model import tokens
 from service.model.config import WorkspaceConfig
-from service.model.context import (
-    ContextDoc,
-    build_context,
-    compose_all,
-    overview,
-    render_agent,
-    render_overview,
-)
+from service.model.context import ContextDoc, build_context, compose_all, render_agent
 from service.model.events import (
     Blocked,
     EntityWhy,
     Placed,
     RunStarted,
 )
+from service.model.overview import overview, render_overview
 from service.model.state import Project
 from tests.builders import AGENT, Log
 

@@ -105,7 +105,7 @@ def test_a_budget_outside_the_range_is_refused_naming_it(budget: int) -> None:
 
 
 def test_the_workspace_overview_keeps_to_the_budget() -> None:
-    from service.model.context import overview, render_overview
+    from service.model.overview import overview, render_overview
     from service.model.state import Project
 
     projects = [(Project(f"p{n:03d}", "01", "d" * 300), Log(f"p{n:03d}").state()) for n in range(300)]
