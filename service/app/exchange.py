@@ -7,13 +7,50 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from service.model.errors import Invalid
 
 if TYPE_CHECKING:
     from service.workspace import Workspace
 
 
-def import_docket(ws: Workspace, path: Path) -> dict[str, Any]:
+class DocketImport(msgspec.Struct, frozen=True):
+    """`self import docket`: what an import did, and where the records went."""
+
+    ledger: str  # the ledger's identity
+    records: int
+    imported: int
+    skipped: int  # imported before
+    corrections: int
+    corrections_not_applied: list[str]  # of records imported before them
+    reviews: int
+    placed: dict[str, int]  # tier → records
+    superseded: int
+    demoted: int  # placed a tier lower than a native add would: the tier is at its cap
+    kept_as_written: dict[str, int]  # a write rule a new record would break → records
+    not_read: dict[str, int]  # a field of a newer Docket → lines
+    torn_line_skipped: bool
+
+
+class Renumbered(msgspec.Struct, frozen=True):
+    """An imported record's Docket id that left the one sequence, and the id it was written with."""
+
+    was: str
+    now: str
+
+
+class DocketExport(msgspec.Struct, frozen=True):
+    """`self export docket`: the file written, its records, its review lines, and the ids
+    renumbered into the one sequence Docket's reader wants across kinds."""
+
+    path: str
+    records: int
+    reviews: int
+    renumbered: list[Renumbered]
+
+
+def import_docket(ws: Workspace, path: Path) -> DocketImport:
     """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
     from service.app.writes import execute_import
     from service.model import docket
@@ -22,10 +59,10 @@ def import_docket(ws: Workspace, path: Path) -> dict[str, Any]:
     lines, torn = json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
     docket.read(lines)  # a ledger Docket's reader refuses is refused before the store is opened
     _, summary = execute_import(ws, ImportDocket(lines=tuple(lines)))
-    return summary | {"torn_line_skipped": torn}
+    return msgspec.convert(summary | {"torn_line_skipped": torn}, DocketImport)
 
 
-def export_docket(ws: Workspace, path: Path) -> dict[str, object]:
+def export_docket(ws: Workspace, path: Path) -> DocketExport:
     """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
     from service.model import exchange
 
@@ -40,12 +77,8 @@ def export_docket(ws: Workspace, path: Path) -> dict[str, object]:
     except OSError as exc:
         raise Invalid(f"{path}: cannot write it ({exc.strerror})") from exc
     records = sum(1 for line in lines if line["kind"] not in ("review", "correction"))
-    return {
-        "path": str(path),
-        "records": records,
-        "reviews": len(lines) - records,
-        "renumbered": [{"was": old, "now": new} for old, new in written.renumbered],
-    }
+    renumbered = [Renumbered(old, new) for old, new in written.renumbered]
+    return DocketExport(str(path), records, len(lines) - records, renumbered)
 
 
 def json_lines(path: Path, what: str) -> tuple[list[tuple[int, Any]], bool]:

@@ -101,12 +101,47 @@ def doctor(given: str | None, repair: bool) -> Report:
         return examine.repair(store) if repair else examine.examine(store)
 
 
-def doctor_document(report: Report) -> dict[str, Any]:
-    """What `doctor --json` prints: the report, each log with whether it is damaged."""
+class LogCheck(msgspec.Struct, frozen=True):
+    """One log as `self doctor` found it (`sync/doctor.py: LogReport`), and whether it is damaged."""
+
+    log: str
+    events: int
+    markers: int
+    duplicates: int
+    conflicting: int
+    unreadable: int
+    laid_out: bool
+    torn: int
+    damaged: bool
+
+
+class DifferingRemote(msgspec.Struct, frozen=True):
+    """A remote whose last sync stopped on events it holds in other bytes (`identity.Flag`)."""
+
+    remote: str
+    url: str
+    ids: list[str]
+    seen: str
+
+
+class Doctored(msgspec.Struct, frozen=True):
+    """What `self doctor --json` prints: the report (`sync/doctor.py: Report`), each log with
+    whether it is damaged."""
+
+    logs: list[LogCheck]
+    uncommitted: list[str]
+    repaired: bool
+    head: str | None
+    remotes: list[DifferingRemote]
+    set_aside: list[str]
+    locks: list[str]
+
+
+def doctor_document(report: Report) -> Doctored:
     data: dict[str, Any] = msgspec.to_builtins(report)
     for row, log in zip(data["logs"], report.logs, strict=True):
         row["damaged"] = log.damaged
-    return data
+    return msgspec.convert(data, Doctored)
 
 
 def clone(url: str, directory: str | None, options: Options) -> tuple[str, Summary]:
@@ -120,9 +155,32 @@ def clone(url: str, directory: str | None, options: Options) -> tuple[str, Summa
         return str(store.root), summary
 
 
-def clone_document(root: str, summary: Summary) -> dict[str, Any]:
-    found: dict[str, Any] = msgspec.to_builtins(summary)
-    return {"workspace": root, **found}
+class Cloned(msgspec.Struct, frozen=True):
+    """What `self clone --json` prints: the new store's folder, then the sync's summary
+    (`sync/engine.py: Summary`, field for field)."""
+
+    workspace: str
+    remote: str
+    url: str
+    head: str | None
+    pulled: int
+    pushed: int
+    retries: int
+    created: bool
+    merged: bool
+    rewritten: bool
+    restored: int
+    quarantined: int
+    repaired: int
+    kept_aside: int
+    config: str
+    bytes_received: int
+    bytes_sent: int
+    seconds: float
+
+
+def clone_document(root: str, summary: Summary) -> Cloned:
+    return msgspec.convert({"workspace": root, **msgspec.to_builtins(summary)}, Cloned)
 
 
 def options(

@@ -4,7 +4,7 @@ alias table (the preset verbs), the token estimate, and the Superself import."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -104,6 +104,14 @@ def sanitize_rules() -> str:
     return RULES
 
 
-def import_superself(ws: Workspace, path: str) -> dict[str, Any]:
+class SuperselfImport(msgspec.Struct, frozen=True):
+    """`self admin import superself`: events imported per project, and the lines of each
+    project's log that are not events (line number, why)."""
+
+    projects: dict[str, int]
+    skipped_lines: dict[str, list[tuple[int, str]]]
+
+
+def import_superself(ws: Workspace, path: str) -> SuperselfImport:
     """Import a Superself store, every event kept: events per project, lines skipped."""
-    return dict(ws.import_superself(Path(path)))
+    return msgspec.convert(ws.import_superself(Path(path)), SuperselfImport)

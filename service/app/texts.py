@@ -9,6 +9,7 @@ from service.app.queries import event_subject
 from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
+    from service.app.exchange import DocketExport, DocketImport
     from service.app.queries import (
         Context,
         FoldReport,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
         WorkList,
         WorkShow,
     )
-    from service.app.settings import AliasLine, Created, ProjectRow, Tokens
+    from service.app.settings import AliasLine, Created, ProjectRow, SuperselfImport, Tokens
     from service.model.overview import OverviewDoc
     from service.model.status import StatusDoc
 
@@ -123,35 +124,33 @@ def outcome(doc: Outcome) -> str:
     return "\n".join(lines)
 
 
-def import_summary(summary: dict[str, Any]) -> str:
+def import_summary(summary: DocketImport) -> str:
     """What an import did, and where the records went."""
     from service.model.render import plural
 
-    applied = (
-        f"{plural(summary['corrections'], 'correction')} applied, {plural(summary['reviews'], 'review')}"
-    )
+    applied = f"{plural(summary.corrections, 'correction')} applied, {plural(summary.reviews, 'review')}"
     lines = [
-        f"{plural(summary['imported'], 'record')} imported from {summary['ledger']}, "
-        f"{summary['skipped']} already here ({applied})"
+        f"{plural(summary.imported, 'record')} imported from {summary.ledger}, "
+        f"{summary.skipped} already here ({applied})"
     ]
-    placed = summary["placed"]
+    placed = summary.placed
     where = ", ".join(f"{placed[tier]} at {tier}" for tier in ("full", "index", "search") if placed[tier])
     if where:
-        lines.append(f"placed: {where} ({summary['superseded']} superseded in the ledger wait at search)")
-    if summary["demoted"]:
+        lines.append(f"placed: {where} ({summary.superseded} superseded in the ledger wait at search)")
+    if summary.demoted:
         lines.append(
-            f"{summary['demoted']} placed a tier lower than a native add would: their tier is at its cap "
+            f"{summary.demoted} placed a tier lower than a native add would: their tier is at its cap "
             "(`self state place ID --exposure …` moves one; caps are in workspace.json)"
         )
-    kept = summary["kept_as_written"]
+    kept = summary.kept_as_written
     if kept:
         listed = ", ".join(f"{rule} ({count})" for rule, count in kept.items())
         lines.append(f"kept as written, though a new record would be refused: {listed}")
-    if summary.get("torn_line_skipped"):
+    if summary.torn_line_skipped:
         lines.append("skipped a torn last line (an append that did not finish), as Docket does")
-    if summary["not_read"]:
-        lines.append(f"not read, left out: {', '.join(summary['not_read'])} (from a newer Docket)")
-    late = summary["corrections_not_applied"]
+    if summary.not_read:
+        lines.append(f"not read, left out: {', '.join(summary.not_read)} (from a newer Docket)")
+    late = summary.corrections_not_applied
     if late:
         lines.append(
             f"not applied: {', '.join(late)}, corrections of records imported before them "
@@ -160,13 +159,13 @@ def import_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def exported_docket(done: dict[str, Any]) -> str:
-    text = f"{done['records']} records and {done['reviews']} reviews written to {done['path']}"
-    moved = done.get("renumbered") or []
-    if moved:
-        pairs = ", ".join(f"{pair['was']} → {pair['now']}" for pair in moved)
+def exported_docket(done: DocketExport) -> str:
+    text = f"{done.records} records and {done.reviews} reviews written to {done.path}"
+    if done.renumbered:
+        pairs = ", ".join(f"{pair.was} → {pair.now}" for pair in done.renumbered)
         text += (
-            f"\n{len(moved)} renumbered into the one id sequence Docket's reader wants across kinds: {pairs}"
+            f"\n{len(done.renumbered)} renumbered into the one id sequence Docket's reader wants across "
+            f"kinds: {pairs}"
         )
     return text
 
@@ -203,5 +202,5 @@ def tokens(doc: Tokens) -> str:
     )
 
 
-def superself_imported(summary: dict[str, Any]) -> str:
-    return "\n".join(f"{slug}: {count} events imported" for slug, count in summary["projects"].items())
+def superself_imported(summary: SuperselfImport) -> str:
+    return "\n".join(f"{slug}: {count} events imported" for slug, count in summary.projects.items())
