@@ -1,5 +1,6 @@
-"""A project's ledger in and out as Docket schema-2 files (JSONL): the import runs as a command
-(`requests.ImportDocket`, through `writes.execute_import`), the export writes a new file."""
+"""A project's ledger in and out: Docket schema-2 files (JSONL) — the import runs as a command
+(`requests.ImportDocket`, through `writes.execute_import`), the export writes a new file — and
+the decisions as a Parquet file (pyarrow, the `parquet` extra)."""
 
 from __future__ import annotations
 
@@ -105,3 +106,73 @@ def json_lines(path: Path, what: str) -> tuple[list[tuple[int, Any]], bool]:
                 return rows, True
             raise Invalid(f"{path}:{number} is not JSON ({exc})") from exc
     return rows, False
+
+
+class ParquetExport(msgspec.Struct, frozen=True):
+    """`self export parquet`: the file written and its rows, one per decision."""
+
+    path: str
+    rows: int
+
+
+def export_parquet(ws: Workspace, out: str) -> ParquetExport:
+    """Every decision of this project as one Parquet row (pyarrow, the `parquet` extra)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise Invalid("Parquet export needs pyarrow: pip install 'selfhub[parquet]'") from exc
+    _check_target(out)
+    rows = ws.decision_rows()
+    pq.write_table(pa.Table.from_pylist(rows, schema=_decision_schema(pa)), out)
+    return ParquetExport(out, len(rows))
+
+
+def _decision_schema(pa: Any) -> Any:
+    """The Parquet schema of a decision row (`exchange.decision_rows`, each unit's outcome added)."""
+    files = pa.list_(pa.string())
+    unit = pa.struct(
+        [
+            ("id", pa.string()),
+            ("state", pa.string()),
+            ("intentional", files),
+            ("unintentional", files),
+            ("unrealized", files),
+        ]
+    )
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("project", pa.string()),
+            ("text", pa.string()),
+            ("choice", pa.string()),
+            ("alternatives", pa.list_(pa.string())),
+            ("decided_by", pa.string()),
+            ("rationale", pa.string()),
+            ("state", pa.string()),
+            ("current", pa.bool_()),
+            ("support", pa.string()),
+            ("supports", pa.list_(pa.list_(pa.string()))),
+            ("review_owed", pa.list_(pa.string())),
+            ("depends_on", pa.list_(pa.string())),
+            ("blocked", pa.bool_()),
+            ("applicable", pa.bool_()),
+            ("blocked_by", pa.list_(pa.string())),
+            ("answers", pa.list_(pa.string())),
+            ("outcome", pa.string()),
+            ("superseded_by", pa.string()),
+            ("alias", pa.string()),
+            ("work", pa.list_(unit)),
+            ("created", pa.string()),
+            ("changed", pa.string()),
+        ]
+    )
+
+
+def _check_target(out: str) -> None:
+    """The file a Parquet export writes: a path in an existing folder, not a folder."""
+    target = Path(out).expanduser()
+    if target.is_dir():
+        raise Invalid(f"{out} is a folder: give the file to write, such as {target / 'decisions.parquet'}")
+    if not target.parent.is_dir():
+        raise Invalid(f"{out}: there is no folder {target.parent}; create it or write somewhere else")

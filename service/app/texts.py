@@ -3,13 +3,13 @@ agent; each delegates to the model's render of that document."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from service.app.queries import event_subject
 from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
-    from service.app.exchange import DocketExport, DocketImport
+    from service.app.exchange import DocketExport, DocketImport, ParquetExport
     from service.app.queries import (
         Context,
         FoldReport,
@@ -170,8 +170,8 @@ def exported_docket(done: DocketExport) -> str:
     return text
 
 
-def exported_parquet(done: dict[str, Any]) -> str:
-    return f"{done['rows']} decisions written to {done['path']}"
+def exported_parquet(done: ParquetExport) -> str:
+    return f"{done.rows} decisions written to {done.path}"
 
 
 def created(doc: Created) -> str:
