@@ -198,39 +198,39 @@ def options(
 
     return Options(
         tries=_tries(tries),
-        timeout=_seconds("--timeout", timeout, "SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
-        deadline=_seconds("--deadline", deadline, "SELF_SYNC_DEADLINE", DEFAULT_DEADLINE),
+        timeout=_seconds("timeout", timeout, "SELF_SYNC_TIMEOUT", DEFAULT_TIMEOUT),
+        deadline=_seconds("deadline", deadline, "SELF_SYNC_DEADLINE", DEFAULT_DEADLINE),
         activity=activity,
         stage=stage,
         describe=describe,
     )
 
 
-def _setting(flag: str, given: float | None, env: str, default: float) -> tuple[float, str]:
-    """The value of a sync setting (the flag, else the environment, else the default) and how
-    the user wrote it, for the message that refuses it."""
+def _setting(field: str, given: float | None, env: str, default: float) -> tuple[float, str]:
+    """The value of a sync setting (given, else the environment, else the default) and how the
+    user wrote it, for the message that refuses it (the option as its `{field}` slot)."""
     if given is not None:
-        return float(given), f"{flag} {given:g}"
+        return float(given), f"{{{field}}} {given:g}"
     raw = os.environ.get(env)
     if not raw:
-        return float(default), f"{flag} {default:g}"
+        return float(default), f"{{{field}}} {default:g}"
     try:
         return float(raw), f"{env}={raw}"
     except ValueError:
         raise Invalid(f"{env}={raw!r} is not a number") from None
 
 
-def _seconds(flag: str, given: float | None, env: str, default: float) -> float:
-    value, shown = _setting(flag, given, env, default)
+def _seconds(field: str, given: float | None, env: str, default: float) -> float:
+    value, shown = _setting(field, given, env, default)
     if not 0 < value <= MAX_SECONDS:  # NaN fails too
-        raise Invalid(f"{shown}: give seconds above 0 and at most {MAX_SECONDS:g}")
+        raise Invalid(f"{shown}: give seconds above 0 and at most {MAX_SECONDS:g}", field=field)
     return value
 
 
 def _tries(given: int | None) -> int:
     from service.sync.engine import DEFAULT_TRIES
 
-    value, shown = _setting("--tries", given, "SELF_SYNC_TRIES", DEFAULT_TRIES)
+    value, shown = _setting("tries", given, "SELF_SYNC_TRIES", DEFAULT_TRIES)
     if not (value.is_integer() and 1 <= value <= MAX_TRIES):
-        raise Invalid(f"{shown}: give a number of pushes from 1 to {MAX_TRIES}")
+        raise Invalid(f"{shown}: give a number of pushes from 1 to {MAX_TRIES}", field="tries")
     return int(value)
