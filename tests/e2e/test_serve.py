@@ -264,3 +264,32 @@ def test_health_readiness_and_a_clean_stop(tmp_path: Path, sig: int) -> None:
     finally:
         code = service.stop(sig)
     assert code == 0, (tmp_path / "serve.log").read_text()
+
+
+def test_a_docket_import_posted_as_a_command_gives_the_clis_records(team: Team) -> None:
+    ledger = Path(__file__).resolve().parents[1] / "fixtures" / "docket" / "first.jsonl"
+    numbered = enumerate(ledger.read_text("utf-8").splitlines(), 1)
+    lines = [[n, json.loads(line)] for n, line in numbered if line.strip()]
+    answer = team.call(
+        "writer", "POST", f"{BASE}/commands?project={SLUG}", json={"command": "import-docket", "lines": lines}
+    )
+    assert answer.status_code == 201, answer.text
+    team.cli("import", "docket", str(ledger), workspace=OTHER)
+
+    def imported(workspace: str) -> list[str]:
+        """Each imported record's row, its ids named by the Docket aliases they stand for."""
+        rows = [
+            r
+            for r in json.loads(team.cli("state", "list", "--all", "--json", workspace=workspace))
+            if r.get("alias")
+        ]
+        aliases = {r["id"]: r["alias"] for r in rows}
+        shown = []
+        for row in sorted(rows, key=lambda r: r["alias"]):
+            text = json.dumps({k: v for k, v in row.items() if k not in ("short", "created", "updated")})
+            for record, alias in aliases.items():
+                text = text.replace(record, f"<{alias}>")
+            shown.append(text)
+        return shown
+
+    assert imported(WS) and imported(WS) == imported(OTHER)
