@@ -62,6 +62,9 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ),
     ("kept-moving", None): "; run `self sync` again, or raise --tries",
     ("declined", None): "; settle it with the server's owner, then `self sync`",
+    ("unknown-workspace", None): "; `self admin workspace add NAME --data DIR` creates one",
+    ("unknown-user", None): "; `self admin user add {name} --data DIR` adds one",
+    ("unknown-token", None): "; `self admin token list --data DIR` shows the ids",
     ("no-workspace", None): (
         ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "
         "(or `self clone URL DIR` to make one from a remote)"

@@ -1,4 +1,5 @@
-"""Errors of users and tokens. Every message says what to do next."""
+"""Errors of users and tokens. Every message says what is wrong and names no front end; a front
+end adds what to run next (the CLI: `cli/problems.py`, by the error's `code` and `about`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,18 @@ from __future__ import annotations
 class AuthError(Exception):
     """Root of every error the auth adapter raises."""
 
+    code = "store"
+
+    def __init__(self, message: str = "", **about: str) -> None:
+        self.about = about  # what a front end's hint may name
+        super().__init__(message)
+
 
 class NoSuchUser(AuthError):
+    code = "unknown-user"
+
     def __init__(self, name: str) -> None:
-        super().__init__(f"no user {name!r}; `self admin user add {name} --data DIR` adds one")
+        super().__init__(f"no user {name!r}", name=name)
 
 
 class UserExists(AuthError):
@@ -18,8 +27,10 @@ class UserExists(AuthError):
 
 
 class NoSuchToken(AuthError):
+    code = "unknown-token"
+
     def __init__(self, token_id: str) -> None:
-        super().__init__(f"no token with id {token_id!r}; `self admin token list --data DIR` shows the ids")
+        super().__init__(f"no token with id {token_id!r}")
 
 
 class NotAuthenticated(AuthError):

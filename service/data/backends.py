@@ -16,6 +16,7 @@ import msgspec
 
 from service.data.errors import DataError
 from service.model.commands import SLUG
+from service.model.errors import Invalid
 from service.store import layout
 
 BACKENDS_DIR = "backends"
@@ -46,7 +47,7 @@ def check_env_name(name: str) -> str:
 
 def check_poll(seconds: float) -> float:
     if not seconds >= 0:  # also refuses NaN
-        raise BadBackend(f"--poll {seconds}: give the seconds between polls, 0 for none")
+        raise Invalid(f"{{poll}} {seconds}: give the seconds between polls, 0 for none", field="poll")
     return seconds
 
 

@@ -1,4 +1,5 @@
-"""Errors of the data directory. Every message says what to do next."""
+"""Errors of the data directory. Every message says what is wrong and names no front end; a
+front end adds what to run next (the CLI: `cli/problems.py`, by the error's `code` and `about`)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,19 @@ from __future__ import annotations
 class DataError(Exception):
     """Root of every error the data directory raises."""
 
+    code = "store"
+
+    def __init__(self, message: str = "", **about: str) -> None:
+        self.about = about  # what a front end's hint may name
+        super().__init__(message)
+
 
 class NoSuchWorkspace(DataError):
+    code = "unknown-workspace"
+
     def __init__(self, name: str, known: list[str]) -> None:
         listed = ", ".join(known) or "none yet"
-        super().__init__(
-            f"no workspace {name!r} in the data directory (known: {listed}); "
-            "`self admin workspace add NAME --data DIR` creates one"
-        )
+        super().__init__(f"no workspace {name!r} in the data directory (known: {listed})", name=name)
 
 
 class WorkspaceExists(DataError):

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli.problems import store_message
 from service.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
 from service.auth.tokens import PREFIX, Auth, new_secret
 from service.data.errors import NoSuchWorkspace, WorkspaceExists
@@ -69,8 +70,9 @@ def test_a_second_revoke_keeps_the_first_time(data: Data) -> None:
         first = auth.revoke(new.id).revoked
         assert first is not None
         assert auth.revoke(new.id).revoked == first
-        with pytest.raises(NoSuchToken, match="token list"):
+        with pytest.raises(NoSuchToken, match="no token with id") as missing:
             auth.revoke("tk000000000000")
+        assert store_message(missing.value).endswith("; `self admin token list --data DIR` shows the ids")
 
 
 @pytest.mark.parametrize(

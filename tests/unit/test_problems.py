@@ -142,11 +142,12 @@ def test_no_application_message_names_a_flag_or_a_command() -> None:
     assert not offenders, "\n".join(offenders)
 
 
-def test_no_store_or_sync_message_names_a_flag_or_a_command() -> None:
-    """The store and sync answer the HTTP service and its mirrors too: every string they hold
-    (docstrings aside) is free of `--flags` and `self …` commands; the CLI adds its own."""
-    adapters = [*_sources(ROOT / "service" / "store"), *_sources(ROOT / "service" / "sync")]
-    offenders = _front_end_strings(adapters)
+def test_no_adapter_message_names_a_flag_or_a_command() -> None:
+    """The store, sync, the data directory and auth answer the HTTP service and its mirrors
+    too: every string they hold (docstrings aside) is free of `--flags` and `self …`
+    commands; the CLI adds its own."""
+    adapters = [_sources(ROOT / "service" / name) for name in ("store", "sync", "data", "auth")]
+    offenders = _front_end_strings([path for paths in adapters for path in paths])
     assert not offenders, "\n".join(offenders)
 
 
