@@ -82,9 +82,9 @@ def exit_for(exc: BaseException) -> NoReturn:
 
     code = adapter_code(exc)
     if code is not None:
-        from cli.problems import store_message
+        from cli.problems import adapter_message
 
-        fail(store_message(exc), problem(code).exit)
+        fail(adapter_message(exc), problem(code).exit)
     if isinstance(exc, OSError) and exc.strerror:  # the filesystem said no: a path to fix, not a bug
         where = f"{exc.filename}: " if exc.filename else ""
         fail(f"{where}{exc.strerror}; check that the path exists and that you may write there", 1)

@@ -85,12 +85,12 @@ def message(exc: ModelError) -> str:
     return exc.detail(flag) + hint(exc)
 
 
-def store_message(exc: BaseException) -> str:
-    """An adapter error's message (the store's, sync's, the data directory's) with the CLI's
-    flags and commands in its slots, and the hint its code has."""
+def adapter_message(exc: BaseException) -> str:
+    """An adapter error's message (the store's, sync's, the data directory's, auth's) with the
+    CLI's flags and commands in its slots, and the hint its code has."""
     from service.app.errors import adapter_code, adapter_detail
 
-    return adapter_detail(exc, slot) + store_hint(adapter_code(exc) or "store", getattr(exc, "about", {}))
+    return adapter_detail(exc, slot) + adapter_hint(adapter_code(exc) or "store", getattr(exc, "about", {}))
 
 
 def slot(field: str) -> str:
@@ -98,8 +98,8 @@ def slot(field: str) -> str:
     return COMMANDS.get(field) or flag(field)
 
 
-def store_hint(code: str, about: dict[str, str] | None = None) -> str:
-    """What to run after a store's or a sync's error (`code`: its class's)."""
+def adapter_hint(code: str, about: dict[str, str] | None = None) -> str:
+    """What to run after an adapter's error (`code`: its class's; `about`: what it names)."""
     return HINTS.get((code, None), "").format(**(about or {}))
 
 

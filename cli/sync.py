@@ -88,11 +88,11 @@ def _size(n: float) -> str:
 
 
 def _options(tries: int | None, timeout: float | None, deadline: float | None, progress: Progress) -> Options:
-    from cli.problems import store_message
+    from cli.problems import adapter_message
     from service.app import remotes
 
     stage = progress.stage if progress.enabled else None
-    return remotes.options(tries, timeout, deadline, progress, stage, store_message)
+    return remotes.options(tries, timeout, deadline, progress, stage, adapter_message)
 
 
 TriesOpt = typer.Option(None, "--tries", help="Pushes to try before giving up (default 8, SELF_SYNC_TRIES).")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli.problems import store_message
+from cli.problems import adapter_message
 from service.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
 from service.auth.tokens import PREFIX, Auth, new_secret
 from service.data.errors import NoSuchWorkspace, WorkspaceExists
@@ -72,7 +72,7 @@ def test_a_second_revoke_keeps_the_first_time(data: Data) -> None:
         assert auth.revoke(new.id).revoked == first
         with pytest.raises(NoSuchToken, match="no token with id") as missing:
             auth.revoke("tk000000000000")
-        assert store_message(missing.value).endswith("; `self admin token list --data DIR` shows the ids")
+        assert adapter_message(missing.value).endswith("; `self admin token list --data DIR` shows the ids")
 
 
 @pytest.mark.parametrize(

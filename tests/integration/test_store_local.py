@@ -77,12 +77,12 @@ def test_a_marker_is_found_from_below(tmp_path: Path) -> None:
 
 
 def test_a_broken_marker_says_how_to_fix_it(tmp_path: Path) -> None:
-    from cli.problems import store_message
+    from cli.problems import adapter_message
 
     (tmp_path / ".selfhub").write_text("{oops")
     with pytest.raises(CorruptFile, match="is not a selfhub marker") as broken:
         find_marker(tmp_path)
-    assert store_message(broken.value).endswith("; run `self project link <slug>` here to rewrite it")
+    assert adapter_message(broken.value).endswith("; run `self project link <slug>` here to rewrite it")
     (tmp_path / ".selfhub").write_text('{"project": "../x"}')
     with pytest.raises(CorruptFile):
         find_marker(tmp_path)

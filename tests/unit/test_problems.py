@@ -152,23 +152,23 @@ def test_no_adapter_message_names_a_flag_or_a_command() -> None:
 
 
 def test_the_cli_words_a_store_or_sync_error_with_its_flags_commands_and_hint() -> None:
-    from cli.problems import store_message
+    from cli.problems import adapter_message
     from service.sync.errors import KeptMoving, RemoteExists, Unreachable
     from service.sync.identity import EventsDiffer
 
     taken = RemoteExists("a remote named 'origin' exists already (/srv/hub.git)", name="origin")
-    assert store_message(taken) == (
+    assert adapter_message(taken) == (
         "a remote named 'origin' exists already (/srv/hub.git); "
         "`self remote remove origin` first, or pick another --name"
     )
     slow = Unreachable("no answer within 5 s (raise it with {timeout} or SELF_SYNC_TIMEOUT)", field="timeout")
     assert str(slow) == "no answer within 5 s (raise it with timeout or SELF_SYNC_TIMEOUT)"
-    assert store_message(slow) == "no answer within 5 s (raise it with --timeout or SELF_SYNC_TIMEOUT)"
+    assert adapter_message(slow) == "no answer within 5 s (raise it with --timeout or SELF_SYNC_TIMEOUT)"
     moving = KeptMoving("hub kept moving. Nothing is lost (the events stay in the local store)")
-    assert store_message(moving).endswith("local store); run `self sync` again, or raise --tries")
+    assert adapter_message(moving).endswith("local store); run `self sync` again, or raise --tries")
     differ = EventsDiffer(["01kdvdna0419epqammaqhye1m2"])
     assert "; doctor lists them." in str(differ)
-    assert "; `self doctor` lists them." in store_message(differ)
+    assert "; `self doctor` lists them." in adapter_message(differ)
 
 
 def test_refusals_carry_a_code_and_the_field_they_concern() -> None:
