@@ -12,14 +12,13 @@ import pytest
 
 from service.store import Store
 from service.sync import SyncError, clone, remotes, sync
+from service.sync.entries import bad_mode, bad_name
 from service.sync.intake import (
     BadEvent,
     BadSettings,
     Oversize,
     RemoteRefused,
     UnsafeEntry,
-    bad_mode,
-    bad_name,
 )
 from tests.forge import SEGMENT, forge, head, hostile_trees, leaky_event, read, reset
 from tests.integration.sync_support import FAST, append, bare, files, git_daemon, new_store, replica, track
