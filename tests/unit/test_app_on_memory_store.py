@@ -151,3 +151,16 @@ def test_a_docket_import_is_a_command_like_any_other() -> None:
     assert summary["imported"] == summary["records"] > 0
     again, second = execute_import(store.workspace("app"), command)
     assert again == [] and second["imported"] == 0 and second["skipped"] == summary["records"]
+
+
+def test_time_travel_search_history_and_recent_events_read_the_memory_store(ws: Workspace) -> None:
+    [goal] = execute(ws, Add(text="teams share one typed project state", preset="goal"))
+    [work] = execute(ws, Add(text="write the docs", preset="work"))
+    execute(ws, Start(record=entity(work)))
+
+    before = queries.records(ws, False, at=goal.id)
+    assert [row["text"] for row in before.rows] == ["teams share one typed project state"]
+    assert [row["text"] for row in queries.search(ws, "docs", False, None).rows] == ["write the docs"]
+    history = queries.record(ws, entity(work), True, None).history or []
+    assert [row["type"] for row in history] == ["entity.confirmed", "entity.started"]
+    assert [row["id"] for row in queries.recent(ws, 2)] == [work.id, history[-1]["id"]]
