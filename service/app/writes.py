@@ -19,11 +19,32 @@ Summary = dict[str, Any]
 
 def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
     """The events `command` appended, or the refusal it raised (nothing appended)."""
-    from service.model import requests
     from service.model.handle import handle
 
     def run(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
         return handle(state, config, clock, command)
+
+    return _on_its_log(workspace, command, run)
+
+
+def execute_import(workspace: Workspace, command: requests.ImportDocket) -> tuple[list[Event], Summary]:
+    """An import run as `execute` runs it (`handle`'s rule for it, on its log, in one
+    transaction, through the append gate), with the summary of what it did."""
+    from service.model import exchange
+
+    summary: Summary = {}
+
+    def run(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
+        events, done = exchange.import_lines(state, config, clock, command.lines)
+        summary.update(done)
+        return events
+
+    return _on_its_log(workspace, command, run), summary
+
+
+def _on_its_log(workspace: Workspace, command: requests.AnyCommand, run: Command) -> list[Event]:
+    """`run` in a transaction on the log the model's rule names for `command`."""
+    from service.model import requests
 
     where = requests.log_of(command)
     if isinstance(command, requests.OnRecord):
@@ -35,21 +56,6 @@ def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
     if isinstance(command, requests.Add):
         return _new_record(workspace, log, run)
     return workspace.write(log, run)
-
-
-def execute_import(workspace: Workspace, command: requests.ImportDocket) -> tuple[list[Event], Summary]:
-    """An import run as `execute` runs it (`handle`'s rule for it, on the project's log, in one
-    transaction, through the append gate), with the summary of what it did."""
-    from service.model import exchange
-
-    summary: Summary = {}
-
-    def run(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
-        events, done = exchange.import_lines(state, config, clock, command.lines)
-        summary.update(done)
-        return events
-
-    return workspace.write(workspace.require_project(), run), summary
 
 
 def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
