@@ -1,11 +1,45 @@
-"""Read-only facts of the code checkout a coding agent works in, for the action gate: whether
-the files a command would overwrite exist, the branch checked out and its upstream (dulwich)."""
+"""Read-only facts of the code checkout a coding agent works in (dulwich): for the action gate,
+whether the files a command would overwrite exist, the branch checked out and its upstream; for
+a work unit's outcome, the checkout's head and the files changed between two commits."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from service.model.destructive import Checkout, Questions
+from service.model.errors import Invalid
+
+
+def head(path: Path) -> str | None:
+    """The head commit of the checkout at `path` (None outside git, or before a first commit)."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
+    try:
+        with Repo(str(path)) as repo:
+            return repo.head().decode()
+    except (NotGitRepository, KeyError, OSError):
+        return None
+
+
+def changed(path: Path, start: str, end: str | None) -> tuple[str, set[str]]:
+    """The commit the span ends at (`end`, else the checkout's head) and every path changed
+    between `start` and it; Invalid when the checkout lacks one of the two commits."""
+    from dulwich.diff_tree import tree_changes
+    from dulwich.objects import Commit
+    from dulwich.repo import Repo
+
+    with Repo(str(path)) as repo:
+        end = end or repo.head().decode()
+        try:
+            start_tree = cast(Commit, repo[start.encode()]).tree
+            end_tree = cast(Commit, repo[end.encode()]).tree
+            changes = tree_changes(repo.object_store, start_tree, end_tree)
+            sides = [side for change in changes for side in (change.old, change.new) if side is not None]
+        except KeyError as exc:  # raised as the trees are read, too
+            raise Invalid(f"the checkout at {path} lacks commit {exc}; fetch it first") from exc
+        return end, {side.path.decode() for side in sides if side.path is not None}
 
 
 def facts(cwd: Path, asked: Questions) -> Checkout:

@@ -11,7 +11,7 @@ import datetime as dt
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -322,25 +322,15 @@ class Workspace:
 
     def checkout_head(self) -> str | None:
         """The head commit of the linked checkout (None without one, or outside git)."""
-        path = self.checkout()
-        if path is None:
-            return None
-        from dulwich.errors import NotGitRepository
-        from dulwich.repo import Repo
+        from service import checkout
 
-        try:
-            with Repo(str(path)) as repo:
-                return repo.head().decode()
-        except (NotGitRepository, KeyError, OSError):
-            return None
+        path = self.checkout()
+        return None if path is None else checkout.head(path)
 
     def work_outcome(self, prefix: str) -> dict[str, object]:
         """Intended outcomes against the files the linked checkout changed between the unit's
         start and done commits (its head when it is not done yet)."""
-        from dulwich.diff_tree import tree_changes
-        from dulwich.objects import Commit
-        from dulwich.repo import Repo
-
+        from service import checkout
         from service.model import worksets
         from service.model.events import EntityWhy, payload_of
         from service.model.history import events_of
@@ -366,20 +356,7 @@ class Workspace:
         if path is None:
             raise Invalid("no checkout is linked to this project", code="no-checkout")
         done = end is not None
-        with Repo(str(path)) as repo:
-            end = end or repo.head().decode()
-            try:
-                start_tree = cast(Commit, repo[start.encode()]).tree
-                end_tree = cast(Commit, repo[end.encode()]).tree
-                changes = tree_changes(repo.object_store, start_tree, end_tree)
-                realized = {
-                    side.path.decode()
-                    for change in changes
-                    for side in (change.old, change.new)
-                    if side is not None and side.path is not None
-                }
-            except KeyError as exc:
-                raise Invalid(f"the checkout at {path} lacks commit {exc}; fetch it first") from exc
+        end, realized = checkout.changed(path, start, end)
         intended = list(unit.ledger.intends) if unit.ledger is not None else []
         return {"work": unit.id, "start": start, "end": end, "done": done} | worksets.outcome(
             realized, intended
