@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from service.app.queries import RecordRow
+
 
 class Doc(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What every documented body shares: no key beyond its fields."""
@@ -42,12 +44,6 @@ class ProjectRow(Doc, frozen=True):
     added: str
 
 
-class Link(Doc, frozen=True):
-    type: str
-    target: str
-    set: int | None = None  # the AND set of a `supports` link
-
-
 class Owed(Doc, frozen=True):
     ground: str
     head: str
@@ -72,31 +68,10 @@ class Option(Doc, frozen=True):
     action: str
 
 
-class EntityRow(Doc, frozen=True):
+class EntityRow(RecordRow, frozen=True, forbid_unknown_fields=True):
     """One record's row (`self state list --json`). A claim, decision or question adds the
     ledger's keys, from `kind` on: its derived views and its recorded fields."""
 
-    id: str
-    short: str
-    project: str
-    labels: list[str]
-    text: str
-    why: str | None
-    status: str
-    execution: str | None
-    exposure: str
-    priority: int | None
-    scope: str
-    target: str | None
-    criteria: list[str]
-    covered: list[str]
-    blocked_on: str | None
-    superseded_by: str | None
-    supersedes: list[str]
-    links: list[Link]
-    pending: bool
-    created: str
-    updated: str
     kind: str | None = None
     state: str | None = None
     current: bool | None = None

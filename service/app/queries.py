@@ -235,8 +235,9 @@ class LinkRow(msgspec.Struct, frozen=True, omit_defaults=True):
     set: int | None = None
 
 
-class WorkRow(msgspec.Struct, frozen=True):
-    """A work unit's row (`self work list --json`): a record's row and the unit's word."""
+class RecordRow(msgspec.Struct, frozen=True):
+    """The fields every record's row has (`self state list --json`); a ledger record's row
+    adds its own keys after them, a work unit's its word."""
 
     id: str
     short: str
@@ -259,6 +260,11 @@ class WorkRow(msgspec.Struct, frozen=True):
     pending: bool
     created: str
     updated: str
+
+
+class WorkRow(RecordRow, frozen=True):
+    """A work unit's row (`self work list --json`): a record's row and the unit's word."""
+
     word: str
 
 

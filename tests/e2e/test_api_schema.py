@@ -50,8 +50,9 @@ def document(team: Team) -> dict[str, Any]:
 
 
 def served_paths() -> set[tuple[str, str]]:
-    """The app's (method, OpenAPI path) pairs, but litestar's own /schema pages and the web
-    view's (HTML pages for a browser, not operations of the API)."""
+    """The app's (method, OpenAPI path) pairs, but litestar's own /schema pages, the web
+    view's (HTML pages for a browser, not operations of the API) and the mounts (the git
+    endpoint speaks git's protocol)."""
     import re
 
     from service.web.routes import PATHS
@@ -59,7 +60,7 @@ def served_paths() -> set[tuple[str, str]]:
     return {
         (m.lower(), re.sub(r"\{(\w+):\w+\}", r"{\1}", p))
         for m, p in app_routes()
-        if not p.startswith("/schema") and p not in PATHS
+        if not p.startswith("/schema") and p not in PATHS and m != "MOUNT"
     }
 
 
