@@ -17,11 +17,10 @@ AGENT = Origin("agent", False)
 
 def as_imported(events: Iterable[Event]) -> list[Event]:
     """The events as `self import superself` writes them: each marked as Superself's history
-    (`refs.imported`), and the import's voucher for the dones among them."""
+    (`refs.imported`), and the import's vouchers for the dones among them."""
     mark = {completion.IMPORTED: completion.SUPERSELF}
     marked = [msgspec.structs.replace(e, refs={**(e.refs or {}), **mark}) for e in events]
-    voucher = completion.voucher(marked, set(), HUMAN, "2026-12-01T00:00:00.000Z")
-    return marked + ([voucher] if voucher is not None else [])
+    return marked + completion.vouchers(marked, set(), HUMAN, "2026-12-01T00:00:00.000Z")
 
 
 class Log:

@@ -73,8 +73,8 @@ def import_superself(store: Store, path: Path, origin: Origin) -> ImportSummary:
         slug = row["slug"]
         _register(store, slug, row.get("description"), origin)
         events, bad = read_log(path / "projects" / slug / "log.jsonl")
-        voucher = _vouched(store, slug, events, origin)
-        summary[slug] = store.import_events(slug, [*events, *voucher]) - len(voucher)
+        vouchers = _vouchers(store, slug, events, origin)
+        summary[slug] = store.import_events(slug, [*events, *vouchers]) - len(vouchers)
         if bad:
             skipped[slug] = bad
         why = archived_why(events)
@@ -83,12 +83,12 @@ def import_superself(store: Store, path: Path, origin: Origin) -> ImportSummary:
     return {"projects": summary, "skipped_lines": skipped}
 
 
-def _vouched(store: Store, slug: str, events: list[Event], origin: Origin) -> list[Event]:
-    """The voucher for the evidence-free dones this import brings (written with them, in the
-    same commit), so the fold reads them as Superself's judged history."""
+def _vouchers(store: Store, slug: str, events: list[Event], origin: Origin) -> list[Event]:
+    """The vouchers for the evidence-free dones this import brings (written with them, in the
+    same commit; as many as keep each under the event cap), so the fold reads them as
+    Superself's judged history."""
     held = {e.id for e in store.read(slug).events}
-    found = completion.voucher(events, held, origin, clock.now())
-    return [found] if found is not None else []
+    return completion.vouchers(events, held, origin, clock.now())
 
 
 def archived_why(events: list[Event]) -> str | None:

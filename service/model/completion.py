@@ -19,7 +19,7 @@ def imported_from_superself(event: Event) -> bool:
     """Whether `event` carries the mark of `self import superself`. The mark alone proves
     nothing (any event can carry it): the fold relaxes the gate for a done — `entity.done`
     or a legacy close (`LEGACY_DONES`) — only when an import's voucher names it
-    (`State.vouched`, `voucher`)."""
+    (`State.vouched`, `vouchers`)."""
     return (event.refs or {}).get(IMPORTED) == SUPERSELF
 
 
@@ -30,27 +30,40 @@ def vouched(state: State, event: Event) -> bool:
 
 
 def vouch(state: State, event: Event, payload: Payload) -> None:
-    """The fold's handler of `import.superself`: the dones it names were judged by Superself."""
+    """The fold's handler of `import.superself`: the dones it names were judged by Superself.
+    An import of many dones writes several vouchers; each adds the dones it names."""
     assert isinstance(payload, Vouched)
-    state.vouched.extend(i for i in payload.judged if i not in state.vouched)
+    for judged in payload.judged:
+        state.vouched.setdefault(judged, event.id)
 
 
 def _judged_done(event: Event) -> bool:
     return (event.type == "entity.done" or event.type in LEGACY_DONES) and imported_from_superself(event)
 
 
-def voucher(events: Sequence[Event], taken: Collection[str], origin: Origin, ts: str) -> Event | None:
-    """The `import.superself` event for the marked dones among `events` that are not already
-    in the log (`taken` holds its ids): its id is the greatest free id before the first of them,
-    so a fold in id order reads it first. None when there is nothing to vouch for."""
+# How many dones one voucher names: each id costs 29 bytes of its line, so a full voucher is
+# about 29 KB, under half the event cap (`MAX_EVENT_BYTES`); a larger import writes several.
+VOUCHED_PER_EVENT = 1_000
+
+
+def vouchers(
+    events: Sequence[Event], taken: Collection[str], origin: Origin, ts: str, *, per: int = VOUCHED_PER_EVENT
+) -> list[Event]:
+    """The `import.superself` events for the marked dones among `events` that are not already
+    in the log (`taken` holds its ids): the dones in id order, `per` to a voucher, each voucher
+    with the greatest free id before the first done it names, so a fold in id order reads it
+    before every done it names. Empty when there is nothing to vouch for."""
     judged = sorted(e.id for e in events if _judged_done(e) and e.id not in taken)
-    if not judged:
-        return None
     busy = set(taken) | {e.id for e in events}
-    value = ids.decode(judged[0]) - 1
-    while ids.encode(value) in busy:
-        value -= 1
-    return make(ids.encode(value), ts, VOUCHER, origin, events[0].project, Vouched(tuple(judged)))
+    found = []
+    for start in range(0, len(judged), per):
+        names = tuple(judged[start : start + per])
+        value = ids.decode(names[0]) - 1
+        while ids.encode(value) in busy:
+            value -= 1
+        busy.add(ids.encode(value))
+        found.append(make(ids.encode(value), ts, VOUCHER, origin, events[0].project, Vouched(names)))
+    return found
 
 
 EVIDENCE = "a report naming a commit or an artifact, or one given with the done"

@@ -55,7 +55,7 @@ def _done(state: State, event: Event, payload: Payload) -> None:
         return
     if payload.report:  # Superself's done-time report, written inside the done
         state.reports.setdefault(entity.id, []).append(Report(event.id, event.ts, payload.report))
-    judged = completion.imported_from_superself(event) and event.id in state.vouched
+    judged = completion.vouched(state, event)
     reason = completion.refusal(entity, state.reports.get(entity.id, ()), event.ts, judged=judged)
     if reason is not None:
         signal(state, event, "done-refused", reason, entity.id)

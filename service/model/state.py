@@ -166,7 +166,9 @@ class State(msgspec.Struct, gc=False):
     ledger: dict[str, Fact] = msgspec.field(default_factory=dict)
     awaiting: dict[str, list[str]] = msgspec.field(default_factory=dict)
     annulled: list[str] = msgspec.field(default_factory=list)  # annulled before they were folded
-    vouched: list[str] = msgspec.field(default_factory=list)  # imported dones an import vouched for
+    # imported dones an import vouched for → the voucher (`import.superself`) that named it
+    # first; a map, so a fold of thousands of imported closes looks each one up at once
+    vouched: dict[str, str] = msgspec.field(default_factory=dict)
     unknown: int = 0
     events: int = 0
     last_id: str | None = None

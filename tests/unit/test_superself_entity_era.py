@@ -31,15 +31,14 @@ def imported(event: Event) -> Event:
 
 
 def events(*, stamped: bool) -> list[Event]:
-    """The log's events; `stamped`: as the importer writes them, marked, with its voucher."""
+    """The log's events; `stamped`: as the importer writes them, marked, with its vouchers."""
     out = []
     for line in LOG.read_bytes().splitlines():
         if not line.strip():
             continue
         event = decode_line(line)
         out.append(imported(event) if stamped else event)
-    vouched = completion.voucher(out, set(), HUMAN, "2026-12-01T00:00:00.000Z") if stamped else None
-    return out + ([vouched] if vouched is not None else [])
+    return out + (completion.vouchers(out, set(), HUMAN, "2026-12-01T00:00:00.000Z") if stamped else [])
 
 
 @pytest.fixture(scope="module")
