@@ -354,8 +354,11 @@ def _line(e: Entity, fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
         "pinned": bool(fields and fields.pinned),
     }
     line["supports"] = [group for group in line["supports"] if group]
-    if line["supersedes"] and fields is not None and fields.supersede_reason:
-        line["supersede_reason"] = fields.supersede_reason
+    reason = fields.supersede_reason if fields is not None else None
+    if line["supersedes"] and reason and reason != DEFAULT_REASON:
+        # "revise" is what a supersession without a reason means to Docket and to the import,
+        # and Docket's 168d1f2 reader refuses the field: written only when it says more
+        line["supersede_reason"] = reason
     if fact.kind == "decision":
         line["choice"] = (fields.choice if fields else None) or e.text  # Docket's reader wants one
         line["alternatives"] = list(fields.alternatives) if fields else []

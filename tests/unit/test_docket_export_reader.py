@@ -21,7 +21,7 @@ from service.model.config import WorkspaceConfig
 from tests import docket_reader
 from tests.docket_ledgers import RECORD_KINDS, renumbered
 from tests.unit.test_ledger import Book
-from tests.unit.test_ledger_docket import rows_of
+from tests.unit.test_ledger_docket import Log, rows_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
 SHARED_VERSIONS = [v for v in docket_reader.VERSIONS if v.shared]
@@ -95,7 +95,7 @@ def test_an_export_of_every_kind_reads_in_docket_s_readers() -> None:
     ]
     assert written.renumbered == [("c1", "c11"), ("c2", "c12"), ("d1", "d13"), ("q1", "q14")]
     assert by_id["c12"]["supports"] == [["c11"]] and by_id["d13"]["depends_on"] == ["c12"]
-    assert by_id["c15"]["supersedes"] == ["c12"] and by_id["c15"]["supersede_reason"] == "revise"
+    assert by_id["c15"]["supersedes"] == ["c12"] and "supersede_reason" not in by_id["c15"]  # revise
     assert (by_id["d16"]["supports"], by_id["d16"]["depends_on"], by_id["d16"]["answers"]) == (
         [["c15", "c6"]],
         ["d13"],
@@ -129,3 +129,48 @@ def test_records_written_here_alone_read_in_every_version() -> None:
     for version in docket_reader.VERSIONS:
         docket_reader.check(lines, version)
     assert [line["id"] for line in lines] == ["q1", "c2", "d3"]
+
+
+def reasons_read_back(lines: list[dict[str, Any]]) -> dict[str, str | None]:
+    """Each record's supersede reason once the exported lines are imported again, by its id."""
+    log = Log()
+    log.load(list(enumerate(lines, 1)))
+    state = log.state()
+    return {
+        e.ledger.alias: state.ledger[e.id].reason
+        for e in state.entities.values()
+        if e.ledger is not None and e.ledger.alias
+    }
+
+
+def test_a_revision_leaves_its_reason_out_and_reads_in_every_version() -> None:
+    """Docket's 168d1f2 reader knows no `supersede_reason`, and a supersession that gives none
+    is a revision ("revise") to every later reader and to `import docket`: the export writes
+    the reason only when it is another, so a ledger of revisions reads in 168d1f2 too, and
+    comes back revised."""
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    book.claim("the API returns JSON with a schema", supersedes=c1, supersede_reason="revise")
+    d2 = book.decision("parse with json", choice="stdlib json")
+    book.decision("parse with orjson", choice="orjson", supersedes=d2)  # no reason given
+    written = exchange.docket_export(book.state())
+    assert [line.get("supersedes") for line in written.lines] == [[], ["c1"], [], ["d3"]]
+    assert all("supersede_reason" not in line for line in written.lines)
+    for version in docket_reader.VERSIONS:
+        docket_reader.check(written.lines, version)
+    assert reasons_read_back(written.lines) == {"c1": None, "c2": "revise", "d3": None, "d4": "revise"}
+
+
+def test_another_reason_is_written_and_comes_back() -> None:
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    book.claim("the API answers in JSON", supersedes=c1, supersede_reason="restate")
+    c3 = book.claim("the disk is fast")
+    book.claim("the disk is slow", supersedes=c3, supersede_reason="reverse")
+    written = exchange.docket_export(book.state())
+    assert [line.get("supersede_reason") for line in written.lines] == [None, "restate", None, "reverse"]
+    for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):
+        docket_reader.check(written.lines, version)
+    with pytest.raises(docket_reader.Refused, match="supersede_reason"):  # before it knew reasons
+        docket_reader.check(written.lines, docket_reader.V168D1F2)
+    assert reasons_read_back(written.lines) == {"c1": None, "c2": "restate", "c3": None, "c4": "reverse"}

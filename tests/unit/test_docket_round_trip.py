@@ -86,6 +86,9 @@ def test_import_export_import_gives_the_same_rows(ledger: list[dict[str, Any]], 
     exported = exchange.docket_lines(first.state())
     for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):
         docket_reader.check(exported, version)  # Docket's readers accept the file
+    assert all(line.get("supersede_reason") != "revise" for line in exported)  # the default: left out
+    if shared and all(line["kind"] in RECORD_KINDS and "supersede_reason" not in line for line in exported):
+        docket_reader.check(exported, docket_reader.V168D1F2)  # records only, every reason revise
     names = renaming(ledger, exported)
     if shared:
         assert all(old == new for old, new in names.items())  # its own ids, kept
@@ -111,7 +114,7 @@ def test_an_exported_record_keeps_its_docket_id_and_fields() -> None:
         ["stdlib json"],
         "when orjson ships wheels everywhere",
     )
-    assert exported["c6"]["supersedes"] == ["c2"] and exported["c6"]["supersede_reason"] == "revise"
+    assert exported["c6"]["supersedes"] == ["c2"] and "supersede_reason" not in exported["c6"]  # revise
     assert exported["d9"]["state"] == "revoked" and exported["d9"]["pinned"] is True
     assert exported["d4.r1"]["grounds"] == {"c2": "c6"}
     assert set(exported) == {"c1", "c2", "q3", "d4", "d5", "c6", "c7", "d8", "d9", "d10", "d4.r1"}
