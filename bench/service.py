@@ -15,7 +15,9 @@ With --webhook R (and --servers '' for it alone), a remote-backed workspace of N
 mirrored from a bare repository under `git daemon`: R rounds of one event pushed by a clone,
 then a signed push delivery to `POST /hooks/WS`, timed until the new record answers through
 the API (p50, p99); beside it, in the same round, the same fetch by a `self sync` process on
-another clone.
+another clone; then one event posted through the API, timed until the backend's main holds it.
+Each round's connections to the backend (a git:// fetch or push is one) and bytes, counted by
+a proxy in front of `git daemon`.
 With --git R (and --servers '' for it alone), the git endpoint on a workspace of N events:
 pushes a second with 8 git pushers of R rounds each (and how many were lost), then `git clone`
 (median of 3), each beside C git's `git http-backend` serving a bare copy of the same store.
@@ -317,41 +319,64 @@ HOOK_SECRET = "a bench secret"
 
 
 def webhook(events: int, rounds: int, tmp: Path) -> None:
-    """Webhook delivery → the new state through the API, beside `self sync`'s same fetch."""
+    """Webhook delivery → the new state through the API, beside `self sync`'s same fetch; a
+    write through the API → the backend holding it. The service and `self sync` reach the
+    backend through a counting proxy: the connections (one a git:// fetch or push) and bytes
+    each round took."""
     import hashlib
     import hmac
     import json
 
     from service.model.events import Assertion, Origin, make
     from service.sync import Options, clone, remotes, sync
-    from tests.servers import git_daemon
+    from tests.servers import git_daemon, proxy
 
     base = tmp / "git"
     base.mkdir()
-    subprocess.run(
-        ["git", "init", "--bare", "-q", "--initial-branch=main", str(base / "team.git")], check=True
-    )
-    with git_daemon(base) as port:
+    bare = base / "team.git"
+    subprocess.run(["git", "init", "--bare", "-q", "--initial-branch=main", str(bare)], check=True)
+    with git_daemon(base) as port, proxy(port) as (via, counter):
         url = f"git://127.0.0.1:{port}/team.git"
+        counted = f"git://127.0.0.1:{via}/team.git"  # the service's and `self sync`'s way there
         start = time.perf_counter()
         author = build(tmp / "author", SLUG, events)
         remotes.add(author.repo, url)
         sync(author, options=Options())
-        follower, _ = clone(url, tmp / "follower")
+        follower, _ = clone(counted, tmp / "follower")
         follower.close()
         print(f"webhook: a workspace of {events:,} events published ({time.perf_counter() - start:.1f} s)")
         data = tmp / "hooked"
         env = os.environ | {HOOK_ENV: HOOK_SECRET}
         subprocess.run(
-            [SELF, "admin", "workspace", "add", WS, "--remote", url, "--webhook-secret-env", HOOK_ENV,
+            [SELF, "admin", "workspace", "add", WS, "--remote", counted, "--webhook-secret-env", HOOK_ENV,
              "--poll", "0", "--data", str(data)],
             check=True, env=env, stdout=subprocess.DEVNULL,
         )  # fmt: skip
         with Auth(Data(data)) as auth:
             auth.add_user("bench")
             reader = auth.create_token("bench", WS, "reader").token
-        server = Server("uvicorn", Data(data), tmp / "webhook.log", env)
-        hooked, synced = [], []
+            writer = auth.create_token("bench", WS, "writer").token
+        log = tmp / "webhook.log"
+        server = Server("uvicorn", Data(data), log, env)
+        hooked, synced, wrote = [], [], []
+        links: dict[str, list[int]] = {"webhook": [], "sync": [], "write": []}
+        sizes: dict[str, list[int]] = {"webhook": [], "sync": [], "write": []}
+
+        def rounds_done(trigger: str) -> float:
+            text = httpx.get(server.url + "/metrics", timeout=10).text
+            key = f'selfhub_backend_syncs_total{{outcome="ok",trigger="{trigger}",workspace="{WS}"}}'
+            return next((float(line.split()[-1]) for line in text.splitlines() if line.startswith(key)), 0.0)
+
+        def settle(trigger: str, done: float, what: str) -> None:
+            """Wait for the round `trigger` asked for to end, then note its connections and bytes."""
+            began = time.perf_counter()
+            while rounds_done(trigger) <= done:
+                if time.perf_counter() - began > 60:
+                    raise SystemExit(f"{what}: the round did not end within 60 s")
+                time.sleep(0.01)
+            links[what].append(counter.connections)
+            sizes[what].append(counter.sent + counter.received)
+
         try:
             client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {reader}"})
             for n in range(rounds):
@@ -376,6 +401,8 @@ def webhook(events: int, rounds: int, tmp: Path) -> None:
                 headers = {"X-Hub-Signature-256": f"sha256={sign}", "X-GitHub-Delivery": f"bench-{n}",
                            "Content-Type": "application/json"}  # fmt: skip
                 record = f"/api/v1/workspaces/{WS}/projects/{SLUG}/entities/{new}?history=0"
+                done = rounds_done("webhook")
+                counter.reset()
                 began = time.perf_counter()
                 answer = client.post(f"/hooks/{WS}", content=body, headers=headers)
                 assert answer.status_code == 202, answer.text
@@ -384,21 +411,61 @@ def webhook(events: int, rounds: int, tmp: Path) -> None:
                         raise SystemExit(f"round {n}: the pushed record did not show within 60 s")
                     time.sleep(0.002)
                 hooked.append((time.perf_counter() - began) * 1000)
+                settle("webhook", done, "webhook")
+                counter.reset()
                 began = time.perf_counter()
                 subprocess.run([SELF, "sync"], check=True, stdout=subprocess.DEVNULL,
                                env=os.environ | {"SELF_WORKSPACE": str(tmp / "follower")})  # fmt: skip
                 synced.append((time.perf_counter() - began) * 1000)
+                links["sync"].append(counter.connections)
+                sizes["sync"].append(counter.sent + counter.received)
+                # a write through the API, pushed by the round it asks for
+                before = (bare / "refs" / "heads" / "main").read_text()
+                done = rounds_done("write")
+                counter.reset()
+                began = time.perf_counter()
+                posted = client.post(
+                    f"/api/v1/workspaces/{WS}/events",
+                    content=f'{{"events":[{NOTE}]}}',
+                    headers={"Authorization": f"Bearer {writer}", "Content-Type": "application/json"},
+                )
+                assert posted.status_code == 201, posted.text
+                while (bare / "refs" / "heads" / "main").read_text() == before:
+                    if time.perf_counter() - began > 60:
+                        raise SystemExit(f"round {n}: the write did not reach the backend within 60 s")
+                    time.sleep(0.002)
+                wrote.append((time.perf_counter() - began) * 1000)
+                settle("write", done, "write")
             client.close()
         finally:
             server.stop()
             author.close()
+    took: dict[str, list[float]] = {"webhook": [], "write": []}
+    for line in log.read_text().splitlines():
+        if line.startswith("{"):
+            found = json.loads(line)
+            if found.get("event") == "backend-sync" and found.get("trigger") in took:
+                took[found["trigger"]].append(found["seconds"] * 1000)
+
+    def each(what: str) -> str:
+        return (
+            f"{statistics.median(links[what]):g} connections to the backend a round "
+            f"(most {max(links[what])}), {statistics.median(sizes[what]):,.0f} bytes"
+        )
+
     print(
         f"  delivery → record through the API: p50 {statistics.median(hooked):.0f} ms, "
-        f"p99 {percentile(hooked, 99):.0f} ms ({rounds} rounds, one event each)"
+        f"p99 {percentile(hooked, 99):.0f} ms ({rounds} rounds, one event each); the round itself "
+        f"p50 {statistics.median(took['webhook']):.0f} ms; {each('webhook')}"
     )
     print(
         f"  the same fetch by a `self sync` process: p50 {statistics.median(synced):.0f} ms, "
-        f"p99 {percentile(synced, 99):.0f} ms"
+        f"p99 {percentile(synced, 99):.0f} ms; {each('sync')}"
+    )
+    print(
+        f"  write through the API → on the backend: p50 {statistics.median(wrote):.0f} ms, "
+        f"p99 {percentile(wrote, 99):.0f} ms; the round itself p50 "
+        f"{statistics.median(took['write']):.0f} ms; {each('write')}"
     )
 
 

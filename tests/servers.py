@@ -85,16 +85,18 @@ def git_daemon(base: Path, port: int | None = None) -> Iterator[int]:
 
 
 class Counter:
-    """Bytes a `proxy` moved: sent (client → server) and received (server → client)."""
+    """Bytes a `proxy` moved: sent (client → server) and received (server → client), and the
+    connections it took (a git:// fetch or push is one each)."""
 
     def __init__(self) -> None:
         self.sent = 0
         self.received = 0
+        self.connections = 0
         self.lock = threading.Lock()
 
     def reset(self) -> None:
         with self.lock:
-            self.sent = self.received = 0
+            self.sent = self.received = self.connections = 0
 
 
 @contextlib.contextmanager
@@ -126,6 +128,8 @@ def proxy(target_port: int) -> Iterator[tuple[int, Counter]]:
                 dst.shutdown(socket.SHUT_WR)
 
     def connect(client: socket.socket) -> None:
+        with counter.lock:
+            counter.connections += 1
         with client, socket.create_connection(("127.0.0.1", target_port)) as server:
             for end in (client, server):  # no Nagle delays added to the protocol's small writes
                 end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
