@@ -6,7 +6,9 @@ workspace is in flight: asked while one runs, exactly one more round follows it,
 asked (a burst of deliveries or writes is one more fetch). A round fetches the remote's
 objects in a worker thread first (`sync/prefetch.py`: the writes go on meanwhile, and a dead
 backend fails there), ends when the remote is at the store's head and its last sync, and
-otherwise syncs on the workspace's writer thread (`round.py`), never on the event loop; a
+otherwise syncs on the workspace's writer thread (`round.py`), never on the event loop,
+starting from the head the prefetch brought (one fetch a round; the push's compare-and-swap
+is against that head, and a remote that moved since is fetched again by the retry); a
 workspace whose store is missing is cloned first (`establish.py`), in a worker thread. A
 failed round (the backend down, the credentials refused) is logged and counted, and tried
 again after 2, 4, 8… seconds (at most the poll period): the writes acknowledged meanwhile
@@ -232,11 +234,12 @@ class Mirrors:
         if live is None:
             live = await anyio.to_thread.run_sync(self.hub.workspace, name)
         store = live.store
-        remote = await anyio.to_thread.run_sync(prefetch, store.root, remotes.DEFAULT, self.options)
+        fetched = await anyio.to_thread.run_sync(prefetch, store.root, remotes.DEFAULT, self.options)
+        remote = fetched.head.decode("ascii") if fetched.head is not None else None
         if remote is not None and remote == store.head() == last_synced(store, remotes.DEFAULT):
             return Summary(remotes.DEFAULT, "", head=remote), False  # in step: the writer is not asked
         before = live.head
-        run = partial(sync_live, options=self.options)
+        run = partial(sync_live, options=self.options, fetched=fetched)  # no second fetch
         job = await live.writer.submit_alone_async(run, self.options.deadline + 30)
         done = job.answer()
         assert isinstance(done, Summary)

@@ -13,17 +13,19 @@ from typing import TYPE_CHECKING
 
 from service.sync import Options, Summary, remotes, sync
 from service.sync.brought import brought, settings_changed
+from service.sync.engine import Fetched
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
 
 
-def sync_live(live: LiveWorkspace, options: Options) -> Summary:
-    """The sync protocol with remote `origin` (the same code as `self sync`); the workspace's
-    states and stream follow main wherever it ends."""
+def sync_live(live: LiveWorkspace, options: Options, fetched: Fetched | None = None) -> Summary:
+    """The sync protocol with remote `origin` (the same code as `self sync`), starting from
+    `fetched` (the round's prefetch) when given; the workspace's states and stream follow
+    main wherever it ends."""
     before = live.store.head()
     try:
-        return sync(live.store, remotes.DEFAULT, options)
+        return sync(live.store, remotes.DEFAULT, options, fetched)
     finally:
         after = live.store.head()
         if after is not None and after != before:

@@ -6,6 +6,11 @@ with R as the only parent and pushed with compare-and-swap against R. A rejected
 again from the fetch after a bounded, jittered pause. Nothing is ever force-pushed, and no
 local event is dropped: an event the remote lost (its history was rewritten elsewhere) is a
 local event the remote lacks, so it is appended again.
+
+A sync given what a fetch just brought (`Fetched`: the service's prefetch, `prefetch.py`)
+starts from that head instead of fetching again: the intake gate checks what was fetched as
+it checks what its own fetch brings, and the push's compare-and-swap is against that head, so
+a remote that moved since turns the push away and the next attempt fetches.
 """
 
 from __future__ import annotations
@@ -52,6 +57,16 @@ class Options:
     describe: Callable[[SyncError], str] = str  # a failed remote's line in a round (`every.py`)
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """What a fetch from `url` just brought into the store, for a sync to start from: the
+    remote's main (None: the remote had none) and the bytes it took."""
+
+    url: str = field(repr=False)  # whole, as `remotes.url_of` gives it: never shown
+    head: ObjectID | None
+    received: int = 0
+
+
 class Summary(msgspec.Struct):
     """What one sync did."""
 
@@ -77,20 +92,25 @@ class Summary(msgspec.Struct):
 # --- sync -------------------------------------------------------------------------------------
 
 
-def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = None) -> Summary:
-    """Sync the store with remote `name` until the remote holds every local event."""
+def sync(
+    store: Store, name: str = remotes.DEFAULT, options: Options | None = None, fetched: Fetched | None = None
+) -> Summary:
+    """Sync the store with remote `name` until the remote holds every local event. Given
+    `fetched` (a fetch from the same URL that just brought the remote's head into the
+    store), the first attempt starts from that head without fetching again."""
     opts = options or Options()
     started = time.monotonic()
     url = remotes.url_of(store.repo, name)
     conn = Connection(url, opts.timeout, store.root, opts.activity, opts.stage, opts.deadline)
     summary = Summary(remote=name, url=conn.shown)
+    given = _usable(store, url, fetched)
     try:
         for attempt in range(max(1, opts.tries)):
             if attempt:
                 summary.retries += 1
                 cap = min(opts.max_pause, opts.pause * 2 ** (attempt - 1))
                 time.sleep(opts.rng.uniform(cap / 2, cap))
-            if _attempt(store, conn, name, opts, summary):
+            if _attempt(store, conn, name, opts, summary, given if attempt == 0 else None):
                 return summary
         raise KeptMoving(
             f"{conn.shown} kept moving: {opts.tries} pushes in a row were rejected because others "
@@ -98,8 +118,19 @@ def sync(store: Store, name: str = remotes.DEFAULT, options: Options | None = No
         )
     finally:
         conn.close()
-        summary.bytes_received, summary.bytes_sent = conn.received, conn.sent
+        summary.bytes_received = conn.received + (given.received if given is not None else 0)
+        summary.bytes_sent = conn.sent
         summary.seconds = round(time.monotonic() - started, 3)
+
+
+def _usable(store: Store, url: str, fetched: Fetched | None) -> Fetched | None:
+    """`fetched` when it can stand for the first attempt's fetch: from the remote's URL as it
+    is now, its head's objects in the store (else None: the sync fetches)."""
+    if fetched is None or fetched.url != url:
+        return None
+    if fetched.head is not None and fetched.head not in store.repo.object_store:
+        return None
+    return fetched
 
 
 def _point(opts: Options, name: str) -> None:
@@ -118,10 +149,13 @@ def _push(conn: Connection, repo: Repo, opts: Options, expected: ObjectID | None
     return reason is None
 
 
-def _attempt(store: Store, conn: Connection, name: str, opts: Options, summary: Summary) -> bool:
-    """One fetch-merge-push round; True when the remote holds every local event."""
+def _attempt(
+    store: Store, conn: Connection, name: str, opts: Options, summary: Summary, fetched: Fetched | None
+) -> bool:
+    """One fetch-merge-push round (the fetch `fetched`, when given); True when the remote
+    holds every local event."""
     repo = store.repo
-    remote_head = conn.fetch(repo)
+    remote_head = fetched.head if fetched is not None else conn.fetch(repo)
     _point(opts, "fetched")
     if remote_head is None:
         return _publish(store, conn, name, opts, summary)
