@@ -31,7 +31,7 @@ from service.api.writes import ROUTES as WRITES
 from service.data.workspaces import Data
 from service.index.shared import SharedIndex
 from service.live.hub import Hub
-from service.mirror.mirrors import Mirrors
+from service.mirror.mirrors import Mirrors, Told
 from service.web import templating
 from service.web.routes import ROUTER as VIEW
 
@@ -73,13 +73,15 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     data = Data(root)
     log = logs.logger(config.logging, log_to)
     counted = Metrics(log)
-    hub = Hub(data, observer=counted)  # commits and fold lag counted as they happen
+    told = Told(counted)  # commits and fold lag counted as they happen; outside writes pushed
+    hub = Hub(data, observer=told)
     ready = threading.Event()
     index = SharedIndex(data, on_indexed=counted.indexed)  # its lag is the events since
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)
     mirrors = Mirrors(data, hub, index.refresh, log, counted)  # remote-backed workspaces
+    told.mirrors = mirrors
 
     def start() -> None:
         threading.Thread(

@@ -1,7 +1,10 @@
 """The service's remote-backed workspaces and when each syncs with its backend.
 
-A sync is asked for by a webhook delivery, a write acknowledged through the API, the poll (a
-backstop, every `poll_s` seconds after the last sync) and the start. At most one sync of a
+A sync is asked for by a webhook delivery, a write acknowledged through the API, a write into
+the store from outside the service once it is taken (`live/outside.py`: a CLI on DATA's store,
+a `git push` to its path; `Told` hears it from the hub, and the poll's tick notices main moved
+under a workspace nothing reads and takes it), the poll (a backstop, every `poll_s` seconds
+after the last sync) and the start. At most one sync of a
 workspace is in flight: asked while one runs, exactly one more round follows it, however many
 asked (a burst of deliveries or writes is one more fetch). A round fetches the remote's
 objects in a worker thread first (`sync/prefetch.py`: the writes go on meanwhile, and a dead
@@ -21,6 +24,7 @@ is ready) and the rounds' work (worker and writer threads).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import threading
 import time
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
     from service.data.backends import Backend
     from service.data.workspaces import Data
     from service.live.hub import Hub
+    from service.live.space import Observer
 
 TICK_S = 0.5  # how often the poll looks at what is due
 RETRY_FIRST_S = 2.0  # the first pause after a failed sync; doubles up to the poll period
@@ -55,6 +60,28 @@ class Counts(Protocol):
     """Where the syncs are counted (`service/api/metrics.py`)."""
 
     def backend_synced(self, workspace: str, trigger: str, ok: bool, seconds: float) -> None: ...
+
+
+class Told:
+    """The hub's observer in a service with remote-backed workspaces: everything goes on to
+    `counts` (the metrics), and a write from outside the service that passed the push gate
+    asks for a round of its workspace, once `mirrors` is set (the app sets it right after
+    making the hub). Told from any thread."""
+
+    def __init__(self, counts: Observer) -> None:
+        self.counts = counts
+        self.mirrors: Mirrors | None = None
+
+    def batch_committed(self, workspace: str, events: int) -> None:
+        self.counts.batch_committed(workspace, events)
+
+    def fold_lag(self, workspace: str, events: int) -> None:
+        self.counts.fold_lag(workspace, events)
+
+    def outside_write(self, workspace: str, events: int, refused: str | None, commit: str) -> None:
+        self.counts.outside_write(workspace, events, refused, commit)
+        if refused is None and self.mirrors is not None:
+            self.mirrors.outside(workspace)
 
 
 class Mirror:
@@ -103,6 +130,8 @@ class Mirrors:
         self.mirrors: dict[str, Mirror] = {}
         self._lock = threading.Lock()  # `mirrors` is read by handlers, replaced by `reload`
         self._tasks: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the app's, once started
+        self._taking: set[str] = set()  # workspaces whose outside write the tick is taking
         self.stopped = False
         self.reload()
 
@@ -173,6 +202,16 @@ class Mirrors:
         """A write to `name` was acknowledged: push it (when `name` has a backend)."""
         if name in self.mirrors:
             self.ask(name, "write")
+
+    def outside(self, name: str) -> None:
+        """A write into `name`'s store from outside the service was taken (folded and served):
+        push it (when `name` has a backend). From any thread: the reader's or the writer's
+        that took it."""
+        loop = self._loop
+        if name not in self.mirrors or loop is None or self.stopped:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed: the service is stopping
+            loop.call_soon_threadsafe(self.ask, name, "outside")
 
     async def _rounds(self, mirror: Mirror, trigger: str) -> None:
         try:
@@ -259,15 +298,40 @@ class Mirrors:
             now = time.monotonic()
             with self._lock:
                 due = [m for m in self.mirrors.values() if m.due <= now and not m.running]
+                names = list(self.mirrors)
             for mirror in due:
                 trigger = "start" if mirror.due == 0 else "retry" if mirror.failures else "poll"
                 self.ask(mirror.name, trigger)
+            self._notice(names)
             ticks += 1
             await asyncio.sleep(TICK_S)
 
+    def _notice(self, names: list[str]) -> None:
+        """Take the outside write of each workspace of `names` whose main moved under the
+        service (one stat of the ref each) in a worker thread, as a read would: the push gate
+        judges it, and once taken it asks for a round (`outside`). A CLI writing into DATA's
+        store is pushed within a tick, whether or not anything reads the workspace."""
+        for name in names:
+            live = self.hub.held(name)
+            if live is None or name in self._taking or live.settled():
+                continue
+            self._taking.add(name)
+            task = asyncio.get_running_loop().create_task(self._take(name, live.catch_up))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _take(self, name: str, catch_up: Callable[[], None]) -> None:
+        try:
+            await anyio.to_thread.run_sync(catch_up)
+        except Exception as exc:  # a read meets the same failure and answers it
+            self.log.error("outside-write-unread", workspace=name, error=str(exc))
+        finally:
+            self._taking.discard(name)
+
     def start(self, ready: threading.Event) -> None:
         """Start the poll on the running loop (the app's startup)."""
-        task = asyncio.get_running_loop().create_task(self.poll(ready))
+        self._loop = asyncio.get_running_loop()
+        task = self._loop.create_task(self.poll(ready))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

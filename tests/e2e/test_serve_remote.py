@@ -3,11 +3,13 @@ repository served by `git daemon` (and by `git http-backend`, with a token from 
 environment), a CLI on its own clone pushing with `self sync`, and push deliveries signed as
 GitHub, Gitea, Forgejo and GitLab sign them.
 
-Held here: a write through the API reaches the backend; a push and its webhook are visible
-through the API and the stream; the poll picks a push up without a webhook; two services on
-one remote converge on one commit and serve one state; bad deliveries are refused with
-nothing fetched, and logged without the secret; a dead backend: writes acknowledged, the
-failure in the log and the metrics, the writes pushed once it is back."""
+Held here: a write through the API reaches the backend, and so does a CLI's write into DATA's
+store once the service takes it (a read, or the tick noticing main moved); a push and its
+webhook are visible through the API and the stream; the poll picks a push up without a
+webhook; two services on one remote converge on one commit and serve one state; bad
+deliveries are refused with nothing fetched, and logged without the secret; a dead backend:
+writes acknowledged, the failure in the log and the metrics, the writes pushed once it is
+back."""
 
 from __future__ import annotations
 
@@ -330,6 +332,52 @@ def test_the_poll_picks_up_a_push_without_a_webhook(tmp_path: Path, backend: Bac
         eventually(lambda: "found by the poll" in mirror.texts(), seconds=15, what="the poll")
         assert mirror.head() == cli.head()
         assert any(line["trigger"] == "poll" and line["pulled"] for line in mirror.events("backend-sync"))
+
+
+@pytest.mark.parametrize("read", [True, False], ids=["read-after", "nothing-reads"])
+def test_a_write_into_the_store_from_outside_reaches_the_backend(
+    tmp_path: Path, backend: Backend, read: bool
+) -> None:
+    """A CLI on the service's machine writes into DATA's store: once the service takes it (a
+    read, or the tick that notices main moved), a round pushes it — no poll (0), no API write."""
+    cli = seeded(tmp_path, backend)
+    with mirrored(tmp_path / "one", backend.url, poll=0) as mirror:
+        eventually(lambda: mirror.syncs("start") >= 1, what="the start round")
+        on_data = Cli(mirror.data / "workspaces" / WS)
+        on_data.run("goal", "written on the service's machine")
+        if read:
+            assert "written on the service's machine" in mirror.texts(), "folded before the answer"
+        text = "written on the service's machine"
+        eventually(lambda: text in backend.log_text(), seconds=10, what="the CLI's write on the backend")
+        eventually(lambda: backend.head() == mirror.head(), what="the backend at the service's head")
+        pushed = mirror.events("backend-sync")
+        assert any(line["trigger"] == "outside" and line["pushed"] == 1 for line in pushed), pushed
+        assert mirror.syncs("poll") == 0 and mirror.syncs("write") == 0
+        assert "written on the service's machine" in mirror.texts()
+        cli.run("sync")
+        assert "written on the service's machine" in cli.run("goal", "list", "--json")
+
+
+def test_a_refused_outside_write_asks_for_no_round(tmp_path: Path, backend: Backend) -> None:
+    """An edited event committed into DATA's store is refused by the push gate when taken:
+    main is put back, and nothing goes to the backend."""
+    seeded(tmp_path, backend)
+    with mirrored(tmp_path / "one", backend.url, poll=0) as mirror:
+        eventually(lambda: mirror.syncs("start") >= 1, what="the start round")
+        store = mirror.data / "workspaces" / WS
+        before, remote = mirror.head(), backend.head()
+        segment = store / "workspace" / "log" / "000000.jsonl"
+        segment.write_text(segment.read_text().replace("the web app", "the web APP"))
+        git("-C", str(store), "-c", "user.name=t", "-c", "user.email=t@localhost",
+            "commit", "-q", "-am", "an edited event")  # fmt: skip
+        mirror.texts()  # a read takes it
+        eventually(lambda: mirror.head() == before, what="main put back")
+        time.sleep(1.5)
+        assert backend.head() == remote
+        assert mirror.syncs("outside") == 0
+        samples = mirror.samples().items()
+        outcomes = {dict(k[1])["outcome"]: v for k, v in samples if k[0] == "selfhub_outside_writes_total"}
+        assert outcomes and set(outcomes) != {"accepted"}, f"counted as refused: {outcomes}"
 
 
 def test_two_services_on_one_remote_converge(tmp_path: Path, backend: Backend) -> None:
