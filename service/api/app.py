@@ -15,7 +15,7 @@ from litestar.datastructures import State
 
 from service.api import logs, openapi
 from service.api.bodies import Health
-from service.api.config import ServiceConfig
+from service.api.config import ConfigError, ServiceConfig
 from service.api.errors import problem_response, respond
 from service.api.git import ROUTES as GIT
 from service.api.grants import Grants
@@ -67,6 +67,24 @@ def load(
     ready.set()
 
 
+def declare(data: Data, config: ServiceConfig) -> None:
+    """The backend record of each of the configuration's `[remotes.NAME]` in DATA (a missing
+    store is cloned by `Mirrors.prepare` as the service starts); a ConfigError, before anything
+    binds or is written, when DATA holds one of them otherwise."""
+    from service.app.team import declared_backend
+
+    records = []
+    for name, remote in config.remotes.items():
+        try:
+            found = declared_backend(data, name, remote.url, remote.webhook_secret_env, remote.poll_s)
+        except ValueError as exc:
+            raise ConfigError(f"remotes.{name}: {exc}") from None
+        if found is not None:
+            records.append((name, found))
+    for name, backend in records:
+        data.backends.put(name, backend)
+
+
 def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None = None) -> Litestar:
     """The app of data directory `root`; its log lines go to `log_to` (stderr)."""
     config = config or ServiceConfig()
@@ -77,6 +95,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     hub = Hub(data, observer=told)
     ready = threading.Event()
     index = SharedIndex(data, on_indexed=counted.indexed)  # its lag is the events since
+    declare(data, config)  # the configuration's remote-backed workspaces, cloned at start
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)

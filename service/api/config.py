@@ -1,8 +1,15 @@
 """The service's configuration: `self serve --config FILE`, a TOML file (stdlib `tomllib`)
 read into `ServiceConfig`; every key has a default, so no file is the defaults. A key the
 structs do not have is refused with its dotted name and the file, before anything binds.
+A remote's URL is checked as `self admin workspace add --remote` checks it (a credential in it
+refused, a relative path taken from the file's folder), and so is the variable's name.
 
     workspaces = ["acme"]          # made in DATA at start when missing
+
+    [remotes.team-state]           # a workspace mirroring a git remote (README: Backed by…)
+    url = "https://github.com/team/state.git"   # no credential: SELF_TOKEN or the credentials file
+    webhook_secret_env = "TEAM_STATE_WEBHOOK_SECRET"   # the variable holding the secret (optional)
+    poll_s = 60                    # seconds between polls of the remote (0: none)
 
     [limits]
     body_bytes = 1048576           # a request body's cap (413 above it)
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -47,8 +55,18 @@ class Logging(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     format: Literal["json", "console"] = "json"
 
 
+class Remote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A workspace that mirrors a git remote: `self admin workspace add NAME --remote URL
+    --webhook-secret-env VAR --poll S` as configuration (`DATA/backends/NAME.json` at start)."""
+
+    url: str
+    webhook_secret_env: str | None = None
+    poll_s: Seconds = 60.0  # the default of `--poll` (service/data/backends.py)
+
+
 class ServiceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     workspaces: tuple[str, ...] = ()
+    remotes: dict[str, Remote] = msgspec.field(default_factory=dict)
     limits: Limits = Limits()
     logging: Logging = Logging()
 
@@ -74,14 +92,26 @@ def load(path: Path | None) -> ServiceConfig:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: is not TOML ({exc})") from None
-    return parse(raw, str(path))
+    return parse(raw, str(path), path.resolve().parent)
 
 
-def parse(raw: dict[str, Any], source: str) -> ServiceConfig:
-    """`raw` (a TOML document) as a ServiceConfig; `source` names it in a refusal."""
+def parse(raw: dict[str, Any], source: str, base: Path | None = None) -> ServiceConfig:
+    """`raw` (a TOML document) as a ServiceConfig; `source` names it in a refusal, `base` is
+    the folder a remote's relative path is taken from (the working directory without)."""
     from service.model.errors import Invalid
     from service.model.team import valid_name
 
+    tables = raw.get("remotes")
+    if isinstance(tables, dict):  # msgspec names no key of a table of tables: each on its own
+        for name, table in tables.items():
+            try:
+                valid_name("workspace", name)
+            except Invalid as exc:
+                raise ConfigError(f"{source}: remotes: {exc.detail()}") from None
+            try:
+                msgspec.convert(table, Remote)
+            except msgspec.ValidationError as exc:
+                raise ConfigError(f"{source}: {_explained(str(exc), f'remotes.{name}')}") from None
     try:
         config = msgspec.convert(raw, ServiceConfig)
     except msgspec.ValidationError as exc:
@@ -91,14 +121,44 @@ def parse(raw: dict[str, Any], source: str) -> ServiceConfig:
             valid_name("workspace", name)
         except Invalid as exc:
             raise ConfigError(f"{source}: workspaces: {exc.detail()}") from None
+    if config.remotes:
+        config = msgspec.structs.replace(config, remotes=_checked(config, source, base))
     return config
 
 
-def _explained(message: str) -> str:
-    """msgspec's `… - at `$.limits`` as `unknown key `limits.x``, or `limits.rate: …`."""
+def _checked(config: ServiceConfig, source: str, base: Path | None) -> dict[str, Remote]:
+    """Each remote with its URL as a backend record keeps it, once the URL and the variable's
+    name pass the checks `self admin workspace add --remote` makes."""
+    from service.app.team import remote_url
+    from service.data.backends import BadBackend, check_env_name
+
+    checked: dict[str, Remote] = {}
+    for name, remote in config.remotes.items():
+        where = f"{source}: remotes.{name}"
+        if name in config.workspaces:
+            raise ConfigError(
+                f"{where}: {name} is in `workspaces` too, which makes a workspace the service "
+                "hosts itself; a workspace is hosted or a mirror of a remote: keep one"
+            )
+        try:
+            url = remote_url(remote.url, base)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.url: {exc}") from None
+        if remote.webhook_secret_env is not None:
+            try:
+                check_env_name(remote.webhook_secret_env)
+            except BadBackend as exc:
+                raise ConfigError(f"{where}.webhook_secret_env: {exc}") from None
+        checked[name] = msgspec.structs.replace(remote, url=url)
+    return checked
+
+
+def _explained(message: str, within: str = "") -> str:
+    """msgspec's `… - at `$.limits`` as `unknown key `limits.x``, or `limits.rate: …`;
+    `within`, the dotted key of the table converted (`remotes.acme`)."""
     found = _WHERE.match(message)
     what, path = (found["what"], found["path"] or "") if found else (message, "")
-    dotted = path.lstrip(".")
+    dotted = ".".join(filter(None, [within, path.lstrip(".")]))
     unknown = _UNKNOWN.match(what)
     if unknown:
         key = f"{dotted}.{unknown['key']}" if dotted else unknown["key"]
@@ -110,5 +170,8 @@ def _known(dotted: str) -> list[str]:
     """The keys of the table at `dotted` (`` for the top level)."""
     kind: Any = ServiceConfig
     for part in filter(None, dotted.split(".")):
+        if typing.get_origin(kind) is dict:  # a table of tables: `part` is one of its keys
+            kind = typing.get_args(kind)[1]
+            continue
         kind = next(f.type for f in msgspec.structs.fields(kind) if f.name == part)
     return [f.name for f in msgspec.structs.fields(kind)]

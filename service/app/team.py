@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from service.auth.tokens import Auth
     from service.auth.tokens import NewToken as NewToken
     from service.auth.tokens import TokenRow as TokenRow
+    from service.data.backends import Backend
     from service.data.workspaces import Data
 
 
@@ -35,6 +36,18 @@ class WorkspaceCreated(msgspec.Struct, frozen=True, omit_defaults=True):
     events: int | None = None  # the events the clone brought
     webhook: str | None = None  # the path the git host posts its push deliveries to
     poll_s: float | None = None
+
+
+def remote_url(url: str, base: Path | None = None) -> str:
+    """A backend's URL as its record keeps it (a relative path taken from `base`, else the
+    working directory); a ValueError saying why not, never repeating a credential in it (the
+    message says where the token goes)."""
+    from service.sync import SyncError, remotes
+
+    try:
+        return remotes.normalize(url, base)
+    except SyncError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def add_workspace(
@@ -79,6 +92,35 @@ def add_workspace(
     return WorkspaceCreated(
         name, str(data.path(name)), redact(url, []), summary.head, summary.pulled, hook, backend.poll_s
     )
+
+
+def declared_backend(
+    data: Data, name: str, url: str, secret_env: str | None, poll_s: float
+) -> Backend | None:
+    """Workspace `name` mirrors `url`, as `self serve --config`'s `[remotes.NAME]` says: the
+    backend record to write in DATA (when it has no such workspace, the service clones it as
+    it starts; when it mirrors that URL already, its webhook variable and poll period as
+    configured), None when DATA's record says that already. A ValueError when DATA holds
+    `name` otherwise: hosted by the service, or a mirror of another URL (a store does not move
+    to another remote by a setting)."""
+    from service.data.backends import Backend, check_poll
+    from service.sync.credentials import redact
+
+    backend = Backend(url, secret_env, check_poll(poll_s))
+    held = data.backends.get(name)
+    if held is None and data.path(name).exists():
+        raise ValueError(
+            f"workspace {name} is in {data.root} already, hosted by the service; a hosted "
+            "workspace does not become a mirror by configuration: take it out of [remotes], or "
+            "name another workspace"
+        )
+    if held is not None and held.url != url:
+        raise ValueError(
+            f"workspace {name} in {data.root} mirrors {redact(held.url, [])}, not this URL; a "
+            "mirror does not move to another remote by configuration: give its URL, or name "
+            "another workspace"
+        )
+    return None if held == backend else backend
 
 
 def created_text(made: WorkspaceCreated) -> str:

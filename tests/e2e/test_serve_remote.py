@@ -551,3 +551,56 @@ def test_a_backend_over_https_takes_its_token_from_the_environment(tmp_path: Pat
             assert "tok-123456" not in (tmp_path / "serve.log").read_text()
         finally:
             service.stop()
+
+
+def test_a_remote_declared_in_the_configuration_is_cloned_at_start_and_kept_in_step(
+    tmp_path: Path, backend: Backend
+) -> None:
+    """`[remotes.acme]` in `self serve --config`: no `self admin workspace add`; the service
+    clones the backend as it starts, pushes a write, and takes a signed delivery."""
+    cli = seeded(tmp_path, backend)
+    data = tmp_path / "data"
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        f'[remotes.{WS}]\nurl = "{backend.url}"\nwebhook_secret_env = "{HOOK_ENV}"\npoll_s = 0\n'
+    )
+    admin(data, "user", "add", "ann")
+    service = Service(data, tmp_path / "serve.log", config=config, env={HOOK_ENV: SECRET})
+    try:
+        service.wait("/readyz")
+        writer = token(data, "ann", WS, "writer")  # the workspace exists once cloned
+        assert json.loads((data / "backends" / f"{WS}.json").read_text()) == {
+            "url": backend.url, "secret_env": HOOK_ENV, "poll_s": 0.0,
+        }  # fmt: skip
+        assert git("-C", str(data / "workspaces" / WS), "rev-parse", "main").strip() == cli.head()
+        body = {"events": [{"type": "entity.confirmed", "project": SLUG, "payload": {"text": "configured"}}]}
+        with service.client(writer) as client:
+            assert client.post(f"/api/v1/workspaces/{WS}/events", json=body).status_code == 201
+        eventually(lambda: "configured" in backend.log_text(), what="the write on the backend")
+        cli.run("goal", "pushed to a configured mirror")
+        cli.run("sync")
+        delivery = push_body(cli.head())
+        with httpx.Client(base_url=service.url, timeout=30) as client:
+            answer = client.post(f"/hooks/{WS}", content=delivery, headers=signed("github", delivery))
+        assert answer.status_code == 202, answer.text
+
+        def texts() -> set[str]:
+            with service.client(writer) as client:
+                rows = client.get(f"/api/v1/workspaces/{WS}/projects/{SLUG}/state", params={"all": "1"})
+            return {row["text"] for row in rows.json()}
+
+        eventually(lambda: "pushed to a configured mirror" in texts(), seconds=10, what="the delivery's push")
+    finally:
+        service.stop()
+
+
+def test_a_configured_remote_with_a_credential_is_refused_before_anything_binds(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text(f'[remotes.{WS}]\nurl = "https://bot:tok-0123456789@git.example/{WS}.git"\n')
+    data, port = tmp_path / "data", free_port()
+    args = ("serve", "--data", str(data), "--port", str(port), "--config", str(config))
+    proc = run_self(args, base_env())
+    assert proc.returncode == 2, describe(proc)
+    assert proc.stderr.startswith(f"self: {config}: remotes.{WS}.url: ") and "SELF_TOKEN" in proc.stderr
+    assert "tok-0123456789" not in proc.stderr + proc.stdout
+    assert not data.exists() or not any(data.rglob("*.json")), "nothing written"
