@@ -109,6 +109,9 @@ class Store:
         if self._repo is None:
             self._repo = Repo(str(self.root))
             self._repo.object_store.fsync_object_files = True  # a ref never names a lost object
+            # git's own level for loose objects (core.looseCompression): a commit re-writes its
+            # segment's whole blob, which zlib's default level takes three times as long over
+            self._repo.object_store.loose_compression_level = 1
         return self._repo
 
     def close(self) -> None:
