@@ -35,9 +35,16 @@ from tests.builders import Log
 from tests.servers import free_port
 
 WORDS = [f"w{i}" for i in range(2000)] + ["deploy", "index", "search", "sync"]
-# a word about 1 record in 170 holds, two of them, one every record of a third of the
-# words holds, and one no record holds
-QUERIES = ["deploy", "deploy sync", "w12", "nothing-like-this"]
+# (query, project named): a word about 1 record in 170 holds, two of them, one every
+# record of a third of the words holds (as a substring: w12, w120…, w1299), the same with no
+# project named, and one no record holds
+QUERIES = [
+    ("deploy", "p000"),
+    ("deploy sync", "p000"),
+    ("w12", "p000"),
+    ("w12", None),
+    ("nothing-like-this", "p000"),
+]
 EXPOSURES = ("full", "index", "search")
 CLI_RUNS = 5
 SELF = str(Path(sys.executable).parent / "self")
@@ -113,16 +120,16 @@ def run(projects: int, records: int, requests: int) -> None:
             print(f"  start to /readyz (folded and indexed): {time.perf_counter() - start:.1f} s")
             headers = {"Authorization": f"Bearer {secret}"}
             with httpx.Client(base_url=url, headers=headers, timeout=600) as client:
-                for q in QUERIES:
-                    measure(client, data, q, requests)
+                for q, project in QUERIES:
+                    measure(client, data, q, project, requests)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
             log.close()
 
 
-def measure(client: httpx.Client, data: Data, q: str, requests: int) -> None:
-    params = {"q": q, "project": "p000"}
+def measure(client: httpx.Client, data: Data, q: str, project: str | None, requests: int) -> None:
+    params = {"q": q} | ({"project": project} if project else {})
     first = client.get("/api/v1/search", params=params)
     first.raise_for_status()
     times = []
@@ -131,7 +138,7 @@ def measure(client: httpx.Client, data: Data, q: str, requests: int) -> None:
         client.get("/api/v1/search", params=params).raise_for_status()
         times.append(time.perf_counter() - start)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SELF_")}
-    env |= {"SELF_WORKSPACE": str(data.path("team")), "SELF_PROJECT": "p000"}
+    env |= {"SELF_WORKSPACE": str(data.path("team"))} | ({"SELF_PROJECT": project} if project else {})
     cli = []
     for _ in range(CLI_RUNS):
         start = time.perf_counter()
@@ -139,7 +146,8 @@ def measure(client: httpx.Client, data: Data, q: str, requests: int) -> None:
         cli.append(time.perf_counter() - start)
     matched, shown = first.json()["matched"], len(first.json()["hits"])
     print(
-        f"  {q!r} ({matched} matches, {shown} shown): HTTP p50 {ms(percentile(times, 50))}, "
+        f"  {q!r}, project {project or '(none)'} ({matched} matches, {shown} shown): "
+        f"HTTP p50 {ms(percentile(times, 50))}, "
         f"p99 {ms(percentile(times, 99))}; self search median {ms(statistics.median(cli))}"
     )
 

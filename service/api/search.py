@@ -111,14 +111,14 @@ def answer(index: SharedIndex, workspaces: list[str], ask: Asked, state_of: Stat
     the ranked matches with their rows."""
     index.fresh(workspaces)
     found = index.page(ask.q, ask.project, workspaces, ask.exposure, ask.limit)
-    return SearchAnswer(ask.q, ask.project, workspaces, len(found.ids), hits(found, state_of))
+    return SearchAnswer(ask.q, ask.project, workspaces, found.matched, hits(found, state_of))
 
 
 def hits(found: Page, state_of: StateOf) -> list[SearchHit]:
     """The answer's hits: the first matches' rows, short ids among every match."""
     from service.model import views
 
-    shorts = views.short_ids(found.ids)
+    shorts = found.shorts
     top = found.top
     extras = dict(_ledger_extras(top, state_of))
     rows = [views.entity_row(f.entity, shorts[f.entity.id], extras.get(_key(f))) for f in top]

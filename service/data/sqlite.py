@@ -33,6 +33,17 @@ def connect(path: Path, *, any_thread: bool = False) -> sqlite_utils.Database:
 
 
 @contextlib.contextmanager
+def snapshot(db: sqlite_utils.Database) -> Iterator[None]:
+    """One read transaction: every statement inside sees the same committed state (WAL lets
+    writers go on meanwhile)."""
+    db.conn.execute("BEGIN DEFERRED")
+    try:
+        yield
+    finally:
+        db.conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
 def immediate(db: sqlite_utils.Database) -> Iterator[None]:
     """One write transaction, holding the database's write lock from its start."""
     db.conn.execute("BEGIN IMMEDIATE")

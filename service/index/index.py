@@ -1,8 +1,12 @@
 """`DATA/index.sqlite`: the live records of every log of every workspace, searchable.
 
-One row per live record (`records`), its lowercased haystack in an FTS5 table with the
-trigram tokenizer, so a MATCH finds exactly the records whose text holds a term as a
-substring (what `self search` matches). Per log, `logs` keeps the last event id and the
+Each workspace has a table of its own (`records_N`, N from `spaces`): one row per live record
+of its logs, its haystack (`search.haystack`) in an FTS5 table with the trigram tokenizer
+(`records_N_fts`, made and kept by sqlite-utils' `enable_fts` and its triggers), so a MATCH
+finds exactly the records whose text holds a term as a substring (what `self search`
+matches), and FTS5's statistics — how many records, their sizes, how many hold a term — are
+those of the workspace, the corpus `self search` ranks over: its `bm25()` is the model's
+ranking (`service/model/search.py`). Per log, `logs` keeps the last event id and the
 number of events indexed, and the placements waiting on a record (`State.pairs`) as they
 were then; `heads`, per workspace, the commit its store's `main` named when a refresh began,
 so a refresh of a store that has not moved (`moved_only`) reads nothing but that ref. `meta`
@@ -23,9 +27,10 @@ from typing import Any
 
 import msgspec
 
-from service.data.sqlite import connect, immediate
+from service.data.sqlite import connect, immediate, snapshot
 from service.data.workspaces import Data
 from service.index import query
+from service.index.errors import SearchIndexError
 from service.model import hotslice, search
 from service.model.events import Event
 from service.model.fold import distinct
@@ -34,7 +39,7 @@ from service.model.state import Entity, State
 from service.store import Store, layout, segments
 from service.store.cache import model_fingerprint
 
-INDEX_FORMAT = 3  # 2: the heads table; 3: each record's `created`, for ranking in SQL
+INDEX_FORMAT = 4  # 2: the heads table; 3: each record's `created`; 4: a table per workspace, bm25
 TOKENIZER = "trigram case_sensitive 1"  # the haystack is lowercased by the model already
 _encode = msgspec.msgpack.Encoder().encode
 _decode_pairs = msgspec.msgpack.Decoder(dict[str, list[str]]).decode
@@ -80,33 +85,56 @@ class SearchIndex:
             held = meta.exists() and next(meta.rows_where("key = 'version'", select="value"), None)
             if held and held["value"] == version:
                 return
-            for name in ("records_fts", "records", "logs", "heads", "meta"):
+            listed = "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view')"
+            for kind, name in self.db.execute(listed).fetchall():
+                self.db.execute(f"DROP {kind.upper()} IF EXISTS [{name}]")
+            virtual = "type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+            for (name,) in self.db.execute(f"SELECT name FROM sqlite_master WHERE {virtual}").fetchall():
+                self.db.execute(f"DROP TABLE IF EXISTS [{name}]")  # its shadow tables with it
+            for name in (n for n in self.db.table_names() if not n.startswith("sqlite_")):
                 self.db.execute(f"DROP TABLE IF EXISTS [{name}]")
-            for trigger in ("records_ai", "records_ad", "records_au"):
-                self.db.execute(f"DROP TRIGGER IF EXISTS [{trigger}]")
             meta.create({"key": str, "value": str}, pk="key")
             meta.insert({"key": "version", "value": version})
             self.db.table("logs").create(
-                {"workspace": str, "log": str, "last_id": str, "events": int, "pairs": bytes},
+                {"workspace": str, "log": str, "n": int, "last_id": str, "events": int, "pairs": bytes},
                 pk=("workspace", "log"),
             )
             self.db.table("heads").create({"workspace": str, "head": str}, pk="workspace")
-            records = self.db.table("records")
-            records.create(
-                {
-                    "workspace": str,
-                    "log": str,
-                    "id": str,
-                    "seq": int,
-                    "exposure": str,
-                    "created": str,
-                    "hay": str,
-                    "entity": bytes,
-                },
-                pk=("workspace", "log", "id"),
-            )
-            records.create_index(["workspace", "log", "seq"])
-            records.enable_fts(["hay"], tokenize=TOKENIZER, create_triggers=True)
+            self.db.table("spaces").create({"workspace": str, "n": int}, pk="workspace")
+
+    def table(self, workspace: str) -> str | None:
+        """The name of `workspace`'s records table (its FTS5 table is this + `_fts`), None
+        before its first refresh."""
+        row = self.db.execute("SELECT n FROM spaces WHERE workspace = ?", [workspace]).fetchone()
+        return None if row is None else f"records_{row[0]}"
+
+    def _made(self, workspace: str) -> str:
+        """`workspace`'s records table, made on its first use (inside the caller's transaction)."""
+        held = self.table(workspace)
+        if held is not None:
+            return held
+        (n,) = self.db.execute("SELECT coalesce(max(n), 0) + 1 FROM spaces").fetchone()
+        self.db.table("spaces").insert({"workspace": workspace, "n": n})
+        name = f"records_{n}"
+        records = self.db.table(name)
+        records.create(
+            {
+                "key": int,  # the rowid: exposure, log and fold order (`query.key`)
+                "log": str,
+                "id": str,
+                "seq": int,
+                "exposure": str,
+                "created": str,
+                "hay": str,
+                "entity": bytes,
+            },
+            pk="key",
+        )
+        records.create_index(["log", "id"], unique=True)
+        records.create_index(["log", "seq"])
+        records.create_index(["id"])  # short ids: an id's neighbours
+        records.enable_fts(["hay"], tokenize=TOKENIZER, create_triggers=True)
+        return name
 
     # --- advancing ------------------------------------------------------------------------
 
@@ -149,34 +177,66 @@ class SearchIndex:
                 self._rebuild(workspace, log, state)
                 done.rebuilt.append(where)
                 return
-            self._rewrite(workspace, log, state, touched)
+            if not self._rewrite(workspace, log, state, touched):
+                self._rebuild(workspace, log, state)
+                done.rebuilt.append(where)
+                return
             done.advanced.append(where)
 
     def _held(self, workspace: str, log: str) -> _Log | None:
         row = self.db.execute(
             "SELECT last_id, events, pairs FROM logs WHERE workspace = ? AND log = ?", [workspace, log]
         ).fetchone()
-        return None if row is None else _Log(row[0], row[1], _decode_pairs(row[2]))
+        return None if row is None or row[2] is None else _Log(row[0], row[1], _decode_pairs(row[2]))
 
     def _rebuild(self, workspace: str, log: str, state: State) -> None:
-        self.db.execute("DELETE FROM records WHERE workspace = ? AND log = ?", [workspace, log])
-        rows = [_row(workspace, log, seq, e) for seq, e in enumerate(state.entities.values()) if e.live]
-        self.db.table("records").insert_all(rows, batch_size=500)
+        table = self._made(workspace)
+        n = self._number(workspace, log)
+        self.db.execute(f"DELETE FROM [{table}] WHERE log = ?", [log])
+        rows = [_row(log, n, seq, e) for seq, e in enumerate(state.entities.values()) if e.live]
+        self.db.table(table).insert_all(rows, batch_size=500)
         self._mark(workspace, log, state)
 
-    def _rewrite(self, workspace: str, log: str, state: State, ids: set[str]) -> None:
+    def _rewrite(self, workspace: str, log: str, state: State, ids: set[str]) -> bool:
+        """Write the records `ids` names again; False (nothing kept of it) when a record's
+        place in the fold moved, so its key would be another's: the log is rebuilt."""
+        table = self._made(workspace)
+        n = self._number(workspace, log)
         chosen = sorted(ids)
         for start in range(0, len(chosen), 500):
             part = chosen[start : start + 500]
             marks = ", ".join("?" * len(part))
-            self.db.execute(
-                f"DELETE FROM records WHERE workspace = ? AND log = ? AND id IN ({marks})",
-                [workspace, log, *part],
-            )
+            self.db.execute(f"DELETE FROM [{table}] WHERE log = ? AND id IN ({marks})", [log, *part])
         seq = {entity_id: i for i, entity_id in enumerate(state.entities)}
         live = [state.entities[i] for i in chosen if i in state.entities and state.entities[i].live]
-        self.db.table("records").insert_all([_row(workspace, log, seq[e.id], e) for e in live])
+        rows = [_row(log, n, seq[e.id], e) for e in live]
+        keys = [row["key"] for row in rows]
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            if self.db.execute(f"SELECT 1 FROM [{table}] WHERE key IN ({marks}) LIMIT 1", part).fetchone():
+                return False
+        self.db.table(table).insert_all(rows)
         self._mark(workspace, log, state)
+        return True
+
+    def _number(self, workspace: str, log: str) -> int:
+        """The number of `log` in `workspace`'s keys, given on its first indexing (inside the
+        caller's transaction; `_mark` fills the rest of its row)."""
+        row = self.db.execute(
+            "SELECT n FROM logs WHERE workspace = ? AND log = ?", [workspace, log]
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        (n,) = self.db.execute(
+            "SELECT coalesce(max(n), -1) + 1 FROM logs WHERE workspace = ?", [workspace]
+        ).fetchone()
+        if n > query.MAX_LOG:
+            raise SearchIndexError(f"workspace {workspace} has more than {query.MAX_LOG + 1} logs to index")
+        self.db.execute(
+            "INSERT INTO logs (workspace, log, n, events) VALUES (?, ?, ?, 0)", [workspace, log, n]
+        )
+        return int(n)
 
     def _mark(self, workspace: str, log: str, state: State) -> None:
         self.db.table("logs").upsert(
@@ -201,7 +261,13 @@ class SearchIndex:
         where = f"workspace = ? AND log NOT IN ({marks})" if keep else "workspace = ?"
         with immediate(self.db):
             gone = [r[0] for r in self.db.execute(f"SELECT log FROM logs WHERE {where}", [workspace, *keep])]
-            self.db.execute(f"DELETE FROM records WHERE {where}", [workspace, *keep])
+            table = self.table(workspace)
+            if table is not None and keep:
+                self.db.execute(f"DELETE FROM [{table}] WHERE log NOT IN ({marks})", keep)
+            elif table is not None:
+                self.db.execute(f"DROP TABLE [{table}_fts]")
+                self.db.execute(f"DROP TABLE [{table}]")  # its triggers with it
+                self.db.execute("DELETE FROM spaces WHERE workspace = ?", [workspace])
             self.db.execute(f"DELETE FROM logs WHERE {where}", [workspace, *keep])
             if not keep:
                 self.db.execute("DELETE FROM heads WHERE workspace = ?", [workspace])
@@ -222,25 +288,28 @@ class SearchIndex:
     ) -> list[query.Hit]:
         """The live records of `workspaces` matching `q`, ranked as `self search` ranks them
         (`project`'s records first); `exposure` keeps one exposure, None keeps every one."""
-        return query.search(self.db, q, project, list(workspaces), limit, exposure)
-
-    def ranked(
-        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None
-    ) -> list[query.Found]:
-        """Every match of `search`, in its order, with its workspace, log and record."""
-        return query.ranked(self.db, q, project, list(workspaces), exposure)
+        with snapshot(self.db):
+            return query.search(self.db, self._tables(workspaces), q, project, limit, exposure)
 
     def page(
         self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None, limit: int
     ) -> query.Page:
-        """Every match's id in `search`'s order, and the first `limit` with their records."""
-        return query.page(self.db, q, project, list(workspaces), exposure, limit)
+        """How many records match, the first `limit` in `search`'s order with their records,
+        and their short ids among every match."""
+        with snapshot(self.db):  # the count, the first and their short ids of one state
+            return query.page(self.db, self._tables(workspaces), q, project, exposure, limit)
+
+    def _tables(self, workspaces: Iterable[str]) -> dict[str, str]:
+        """The records table of each of `workspaces` that has one, by name."""
+        found = {name: self.table(name) for name in sorted(set(workspaces))}
+        return {name: table for name, table in found.items() if table is not None}
 
     def entities(self, workspace: str, log: str) -> list[Pair]:
         """The records indexed for one log, in the fold's order (for checks and tests)."""
-        rows = self.db.execute(
-            "SELECT entity FROM records WHERE workspace = ? AND log = ? ORDER BY seq", [workspace, log]
-        )
+        table = self.table(workspace)
+        if table is None:
+            return []
+        rows = self.db.execute(f"SELECT entity FROM [{table}] WHERE log = ? ORDER BY seq", [log])
         return [(query.decode_entity(row[0]), False) for row in rows]
 
 
@@ -262,14 +331,14 @@ def _after(store: Store, log: str, last_id: str | None) -> list[Event] | None:
     return distinct(found)[0]
 
 
-def _row(workspace: str, log: str, seq: int, entity: Entity) -> dict[str, Any]:
+def _row(log: str, n: int, seq: int, entity: Entity) -> dict[str, Any]:
     return {
-        "workspace": workspace,
+        "key": query.key(entity.exposure, n, seq),
         "log": log,
         "id": entity.id,
         "seq": seq,
         "exposure": entity.exposure,
         "created": entity.created,
-        "hay": query.searchable(search.haystack(entity)),
+        "hay": search.haystack(entity),
         "entity": _encode(entity),
     }

@@ -1,16 +1,26 @@
-"""Searching the index: the candidates come from SQLite, the order from the model.
+"""Searching the index: FTS5 finds the records and ranks them with `bm25()`, in SQLite.
 
-FTS5 finds the records holding any term (trigram phrases, so substrings, as `self search`
-matches); `service/model/search.py` ranks them, so the index and `self search` cannot
-disagree: there is one ranking. bm25 is not used: it scores trigram statistics, which is
-not the reference ranking (every term first, then distinct terms, then occurrences, then
-the current project, then the newest).
+Each workspace's FTS5 table holds its live records, so FTS5's statistics are the
+workspace's and its `rank` is `service/model/search.py`'s bm25, the one ranking `self
+search` uses too. A record's key (its rowid) is its exposure, its log and its place in the
+fold (`key`), so the records of one exposure, and of one project at one exposure, are each a
+range that FTS5 seeks in its lists. Per workspace: FTS5 counts the matches in the exposure's
+range; the named project's range gives its first `limit` (`ORDER BY rank, created DESC, log,
+seq LIMIT n`); only when those are fewer are the other matches ranked (the project comes
+first, so they could not be shown otherwise). Across workspaces the firsts of each are merged
+on the same keys; only the records answered with are decoded; it all reads one snapshot.
 
 A user's query never reaches FTS5's query language: every term is one quoted phrase (a `"`
 doubled inside), so `"`, `*`, `-`, `NEAR`, `AND`, `OR` and parentheses are plain characters.
-A term shorter than three characters has no trigram: it is found with `instr` instead.
-The candidates may only be too many, never too few (a NUL is stored and looked for as
-U+FFFD): the model's ranking drops a record that matches no term.
+A term shorter than three characters has no trigram: FTS5 cannot find it, so `instr` finds
+it and it ranks nothing (the model's rule), a record found by such terms alone ranking 0.
+
+Short ids are the shortest unique prefixes among every match (what `self search` prints),
+found without reading every match: only a match sharing an answered id's first
+`SHORT_MINIMUM` bytes can lengthen its short id, and only the nearest such match on either
+side in id order does, so each answered id walks the workspace's id index outward to the
+first match on each side, among the few ids sharing that prefix (ids made in one burst can be
+many: past `WALK` of them, every match's id is read, as before).
 """
 
 from __future__ import annotations
@@ -20,17 +30,38 @@ import sqlite_utils
 
 from service.index.errors import BadLimit, QueryTooLong
 from service.model import search as ranking
-from service.model.search import Pair
+from service.model.render import SHORT_MINIMUM, short_ids
 from service.model.state import Entity
-from service.store.cache import paused_gc
 
 MAX_QUERY = 1000  # characters of a query
 MAX_TERMS = 32  # distinct terms of a query
 MAX_LIMIT = 200  # results of one search
 DEFAULT_LIMIT = 20
-_TRIGRAM = 3
-_NUL = "\x00"  # FTS5 and SQLite's string functions stop at it; stored as U+FFFD instead
+WALK = 256  # ids read on one side of an answered id before every match's id is read instead
+EXPOSURES = ("full", "index", "search")  # codes 0, 1, 2 of a key; any other exposure is 3
+MAX_LOG = (1 << 24) - 1  # logs of a workspace
+_EXPOSURE_BITS, _LOG_BITS = 56, 32
 _decode = msgspec.msgpack.Decoder(Entity).decode
+Span = tuple[int, int]
+Row = tuple[int, float, str, str, int]  # key, rank, created, log, seq
+
+
+def key(exposure: str, log: int, seq: int) -> int:
+    """A record's key (its rowid, in its records table and in FTS5): its exposure's code,
+    its log's number and its place in the fold, so the records of one exposure, and of one
+    log at one exposure, are each one range of keys that FTS5 seeks in its lists."""
+    code = EXPOSURES.index(exposure) if exposure in EXPOSURES else len(EXPOSURES)
+    return code << _EXPOSURE_BITS | log << _LOG_BITS | seq
+
+
+def span(code: int | None, log: int | None = None) -> Span:
+    """The keys of every record (`code` None), of one exposure, or of one log at one."""
+    if code is None:
+        return 0, ((len(EXPOSURES) + 1) << _EXPOSURE_BITS) - 1
+    if log is None:
+        return code << _EXPOSURE_BITS, ((code + 1) << _EXPOSURE_BITS) - 1
+    base = code << _EXPOSURE_BITS
+    return base | log << _LOG_BITS, (base | (log + 1) << _LOG_BITS) - 1
 
 
 class Hit(msgspec.Struct, frozen=True):
@@ -46,17 +77,13 @@ class Hit(msgspec.Struct, frozen=True):
     rank: int
 
 
-def searchable(text: str) -> str:
-    return text.replace(_NUL, "\ufffd")
-
-
 def decode_entity(blob: bytes) -> Entity:
     return _decode(blob)
 
 
 def phrase(term: str) -> str:
     """`term` as one FTS5 string: a phrase whatever characters it holds."""
-    return '"' + searchable(term).replace('"', '""') + '"'
+    return '"' + term.replace('"', '""') + '"'
 
 
 class Found(msgspec.Struct, frozen=True, gc=False):
@@ -67,17 +94,13 @@ class Found(msgspec.Struct, frozen=True, gc=False):
     entity: Entity
 
 
-def search(
-    db: sqlite_utils.Database,
-    q: str,
-    project: str | None,
-    workspaces: list[str],
-    limit: int,
-    exposure: str | None,
-) -> list[Hit]:
-    check_limit(limit)
-    found = ranked(db, q, project, workspaces, exposure)[:limit]
-    return [_hit(f.entity, f.workspace, f.log, place) for place, f in enumerate(found, 1)]
+class Page(msgspec.Struct, frozen=True):
+    """One answer's worth of a search: how many records match, the first of them with their
+    records, and the short id of each of those among every match."""
+
+    matched: int
+    top: list[Found]
+    shorts: dict[str, str]
 
 
 def check_limit(limit: int) -> int:
@@ -96,103 +119,179 @@ def check_query(q: str) -> list[str]:
     return terms
 
 
-def ranked(
-    db: sqlite_utils.Database, q: str, project: str | None, workspaces: list[str], exposure: str | None
-) -> list[Found]:
-    """Every match, in the model's order."""
-    terms = check_query(q)
-    if not workspaces:
-        return []
-    where, args = _where(terms, workspaces, exposure)
-    rows = db.execute(
-        f"SELECT workspace, log, entity FROM records WHERE {where} ORDER BY workspace, log, seq", args
-    ).fetchall()
-    with paused_gc():  # thousands of decoded records, none of them garbage
-        entities = [_decode(row[2]) for row in rows]
-        # `(entity, current)` pairs in (workspace, log, fold) order, as `self search` builds them
-        pool: list[Pair] = [(e, row[1] == project) for e, row in zip(entities, rows, strict=True)]
-        order = ranking.search(q, pool, exposure is None, exposure)
-    row_of = {id(e): row for e, row in zip(entities, rows, strict=True)}  # ids repeat across logs
-    return [Found(row_of[id(e)][0], row_of[id(e)][1], e) for e in order]
+def search(
+    db: sqlite_utils.Database,
+    tables: dict[str, str],
+    q: str,
+    project: str | None,
+    limit: int,
+    exposure: str | None,
+) -> list[Hit]:
+    found = page(db, tables, q, project, exposure, limit).top
+    return [_hit(f.entity, f.workspace, f.log, place) for place, f in enumerate(found, 1)]
 
 
-class Page(msgspec.Struct, frozen=True):
-    """One answer's worth of a search: every match's id in order (what short ids and the
-    count are made of) and the first matches with their records."""
+class _Match:
+    """One query over one workspace's tables: the SQL of its matches and their rank, over a
+    range of keys."""
 
-    ids: list[str]
-    top: list[Found]
+    def __init__(self, table: str, terms: list[str], exposure: str | None) -> None:
+        self.table, self.terms, self.exposure = table, terms, exposure
+        self.whole = span(None if exposure is None else EXPOSURES.index(exposure))
+        long = [t for t in terms if len(t) >= ranking.TRIGRAM]
+        short = [t for t in terms if len(t) < ranking.TRIGRAM]
+        self.fts = fts = f"[{table}_fts]"
+        self.args: dict[str, object] = {}
+        self.with_ = ""
+        self.driven = bool(long) and not short
+        if self.driven:  # FTS5 drives: only its matches are read, the range sought in its lists
+            self.source = f"{fts} m JOIN [{table}] r ON r.key = m.rowid"
+            self.rank = "m.rank"
+            self.key = "m.rowid"
+            self.where = [f"{fts} MATCH :q"]
+            self.args["q"] = " OR ".join(phrase(t) for t in long)
+        else:  # a short term: every record is read (instr), FTS5 ranks those holding a long one
+            self.source = f"[{table}] r"
+            self.rank = "0.0"
+            self.key = "r.key"
+            self.where = []
+            if long:  # FTS5's matches once, not a MATCH per record
+                self.with_ = f"WITH m AS MATERIALIZED (SELECT rowid, rank FROM {fts} WHERE {fts} MATCH :q) "
+                self.source += " LEFT JOIN m ON m.rowid = r.key"
+                self.rank = "coalesce(m.rank, 0.0)"
+                self.args["q"] = " OR ".join(phrase(t) for t in long)
+            found = ["m.rowid IS NOT NULL"] if long else []
+            found += [f"instr(r.hay, :s{n}) > 0" for n in range(len(short))]
+            self.args |= {f"s{n}": term for n, term in enumerate(short)}
+            if found:
+                self.where.append(f"({' OR '.join(found)})")
+
+    def sql(self, select: str, skip: int = 0, tail: str = "") -> str:
+        where = [*self.where, f"{self.key} BETWEEN :lo AND :hi"]
+        where += [f"NOT ({self.key} BETWEEN :lo{n} AND :hi{n})" for n in range(skip)]
+        return f"{self.with_}SELECT {select} FROM {self.source} WHERE {' AND '.join(where)}{tail}"
+
+    def count(self, db: sqlite_utils.Database, span: Span) -> int:
+        """How many records of keys in `span` match."""
+        bounds = {"lo": span[0], "hi": span[1]}
+        if self.driven:  # FTS5 alone: its lists, never the records
+            sql = f"SELECT count(*) FROM {self.fts} WHERE {self.fts} MATCH :q AND rowid BETWEEN :lo AND :hi"
+            return int(db.execute(sql, self.args | bounds).fetchone()[0])
+        return int(db.execute(self.sql("count(*)"), self.args | bounds).fetchone()[0])
+
+    def first(self, db: sqlite_utils.Database, span: Span, limit: int, skip: list[Span]) -> list[Row]:
+        """The first `limit` matches of keys in `span` and in none of `skip`, in the model's
+        order within one group of project: by rank, the newest first, then the fold's order."""
+        order = f" ORDER BY {self.rank}, r.created DESC, r.log, r.seq LIMIT :limit"
+        sql = self.sql(f"r.key, {self.rank}, r.created, r.log, r.seq", len(skip), order)
+        bounds: dict[str, object] = {"lo": span[0], "hi": span[1], "limit": limit}
+        for n, (lo, hi) in enumerate(skip):
+            bounds |= {f"lo{n}": lo, f"hi{n}": hi}
+        return [tuple(row) for row in db.execute(sql, self.args | bounds).fetchall()]
+
+    def holds(self, exposure: str, hay: str) -> bool:
+        """Whether a record of this exposure and haystack is a match (what the SQL finds)."""
+        if self.exposure is not None and exposure != self.exposure:
+            return False
+        return not self.terms or any(t in hay for t in self.terms)
 
 
 def page(
     db: sqlite_utils.Database,
+    tables: dict[str, str],
     q: str,
     project: str | None,
-    workspaces: list[str],
     exposure: str | None,
     limit: int,
 ) -> Page:
-    """`ranked(...)`, ordered by SQLite itself: the model's score (`search.search`: terms
-    missed, then occurrences, then the current project, then the newest) computed from each
-    record's stored haystack, so only the first `limit` records are decoded. `ranked` is the
-    reference it must agree with (tests/integration/test_search_service.py)."""
+    """The matches of `q` in `tables` (workspace → its records table): how many, the first
+    `limit` in the model's order with their records, and their short ids.
+
+    Per workspace: the named project's first `limit` (its keys' ranges: FTS5 ranks only its
+    matches), then, only when they are fewer, the first of the others; merged across
+    workspaces on the same keys."""
     check_limit(limit)
     terms = check_query(q)
-    if not workspaces:
-        return Page([], [])
-    where, args = _where(terms, workspaces, exposure)
-    score, score_args = _score(terms)
-    rows = db.execute(
-        f"SELECT rowid, id FROM (SELECT rowid, id, workspace, log, seq, created, {score} + (log IS NOT ?)"
-        f" AS score FROM records WHERE {where}) WHERE score < ?"
-        " ORDER BY score, created DESC, workspace, log, seq",
-        [*score_args, project, *args, len(terms) * ranking.MISSED if terms else 2],  # no terms: all
-    ).fetchall()
-    first = [row[0] for row in rows[:limit]]
-    marks = ", ".join("?" * len(first))
-    held = db.execute(f"SELECT rowid, workspace, log, entity FROM records WHERE rowid IN ({marks})", first)
-    found = {row[0]: Found(row[1], row[2], _decode(row[3])) for row in held.fetchall()}
-    return Page([row[1] for row in rows], [found[r] for r in first])
+    if exposure is not None and exposure not in EXPOSURES:
+        return Page(0, [], {})  # no record is at an exposure that is not one
+    codes = range(len(EXPOSURES) + 1) if exposure is None else [EXPOSURES.index(exposure)]
+    matches = {workspace: _Match(table, terms, exposure) for workspace, table in tables.items()}
+    keyed: list[tuple[tuple[bool, float], str, str, int, str, int]] = []
+    matched = 0
+    for workspace, match in matches.items():
+        count = match.count(db, match.whole)
+        matched += count
+        if not count:
+            continue
+        n = None if project is None else _number(db, workspace, project)
+        spans = [] if n is None else [span(code, n) for code in codes]
+        mine = [row for part in spans for row in match.first(db, part, limit, [])]
+        rest = match.first(db, match.whole, limit - len(mine), spans) if len(mine) < limit else []
+        keyed += [((False, r), at, workspace, k, log, seq) for k, r, at, log, seq in mine]
+        keyed += [((True, r), at, workspace, k, log, seq) for k, r, at, log, seq in rest]
+    keyed.sort(key=lambda k: (k[2], k[4], k[5]))  # the pool's order: workspace, log, fold
+    keyed.sort(key=lambda k: k[1], reverse=True)  # newest first (stable)
+    keyed.sort(key=lambda k: k[0])  # the named project first, then by rank (stable)
+    top = [_found(db, tables[k[2]], k[2], k[3]) for k in keyed[:limit]]
+    return Page(matched, top, _shorts(db, matches, [f.entity.id for f in top]))
 
 
-def _score(terms: list[str]) -> tuple[str, list[object]]:
-    """The SQL of `search.search`'s integer score over the stored haystack `hay`: per term,
-    twice its (non-overlapping) occurrences, negated, or MISSED when it does not occur."""
-    if not terms:
-        return "0", []
-    parts: list[str] = []
-    args: list[object] = []
-    for term in terms:
-        needle = searchable(term)
-        parts.append(
-            "CASE WHEN instr(hay, ?) > 0 THEN -2 * ((length(hay) - length(replace(hay, ?, ''))) / length(?))"
-            f" ELSE {ranking.MISSED} END"
-        )
-        args += [needle, needle, needle]
-    return f"({' + '.join(parts)})", args
+def _number(db: sqlite_utils.Database, workspace: str, log: str) -> int | None:
+    row = db.execute("SELECT n FROM logs WHERE workspace = ? AND log = ?", [workspace, log]).fetchone()
+    return None if row is None else int(row[0])
 
 
-def _where(terms: list[str], workspaces: list[str], exposure: str | None) -> tuple[str, list[object]]:
-    # Only FTS5 terms: the matches drive the query. `+` keeps SQLite from walking the
-    # (workspace, log, seq) index instead, which reads every record of the workspaces.
-    driven = bool(terms) and all(len(t) >= _TRIGRAM for t in terms)
-    column = "+{}" if driven else "{}"
-    clauses = [f"{column.format('workspace')} IN ({', '.join('?' * len(workspaces))})"]
-    args: list[object] = [*workspaces]
-    if exposure is not None:
-        clauses.append(f"{column.format('exposure')} = ?")
-        args.append(exposure)
-    if terms:
-        matched: list[str] = []
-        long = [t for t in terms if len(t) >= _TRIGRAM]
-        if long:
-            matched.append("rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)")
-            args.append(" OR ".join(phrase(t) for t in long))
-        for term in (t for t in terms if len(t) < _TRIGRAM):
-            matched.append("instr(hay, ?) > 0")
-            args.append(searchable(term))
-        clauses.append(f"({' OR '.join(matched)})")
-    return " AND ".join(clauses), args
+def _found(db: sqlite_utils.Database, table: str, workspace: str, rowid: int) -> Found:
+    """One answered record, by its key."""
+    log, blob = db.execute(f"SELECT log, entity FROM [{table}] WHERE key = ?", [rowid]).fetchone()
+    return Found(workspace, log, _decode(blob))
+
+
+def _shorts(db: sqlite_utils.Database, matches: dict[str, _Match], wanted: list[str]) -> dict[str, str]:
+    """Each of `wanted` (ids of matches) with its shortest unique prefix among every match of
+    `matches`: `short_ids` over the wanted ids and the nearest match on either side of each,
+    which decide it; every match's id when a walk runs long (ids made in one burst)."""
+    near = set(wanted)
+    for wanted_id in wanted:
+        for match in matches.values():
+            for side in ("<", ">"):
+                found = _nearest(db, match, wanted_id, side)
+                if found is None:
+                    return _every(db, matches, wanted)
+                near.update(found)
+    shorts = short_ids(near)
+    return {i: shorts[i] for i in wanted}
+
+
+def _nearest(db: sqlite_utils.Database, match: _Match, wanted_id: str, side: str) -> list[str] | None:
+    """The id of the match nearest `wanted_id` on one side in id order (`<` or `>`), [] when
+    none shares its first SHORT_MINIMUM bytes, None when more than WALK ids do."""
+    way = "DESC" if side == "<" else ""
+    rows = db.conn.execute(
+        f"SELECT id, exposure, hay FROM [{match.table}] WHERE id {side} ? ORDER BY id {way} LIMIT ?",
+        [wanted_id, WALK + 1],
+    )  # the id index, walked from `wanted_id`: read only as far as needed
+    head = wanted_id.encode()[:SHORT_MINIMUM]
+    try:
+        for walked, (record_id, exposure, hay) in enumerate(rows):
+            if record_id.encode()[:SHORT_MINIMUM] != head:
+                return []
+            if walked == WALK:
+                return None
+            if match.holds(exposure, hay):
+                return [record_id]
+        return []
+    finally:
+        rows.close()
+
+
+def _every(db: sqlite_utils.Database, matches: dict[str, _Match], wanted: list[str]) -> dict[str, str]:
+    ids: list[str] = []
+    for match in matches.values():
+        bounds = {"lo": match.whole[0], "hi": match.whole[1]}
+        ids += [row[0] for row in db.execute(match.sql("r.id"), match.args | bounds)]
+    shorts = short_ids(ids)
+    return {i: shorts[i] for i in wanted}
 
 
 def _hit(entity: Entity, workspace: str, log: str, place: int) -> Hit:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 from service.data.workspaces import Data
 from service.index.index import Refreshed, SearchIndex
-from service.index.query import Found, Page
+from service.index.query import Page
 
 
 class SharedIndex:
@@ -61,11 +61,6 @@ class SharedIndex:
             for name in self.data.names():
                 self._on_indexed(name)
         return done
-
-    def ranked(
-        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None
-    ) -> list[Found]:
-        return self.index().ranked(q, project, workspaces, exposure)
 
     def page(
         self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None, limit: int

@@ -177,7 +177,8 @@ def test_ready_once_every_workspace_is_indexed(tmp_path: Path) -> None:
         service.wait("/readyz")
         with sqlite3.connect(f"file:{data / 'index.sqlite'}?mode=ro", uri=True) as db:
             heads = {row[0] for row in db.execute("SELECT workspace FROM heads")}
-            texts = [row[0] for row in db.execute("SELECT hay FROM records WHERE workspace = ?", [WS])]
+            (n,) = db.execute("SELECT n FROM spaces WHERE workspace = ?", [WS]).fetchone()
+            texts = [row[0] for row in db.execute(f"SELECT hay FROM records_{n}")]
         db.close()
         assert heads == {WS, OTHER}
         assert any("written before the start" in text for text in texts)

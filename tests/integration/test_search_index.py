@@ -131,7 +131,7 @@ def test_new_events_advance_the_index_without_a_rebuild(data: Data) -> None:
         (second,) = written(data, "team", "app", "search across projects")
         again = index.refresh()
         assert (again.advanced, again.rebuilt) == (["team/app"], [])
-        assert index.search("search", "app", ["team"])[0].id == second
+        assert [h.id for h in index.search("across", "app", ["team"])] == [second]
 
 
 def test_a_confirmation_that_applies_a_waiting_placement_rewrites_the_placed_record(data: Data) -> None:
@@ -160,17 +160,20 @@ def test_search_covers_only_the_allowed_workspaces_with_the_project_first(data: 
     with SearchIndex(data) as index:
         index.refresh()
         hits = index.search("deploy", "app", ["team"])
-        assert [h.id for h in hits] == [web, ours]  # more occurrences first, then the project
-        assert [(h.workspace, h.project, h.rank) for h in hits] == [("team", "web", 1), ("team", "app", 2)]
+        assert [h.id for h in hits] == [ours, web]  # the project first, whatever the rank
+        assert [h.id for h in index.search("deploy", "web", ["team"])] == [web, ours]
+        assert [(h.workspace, h.project, h.rank) for h in hits] == [("team", "app", 1), ("team", "web", 2)]
         assert (
-            hits[1].label == "note" and hits[1].text == "deploy the index" and hits[1].status == "confirmed"
+            hits[0].label == "note" and hits[0].text == "deploy the index" and hits[0].status == "confirmed"
         )
         both = index.search("index", "app", ["team", "other"])
         assert {h.id for h in both[:2]} == {ours, theirs} and both[2].id == web
         assert index.search("deploy", "app", ["other"])[0].id == theirs
         assert index.search("deploy", "app", []) == []
         assert index.search("deploy", "app", ["nowhere"]) == []
-        assert [h.id for h in index.search("deploy", "app", ["team", "other"], limit=1)] == [web]
+        first = index.search("deploy", "app", ["team", "other"], limit=1)
+        assert [h.id for h in first] == [index.search("deploy", "app", ["team", "other"])[0].id]
+        assert index.page("deploy", "app", ["team", "other"], None, 1).matched == 3
 
 
 def test_removed_workspaces_and_logs_leave_the_index(data: Data) -> None:
@@ -277,15 +280,17 @@ def test_query_and_limit_bounds(syntax_index: SearchIndex) -> None:
 def test_an_index_whose_making_failed_midway_is_made_again(
     data: Data, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Making the schema is one transaction: a failure leaves no version mark behind it."""
+    """A workspace's tables are made in the transaction that first indexes it: a failure
+    leaves nothing of it behind, and the next refresh makes them."""
     written(data, "team", "app", "a record to find")
     from service.index import index as module
 
     monkeypatch.setattr(module, "TOKENIZER", "no_such_tokenizer")
-    with pytest.raises(sqlite3.OperationalError):
-        SearchIndex(data)
-    monkeypatch.undo()
     with SearchIndex(data) as index:
+        with pytest.raises(sqlite3.OperationalError):
+            index.refresh()
+        assert index.table("team") is None and index.head("team") is None
+        monkeypatch.undo()
         index.refresh()
         assert len(index.search("find", None, ["team"])) == 1
 

@@ -17,6 +17,7 @@ from service.api.errors import BadParameter
 from service.api.search import SearchAnswer, StateOf, answer, asked
 from service.app import execute, queries
 from service.data.workspaces import Data
+from service.index import query
 from service.index.query import MAX_LIMIT
 from service.index.shared import SharedIndex
 from service.model.events import Event, Origin, canonical
@@ -80,12 +81,16 @@ def self_search(data: Data, q: str, project: str | None, all_: bool, exposure: s
         return list(queries.search(Workspace(store, project, HUMAN), q, all_, exposure).rows)
 
 
+@pytest.mark.parametrize("walk", [query.WALK, 1])  # 1: short ids from every match's id
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=search_logs(WORDS, KINDS, 25), data=st.data())
 def test_the_service_answers_as_self_search_does(
-    history: dict[str, list[Event]], data: st.DataObject
+    walk: int, history: dict[str, list[Event]], data: st.DataObject
 ) -> None:
-    with checked_tempdir() as tmp:
+    """The same rows in the same order: the model's bm25 and FTS5's, its statistics those of
+    the same records, ties broken alike; short ids among every match, by either way."""
+    with checked_tempdir() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(query, "WALK", walk)
         team = Data(Path(tmp) / "data")
         team.add("team").close()
         commit_logs(team, "team", history)
@@ -268,17 +273,44 @@ def test_exposure_and_all_read_as_self_search_reads_its_flags() -> None:
 
 
 def test_a_query_of_long_words_is_driven_by_its_fts_matches(data: Data, shared: SharedIndex) -> None:
-    """Not by a walk over every record of the workspace (a 1M-record index: 0.1 s even when
-    nothing matches, against well under 1 ms)."""
-    from service.index import query
-
+    """FTS5 drives: its lists are sought within a range of keys (the named project's, an
+    exposure's), and the records are read by key only for its matches — not a walk over every
+    record of the workspace (a 1M-record index: 0.1 s even when nothing matches)."""
     add(data, "team", "app", "deploy the index")
     search(data, shared, "deploy", ["team"])
+    table = shared.index().table("team")
+    assert table is not None
+    match = query._Match(table, ["deploy", "index"], "search")
+    sql = match.sql("r.key", 1, f" ORDER BY {match.rank}, r.created DESC LIMIT 5")
+    bounds = {"lo": 0, "hi": 1, "lo0": 0, "hi0": 1}
+    rows = shared.index().db.execute(f"EXPLAIN QUERY PLAN {sql}", match.args | bounds)
+    plan = " | ".join(str(row[-1]) for row in rows)
+    assert "SCAN m VIRTUAL TABLE INDEX 0:M1><" in plan  # MATCH, rowid > and rowid <
+    assert "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)" in plan and "SCAN r" not in plan
 
-    def plan(q: str) -> str:
-        where, args = query._where(q.split(), ["team"], "search")
-        rows = shared.index().db.execute(f"EXPLAIN QUERY PLAN SELECT id FROM records WHERE {where}", args)
-        return " | ".join(str(row[-1]) for row in rows)
 
-    assert "INTEGER PRIMARY KEY" in plan("deploy index") and "idx_records" not in plan("deploy index")
-    assert "SCAN records_fts" in plan("deploy index")
+def test_a_broad_query_ranks_only_the_named_projects_matches_when_they_fill_the_answer(
+    data: Data, shared: SharedIndex
+) -> None:
+    """The named project comes first, so when it alone has `limit` matches nobody else's are
+    ranked: its keys are one range per exposure. The others' only rank when it has fewer."""
+    add(data, "team", "app", *(f"shared word {n}" for n in range(6)))
+    add(data, "team", "web", *(f"shared word {n}" for n in range(6)))
+    seen: list[tuple[int, list[query.Span]]] = []
+    first = query._Match.first
+
+    def counted(
+        match: query._Match, db: object, span: query.Span, limit: int, skip: list[query.Span]
+    ) -> list[query.Row]:
+        seen.append((limit, skip))
+        return first(match, db, span, limit, skip)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(query._Match, "first", counted)
+        found = answer(shared, ["team"], asked("shared", "app", 4, False, None), stored(data))
+        assert [h.record["project"] for h in found.hits] == ["app"] * 4 and found.matched == 12
+        assert seen == [(4, [])]  # the project's range alone
+        seen.clear()
+        found = answer(shared, ["team"], asked("shared", "app", 8, False, None), stored(data))
+        assert [h.record["project"] for h in found.hits] == ["app"] * 6 + ["web"] * 2
+        assert len(seen) == 2 and seen[1][0] == 2 and len(seen[1][1]) == 1  # then the others

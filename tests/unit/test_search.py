@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 from service.model import ids
 from service.model.events import Assertion, EntityWhy, Event, Origin, Payload, make
 from service.model.fold import fold_all
-from service.model.search import search
+from service.model.search import Corpus, bm25, haystack, occurrences, search, tokens
 from service.model.state import Entity, State
 
 HUMAN = Origin("human", True)
@@ -71,7 +72,7 @@ def test_matches_text_labels_and_why_case_insensitively() -> None:
     assert texts(search("STORAGE", entities, False, None)) == ["something else"]
 
 
-def test_rank_all_terms_then_more_matches_then_current_project_then_recency() -> None:
+def test_rank_the_current_project_first_then_bm25() -> None:
     here = Log("app")
     other = Log("web", base=1_900_000_000_000)  # newer ids than anything in `here`
     here.entity("merge logs", "idea")
@@ -79,14 +80,52 @@ def test_rank_all_terms_then_more_matches_then_current_project_then_recency() ->
     here.entity("sync logs by merge", "idea")
     other.entity("merge and sync logs", "idea")
     here.entity("sync only", "idea")
+    for n in range(4):  # so no term is in half the records (idf's floor)
+        here.entity(f"unrelated words {n}", "idea")
     entities = pool((here.state(), True), (other.state(), False))
     assert texts(search("merge sync logs", entities, False, None)) == [
-        "sync logs by merge",  # all terms, current project
-        "merge and sync logs",  # all terms, other project
-        "merge logs",  # two terms
-        "merge merge merge",  # one term, three matches
-        "sync only",  # one term, one match
+        "sync logs by merge",  # every term
+        "merge logs",  # two terms, shorter than
+        "sync only",  # one term, the rarer one, shorter than
+        "merge merge merge",  # one term three times
+        "merge and sync logs",  # another project: after every one of the current project's
     ]
+    assert texts(search("merge", entities, False, None))[:2] == ["merge merge merge", "merge logs"]
+
+
+def test_bm25_is_fts5s_formula_over_trigrams() -> None:
+    """k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6, sizes in
+    trigrams, overlapping occurrences counted (FTS5's phrase instances)."""
+    assert (tokens(""), tokens("ab"), tokens("abc"), tokens("abcd")) == (0, 0, 1, 2)
+    assert (occurrences("aaaa", "aaa"), occurrences("abab ab", "ab"), occurrences("xyz", "y")) == (2, 3, 1)
+    corpus = Corpus(["aaaa", "bbbbbb", "cccccccc", "abc"])
+    assert (corpus.rows, corpus.total) == (4, 2 + 4 + 6 + 1)
+    assert corpus.idf("aaa") == math.log(3.5 / 1.5)
+    assert Corpus(["abc", "abcd"]).idf("abc") == 1e-6  # every record holds it
+    avgdl = corpus.total / corpus.rows
+    idf = corpus.idf("aaa")
+    expected = idf * (2 * 2.2) / (2 + 1.2 * (0.25 + 0.75 * 2 / avgdl))
+    assert bm25("aaaa", [("aaa", idf)], avgdl) == -expected
+
+
+def test_a_word_under_three_characters_finds_but_does_not_rank() -> None:
+    log = Log()
+    log.entity("a deploy of the index", "idea")
+    log.entity("xy only", "idea")
+    log.entity("deploy", "idea")
+    entities = pool((log.state(), True))
+    # the records holding `deploy` by its rank; the one found by `xy` alone after them
+    assert texts(search("xy deploy", entities, False, None)) == ["deploy", "a deploy of the index", "xy only"]
+    assert texts(search("xy", entities, False, None)) == ["xy only"]
+
+
+def test_characters_sqlite_reads_as_the_replacement_character_match_it() -> None:
+    log = Log()
+    log.entity("nul\x00here", "idea")
+    log.entity("max\uffffhere", "idea")
+    entities = pool((log.state(), True))
+    assert texts(search("l\ufffdh", entities, False, None)) == ["nul\x00here"]
+    assert texts(search("x\ufffeh", entities, False, None)) == ["max\uffffhere"]
 
 
 def test_empty_query_lists_candidates_current_first_newest_first() -> None:
@@ -119,7 +158,10 @@ def test_search_of_10k_entities_finds_only_matching_search_exposure_records() ->
         entities.append((e, n % 3 == 0))
     found = search("merge cache", entities, False, None)
     terms = {"merge", "cache"}
-    hits = [len(terms & set(e.text.split())) for e in found]
     expected = {e.id for e, _ in entities if e.exposure == "search" and terms & set(e.text.split())}
     assert {e.id for e in found} == expected
-    assert 2 in hits and hits == sorted(hits, reverse=True)  # both terms first
+    corpus = Corpus([haystack(e) for e, _ in entities])
+    weights = [(t, corpus.idf(t)) for t in ("merge", "cache")]
+    current = {e.id for e, here in entities if here}
+    keys = [(e.id not in current, bm25(haystack(e), weights, corpus.total / corpus.rows)) for e in found]
+    assert keys == sorted(keys)  # the current project first, then by rank
