@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         exposure: str | None = typer.Option(None, "--exposure", help="Only this exposure."),
         as_json: bool = JsonOpt,
     ) -> None:
-        """Live records context does not render, across projects, this project first."""
+        """Live records context does not render, across projects: this project first, then by bm25."""
         hits = queries.search(workspace(), query, all_, exposure)
         show(hits.rows, as_json, lambda _: texts.matches(hits.lines))
 

@@ -130,9 +130,8 @@ class SearchIndex:
             },
             pk="key",
         )
-        records.create_index(["log", "id"], unique=True)
+        records.create_index(["id", "log"], unique=True)  # also short ids: an id's neighbours
         records.create_index(["log", "seq"])
-        records.create_index(["id"])  # short ids: an id's neighbours
         records.enable_fts(["hay"], tokenize=TOKENIZER, create_triggers=True)
         return name
 
@@ -194,6 +193,7 @@ class SearchIndex:
         n = self._number(workspace, log)
         self.db.execute(f"DELETE FROM [{table}] WHERE log = ?", [log])
         rows = [_row(log, n, seq, e) for seq, e in enumerate(state.entities.values()) if e.live]
+        rows.sort(key=_key)  # FTS5 writes its pending lists out whenever a rowid goes down
         self.db.table(table).insert_all(rows, batch_size=500)
         self._mark(workspace, log, state)
 
@@ -209,7 +209,7 @@ class SearchIndex:
             self.db.execute(f"DELETE FROM [{table}] WHERE log = ? AND id IN ({marks})", [log, *part])
         seq = {entity_id: i for i, entity_id in enumerate(state.entities)}
         live = [state.entities[i] for i in chosen if i in state.entities and state.entities[i].live]
-        rows = [_row(log, n, seq[e.id], e) for e in live]
+        rows = sorted((_row(log, n, seq[e.id], e) for e in live), key=_key)
         keys = [row["key"] for row in rows]
         for start in range(0, len(keys), 500):
             part = keys[start : start + 500]
@@ -329,6 +329,10 @@ def _after(store: Store, log: str, last_id: str | None) -> list[Event] | None:
         if any(e.id <= last_id for e in events):
             break
     return distinct(found)[0]
+
+
+def _key(row: dict[str, Any]) -> int:
+    return int(row["key"])
 
 
 def _row(log: str, n: int, seq: int, entity: Entity) -> dict[str, Any]:

@@ -2,12 +2,12 @@
 
 Each workspace's FTS5 table holds its live records, so FTS5's statistics are the
 workspace's and its `rank` is `service/model/search.py`'s bm25, the one ranking `self
-search` uses too. A record's key (its rowid) is its exposure, its log and its place in the
-fold (`key`), so the records of one exposure, and of one project at one exposure, are each a
-range that FTS5 seeks in its lists. Per workspace: FTS5 counts the matches in the exposure's
-range; the named project's range gives its first `limit` (`ORDER BY rank, created DESC, log,
-seq LIMIT n`); only when those are fewer are the other matches ranked (the project comes
-first, so they could not be shown otherwise). Across workspaces the firsts of each are merged
+search` uses too. A record's key (its rowid) is its log, its exposure and its place in the
+fold (`key`), so the records of one project, and of one project at one exposure, are each a
+range that FTS5 seeks in its lists. Per workspace: FTS5 counts the matches (the exposure read
+off each key); the named project's range gives its first `limit` (`ORDER BY rank, created
+DESC, log, seq LIMIT n`); only when those are fewer are the other matches ranked (the
+project comes first, so they could not be shown otherwise). Across workspaces the firsts of each are merged
 on the same keys; only the records answered with are decoded; it all reads one snapshot.
 
 A user's query never reaches FTS5's query language: every term is one quoted phrase (a `"`
@@ -40,28 +40,31 @@ DEFAULT_LIMIT = 20
 WALK = 256  # ids read on one side of an answered id before every match's id is read instead
 EXPOSURES = ("full", "index", "search")  # codes 0, 1, 2 of a key; any other exposure is 3
 MAX_LOG = (1 << 24) - 1  # logs of a workspace
-_EXPOSURE_BITS, _LOG_BITS = 56, 32
+_LOG_BITS, _EXPOSURE_BITS = 34, 32
 _decode = msgspec.msgpack.Decoder(Entity).decode
 Span = tuple[int, int]
 Row = tuple[int, float, str, str, int]  # key, rank, created, log, seq
+WHOLE: Span = (0, ((MAX_LOG + 1) << _LOG_BITS) - 1)
 
 
 def key(exposure: str, log: int, seq: int) -> int:
-    """A record's key (its rowid, in its records table and in FTS5): its exposure's code,
-    its log's number and its place in the fold, so the records of one exposure, and of one
-    log at one exposure, are each one range of keys that FTS5 seeks in its lists."""
-    code = EXPOSURES.index(exposure) if exposure in EXPOSURES else len(EXPOSURES)
-    return code << _EXPOSURE_BITS | log << _LOG_BITS | seq
+    """A record's key (its rowid, in its records table and in FTS5): its log's number, its
+    exposure's code and its place in the fold, so the records of one log, and of one log at
+    one exposure, are each one range of keys that FTS5 seeks in its lists (and a log indexed
+    anew is written at the end of the tables)."""
+    return log << _LOG_BITS | code(exposure) << _EXPOSURE_BITS | seq
 
 
-def span(code: int | None, log: int | None = None) -> Span:
-    """The keys of every record (`code` None), of one exposure, or of one log at one."""
-    if code is None:
-        return 0, ((len(EXPOSURES) + 1) << _EXPOSURE_BITS) - 1
-    if log is None:
-        return code << _EXPOSURE_BITS, ((code + 1) << _EXPOSURE_BITS) - 1
-    base = code << _EXPOSURE_BITS
-    return base | log << _LOG_BITS, (base | (log + 1) << _LOG_BITS) - 1
+def code(exposure: str) -> int:
+    return EXPOSURES.index(exposure) if exposure in EXPOSURES else len(EXPOSURES)
+
+
+def span(log: int, exposure: str | None = None) -> Span:
+    """The keys of one log's records, or of those at one exposure."""
+    if exposure is None:
+        return log << _LOG_BITS, ((log + 1) << _LOG_BITS) - 1
+    base = log << _LOG_BITS | code(exposure) << _EXPOSURE_BITS
+    return base, base + (1 << _EXPOSURE_BITS) - 1
 
 
 class Hit(msgspec.Struct, frozen=True):
@@ -137,7 +140,6 @@ class _Match:
 
     def __init__(self, table: str, terms: list[str], exposure: str | None) -> None:
         self.table, self.terms, self.exposure = table, terms, exposure
-        self.whole = span(None if exposure is None else EXPOSURES.index(exposure))
         long = [t for t in terms if len(t) >= ranking.TRIGRAM]
         short = [t for t in terms if len(t) < ranking.TRIGRAM]
         self.fts = fts = f"[{table}_fts]"
@@ -165,18 +167,22 @@ class _Match:
             self.args |= {f"s{n}": term for n, term in enumerate(short)}
             if found:
                 self.where.append(f"({' OR '.join(found)})")
+        if exposure is not None:  # the exposure's code, read off the key
+            self.where.append(f"(({self.key} >> {_EXPOSURE_BITS}) & 3) = :code")
+            self.args["code"] = code(exposure)
 
     def sql(self, select: str, skip: int = 0, tail: str = "") -> str:
         where = [*self.where, f"{self.key} BETWEEN :lo AND :hi"]
         where += [f"NOT ({self.key} BETWEEN :lo{n} AND :hi{n})" for n in range(skip)]
         return f"{self.with_}SELECT {select} FROM {self.source} WHERE {' AND '.join(where)}{tail}"
 
-    def count(self, db: sqlite_utils.Database, span: Span) -> int:
-        """How many records of keys in `span` match."""
-        bounds = {"lo": span[0], "hi": span[1]}
+    def count(self, db: sqlite_utils.Database) -> int:
+        """How many records match."""
+        bounds = {"lo": WHOLE[0], "hi": WHOLE[1]}
         if self.driven:  # FTS5 alone: its lists, never the records
-            sql = f"SELECT count(*) FROM {self.fts} WHERE {self.fts} MATCH :q AND rowid BETWEEN :lo AND :hi"
-            return int(db.execute(sql, self.args | bounds).fetchone()[0])
+            exposed = f" AND ((rowid >> {_EXPOSURE_BITS}) & 3) = :code" if self.exposure is not None else ""
+            sql = f"SELECT count(*) FROM {self.fts} WHERE {self.fts} MATCH :q{exposed}"
+            return int(db.execute(sql, self.args).fetchone()[0])
         return int(db.execute(self.sql("count(*)"), self.args | bounds).fetchone()[0])
 
     def first(self, db: sqlite_utils.Database, span: Span, limit: int, skip: list[Span]) -> list[Row]:
@@ -214,19 +220,18 @@ def page(
     terms = check_query(q)
     if exposure is not None and exposure not in EXPOSURES:
         return Page(0, [], {})  # no record is at an exposure that is not one
-    codes = range(len(EXPOSURES) + 1) if exposure is None else [EXPOSURES.index(exposure)]
     matches = {workspace: _Match(table, terms, exposure) for workspace, table in tables.items()}
     keyed: list[tuple[tuple[bool, float], str, str, int, str, int]] = []
     matched = 0
     for workspace, match in matches.items():
-        count = match.count(db, match.whole)
+        count = match.count(db)
         matched += count
         if not count:
             continue
         n = None if project is None else _number(db, workspace, project)
-        spans = [] if n is None else [span(code, n) for code in codes]
+        spans = [] if n is None else [span(n, exposure)]
         mine = [row for part in spans for row in match.first(db, part, limit, [])]
-        rest = match.first(db, match.whole, limit - len(mine), spans) if len(mine) < limit else []
+        rest = match.first(db, WHOLE, limit - len(mine), spans) if len(mine) < limit else []
         keyed += [((False, r), at, workspace, k, log, seq) for k, r, at, log, seq in mine]
         keyed += [((True, r), at, workspace, k, log, seq) for k, r, at, log, seq in rest]
     keyed.sort(key=lambda k: (k[2], k[4], k[5]))  # the pool's order: workspace, log, fold
@@ -288,7 +293,7 @@ def _nearest(db: sqlite_utils.Database, match: _Match, wanted_id: str, side: str
 def _every(db: sqlite_utils.Database, matches: dict[str, _Match], wanted: list[str]) -> dict[str, str]:
     ids: list[str] = []
     for match in matches.values():
-        bounds = {"lo": match.whole[0], "hi": match.whole[1]}
+        bounds = {"lo": WHOLE[0], "hi": WHOLE[1]}
         ids += [row[0] for row in db.execute(match.sql("r.id"), match.args | bounds)]
     shorts = short_ids(ids)
     return {i: shorts[i] for i in wanted}

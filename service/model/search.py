@@ -49,7 +49,9 @@ _first = itemgetter(0)
 def searchable(text: str) -> str:
     """`text` as SQLite's UTF-8 reader hands it to a tokenizer: NUL (where SQLite's string
     functions stop), U+FFFE and U+FFFF read as U+FFFD."""
-    return text.translate(_READ_AS_REPLACEMENT)
+    if "\x00" in text or "\ufffe" in text or "\uffff" in text:
+        return text.translate(_READ_AS_REPLACEMENT)
+    return text
 
 
 def terms_of(query: str) -> list[str]:
