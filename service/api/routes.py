@@ -116,12 +116,14 @@ async def context(
 
     from service.workspace import instant
 
-    # by the minute: a proposal past its expiry (`model/lapse.py`) leaves within one
-    key = ("context", slug, format, budget, instant()[:16])
+    # the answer moves with the states and with each proposal's expiry (`model/lapse.py`)
+    now = instant()
     live = hub_of(request).held(ws)
-    body = live.rendered.get(key) if live is not None and live.settled() else None
+    lapsed = None if live is None else live.known_lapsed_by(now)
+    key = ("context", slug, format, budget, lapsed)
+    body = live.rendered.get(key) if live is not None and lapsed is not None and live.settled() else None
     if body is None:
-        body = await anyio.to_thread.run_sync(_context, request, ws, slug, format, budget, key)
+        body = await anyio.to_thread.run_sync(_context, request, ws, slug, format, budget, now)
     return answer(body, JSON if format == "json" else PLAIN)
 
 
@@ -131,9 +133,10 @@ def _context(
     slug: str,
     format: Literal["plain", "json"],
     budget: int | None,
-    key: tuple[object, ...],
+    now: str,
 ) -> bytes:
     with reading(request, ws, slug) as view:
+        key = ("context", slug, format, budget, view.live.lapsed_by(now))
         return remembered(view, key, lambda: reads.context(view, format, budget))
 
 

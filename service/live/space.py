@@ -12,6 +12,7 @@ loaded again from disk and the job is answered with the failure.
 
 from __future__ import annotations
 
+import bisect
 import os
 import threading
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from readerwriterlock import rwlock
 
 from service.live import outside
 from service.live.feed import Feed
-from service.model import order
+from service.model import lapse, order
 from service.model.events import Event, Origin
 from service.model.state import State
 from service.store import Quarantine, Store, cache
@@ -66,6 +67,7 @@ class LiveWorkspace:
         self.head: str | None = None
         self.version = 0  # moves with every change of the states: keys rendered answers
         self.rendered: dict[tuple[object, ...], bytes] = {}
+        self._marks: list[str] | None = None  # when the states' proposals lapse (`model/lapse.py`)
         self._ref = os.path.join(store.root, ".git", "refs", "heads", "main")
         self._ref_seen: tuple[tuple[int, int, int] | None, str | None] = (None, None)
         self._lock = rwlock.RWLockWrite()  # a waiting writer goes before new readers
@@ -144,6 +146,21 @@ class LiveWorkspace:
     def _moved(self) -> None:
         self.version += 1
         self.rendered = {}
+        self._marks = None
+
+    def lapsed_by(self, now: str) -> int:
+        """How many of the states' proposals have lapsed at `now`: what of a rendered answer
+        the clock moves (a View held: the states stay still while they are read)."""
+        marks = self._marks
+        if marks is None:
+            every = (e for state, _ in self.states.values() for e in state.entities.values())
+            marks = self._marks = lapse.marks(every)
+        return bisect.bisect_right(marks, now)
+
+    def known_lapsed_by(self, now: str) -> int | None:
+        """`lapsed_by` when it costs no reading of the states, else None."""
+        marks = self._marks
+        return None if marks is None else bisect.bisect_right(marks, now)
 
     # --- reading -------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ ISO-8601 instant; `None` means no clock, and nothing lapses.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 from service.model.state import Entity
 
@@ -39,6 +40,35 @@ def lapsed(e: Entity, now: str | None) -> bool:
     if kind == "work":
         return _day_passed(e.expires, now)
     return False
+
+
+def lapses_at(e: Entity) -> str | None:
+    """The first instant (ISO-8601 UTC, milliseconds, as the clock writes it) at which
+    proposal `e` is lapsed, or None when it never lapses: `lapsed(e, now)` is true exactly
+    for `now` at or after it, while `e` stays what it is."""
+    if e.status != "proposed" or not e.live:
+        return None
+    kind = kind_of(e)
+    if kind == "decision":
+        start = _instant(e.proposed_at)
+        moment = None if start is None else start + _DECISION_SPAN + dt.timedelta(milliseconds=1)
+    elif kind == "work":
+        day = _day(e.expires)
+        moment = None if day is None else dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
+    else:
+        return None
+    return None if moment is None else _text(moment)
+
+
+def marks(entities: Iterable[Entity]) -> list[str]:
+    """The sorted instants at which the proposals among `entities` lapse: two instants with
+    as many marks at or before them judge every one of these proposals alike."""
+    return sorted(m for m in map(lapses_at, entities) if m is not None)
+
+
+def _text(moment: dt.datetime) -> str:
+    utc = moment.astimezone(dt.UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def _older_than_span(made: str | None, now: str) -> bool:
