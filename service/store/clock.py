@@ -79,8 +79,15 @@ def issue(path: Path, n: int, floor: str | None) -> list[str]:
     return out
 
 
+_second: list[tuple[int, str]] = [(-1, "")]  # the last second formatted, and its text
+
+
 def now() -> str:
     """The wall clock as ISO-8601 UTC with milliseconds and Z: 2026-11-30T09:57:45.069Z."""
     ms = wall_ms()
-    moment = dt.datetime.fromtimestamp(ms // 1000, tz=dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    second, text = _second[0]
+    if ms // 1000 != second:  # formatted once a second: every read of the service asks
+        second = ms // 1000
+        text = dt.datetime.fromtimestamp(second, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+        _second[0] = (second, text)
+    return f"{text}{ms % 1000:03d}Z"
