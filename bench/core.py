@@ -1,6 +1,10 @@
-"""Core benchmarks: `self context` as whole processes, full refold rate, peak memory.
+"""Core benchmarks: `self context`, a write (`self goal add`) and `self status` as whole
+processes, full refold rate, peak memory; the write and status rows side by side for every
+size, each beside the smallest size's figure, with the growth exponent between sizes.
 
-Usage: python bench/core.py [SIZES...]   (default 10000 100000)
+Usage: python bench/core.py [--stores DIR] [SIZES...]   (default 1000 10000 100000)
+`--stores DIR` keeps each generated store as DIR/store-N and reuses it in later runs (a
+reused store's first context has its caches already: that figure is left out).
 Prints each figure with the machine it ran on. Superself 0.7.0's figures from the issue are
 printed as what they are, figures on another workload from elsewhere: no ratio is drawn
 from them (a ratio needs both tools run on the same events in one run).
@@ -9,8 +13,10 @@ from them (a ratio needs both tools run on the same events in one run).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -18,8 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# the repository before bench/ (the script's folder), whose service.py would shadow the package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))
 
 from generate import build
 
@@ -59,14 +66,47 @@ def timed(args: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
+def peaked(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds and peak resident MiB of one process (GNU time's figure; 0 without it)."""
+    if TIME is None:
+        return timed(args, env), 0.0
+    start = time.perf_counter()
+    done = subprocess.run(
+        [TIME, "-f", "%M", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    took = time.perf_counter() - start
+    return took, int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+WRITES, STATUSES = 5, 3
+
+
+def writes_and_status(env: dict[str, str]) -> dict[str, float]:
+    """Medians of `self goal add` and `self status` processes, with the peak of each kind."""
+    subprocess.run([SELF, "status"], env=env, check=True, stdout=subprocess.DEVNULL)  # caches made
+    adds = [peaked([SELF, "goal", "add", f"bench goal {n}"], env) for n in range(WRITES)]
+    status = [peaked([SELF, "status"], env) for _ in range(STATUSES)]
+    return {
+        "write_s": statistics.median(t for t, _ in adds),
+        "write_peak_mib": max(m for _, m in adds),
+        "status_s": statistics.median(t for t, _ in status),
+        "status_peak_mib": max(m for _, m in status),
+    }
+
+
 def bench_size(size: int, root: Path) -> dict[str, float]:
     store_dir = root / f"store-{size}"
+    built = not store_dir.exists()
     t = time.perf_counter()
-    build(store_dir, "bench", size)
+    if built:
+        build(store_dir, "bench", size)
     generated = time.perf_counter() - t
     env = {**os.environ, "SELF_WORKSPACE": str(store_dir), "SELF_PROJECT": "bench"}
     context = [SELF, "context", "--plain"]
-    first = timed(context, env)  # no fold cache yet: a full fold, then the cache is written
+    first = timed(context, env) if built else math.nan  # no fold cache yet: a full fold
     warm = statistics.median(timed(context, env) for _ in range(5))
     timed([SELF, "state", "add", "one more record", "--label", "note"], env)
     after_append = timed(context, env)
@@ -79,6 +119,7 @@ def bench_size(size: int, root: Path) -> dict[str, float]:
     ).stdout.split()
     events, took, maxrss_kb = int(out[0]), float(out[1]), int(out[2])
     return {
+        **writes_and_status(env),
         "generated_s": generated,
         "context_first_s": first,
         "context_warm_s": warm,
@@ -94,9 +135,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "sizes", nargs="*", type=int, metavar="SIZE", help="events per workspace (default 10000 100000)"
+        "sizes", nargs="*", type=int, metavar="SIZE", help="events per workspace (default 1000 10000 100000)"
     )
-    sizes = parser.parse_args().sizes or [10_000, 100_000]
+    parser.add_argument("--stores", type=Path, help="keep the stores here and reuse them in later runs")
+    args = parser.parse_args()
+    sizes = sorted(args.sizes or [1_000, 10_000, 100_000])
     print(f"machine: {machine()}")
     version = subprocess.run([SELF, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"selfhub: {version}; `self --version` takes {timed([SELF, '--version'], dict(os.environ)):.3f} s")
@@ -104,9 +147,13 @@ def main() -> None:
         "baseline (Superself 0.7.0 on this machine class, from the issue): self context "
         "0.44 s @1k, 2.1 s @3k, 17.1 s @10k events; self fold 1.18 s @10k"
     )
+    rows: list[tuple[int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
+        root = args.stores or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
         for size in sizes:
-            r = bench_size(size, Path(tmp))
+            r = bench_size(size, root)
+            rows.append((size, r))
             print(
                 f"{size:>9,} events: context first {r['context_first_s']:.3f} s, "
                 f"warm {r['context_warm_s']:.3f} s, "
@@ -118,6 +165,26 @@ def main() -> None:
                     f"           Superself's 17.1 s @10k is on another workload, from the issue's "
                     f"figures; no ratio is drawn from it (warm context here: {r['context_warm_s']:.3f} s)"
                 )
+    growth(rows)
+
+
+def growth(rows: list[tuple[int, dict[str, float]]]) -> None:
+    """The write and status rows side by side: each size against the smallest, and the growth
+    exponent k of time ~ events^k from the size before."""
+    print(f"write = `self goal add` (median of {WRITES}), status = `self status` (median of {STATUSES}):")
+    base_n, base = rows[0]
+    for (n, r), before in zip(rows, [None, *rows[:-1]], strict=True):
+        parts = []
+        for key, name in (("write_s", "write"), ("status_s", "status")):
+            exponent = ""
+            if before is not None:
+                k = math.log(r[key] / before[1][key]) / math.log(n / before[0])
+                exponent = f", k={k:.2f} from {before[0]:,}"
+            parts.append(
+                f"{name} {r[key]:.3f} s ({r[key] / base[key]:.2f}x {base_n:,}{exponent}), "
+                f"peak {r[name + '_peak_mib']:.0f} MiB"
+            )
+        print(f"{n:>9,} events: " + " | ".join(parts))
 
 
 if __name__ == "__main__":

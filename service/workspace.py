@@ -21,7 +21,7 @@ from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Event, Origin
 from service.model.hotslice import ColdCounts
-from service.model.state import Entity, State, shared_with
+from service.model.state import Entity, Project, State, shared_with
 from service.store import local
 
 if TYPE_CHECKING:  # imported where used
@@ -50,19 +50,26 @@ class Workspace:
     def require_project(self) -> str:
         if not self.project:
             raise Invalid("no project selected", code="no-project")
-        projects = self.state(WORKSPACE_LOG).projects
+        projects = self.projects_known()
         if self.project not in projects:
             known = ", ".join(sorted(projects)) or "none yet"
             raise Invalid(f"no project {self.project!r} (known: {known})", code="not-found", field="project")
         return self.project
 
+    def projects_known(self) -> dict[str, Project]:
+        """The workspace log's projects, from its hot slice (which keeps every project)."""
+        return self.store.hot(WORKSPACE_LOG).state.projects
+
     # --- writing -------------------------------------------------------------------------
 
-    def write(self, log: str, command: Command) -> list[Event]:
-        """Run `command` on fresh state under the store lock and append what it returns."""
+    def write(self, log: str, command: Command, names: Sequence[str] | None = None) -> list[Event]:
+        """Run `command` on fresh state under the store lock and append what it returns.
+
+        `names`: every record reference the command resolves (`requests.named`), so the
+        transaction reads the log's hot slice and those records only; None: the whole state."""
         with self.store.transaction(log) as tx:
             clock = Clock(lambda: tx.next_ids(1)[0], tx.now(), self.origin, log)
-            events = command(tx.state, tx.config, clock)
+            events = command(tx.view(names), tx.config, clock)
             tx.append(events)
         self._states.pop(log, None)
         return events
@@ -72,10 +79,7 @@ class Workspace:
 
     def holds(self, log: str, prefix: str) -> bool:
         """Whether `log` has a record an id prefix (or an imported alias) names."""
-        state = self.state(log)
-        return any(k.startswith(prefix.lower()) for k in state.entities) or any(
-            e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
-        )
+        return self.store.hot(log).holds(prefix)
 
     def log_of(self, prefix: str) -> str:
         """The log holding the record an id prefix names: this project's, else the workspace's."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import threading
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,8 +57,19 @@ class MemoryHot:
     cold_ids: list[str]
     quarantined: list[Quarantined] = field(default_factory=list)
 
+    aliases: list[str] = field(default_factory=list)  # of the records outside the slice
+
     def near(self, ids: Collection[str]) -> list[str]:
         return list(neighbours(self.cold_ids)(ids))
+
+    def holds(self, prefix: str) -> bool:
+        start = prefix.lower()
+        inside = self.state.entities.values()
+        return (
+            any(i.startswith(start) for i in [*self.state.entities, *self.cold_ids])
+            or prefix in self.aliases
+            or any(e.ledger is not None and e.ledger.alias == prefix for e in inside)
+        )
 
 
 class MemoryClock:
@@ -146,7 +157,10 @@ class MemoryStore:
 
     def hot(self, log: str) -> MemoryHot:
         state, cold, counts = hotslice.split(self.state(log)[0])
-        return MemoryHot(state, counts, sorted(record.entity.id for record in cold))
+        aliases = [
+            r.entity.ledger.alias for r in cold if r.entity.ledger is not None and r.entity.ledger.alias
+        ]
+        return MemoryHot(state, counts, sorted(record.entity.id for record in cold), aliases=aliases)
 
     def config(self) -> WorkspaceConfig:
         return self._config
@@ -192,6 +206,9 @@ class MemoryTransaction:
         if self._state is None:
             self._state = self.store.state(self.log)[0]
         return self._state
+
+    def view(self, names: Sequence[str] | None) -> State:
+        return self.state  # the whole state: a memory store has no cold records to leave out
 
     @property
     def config(self) -> WorkspaceConfig:

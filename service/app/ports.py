@@ -51,6 +51,9 @@ class HotSlice(Protocol):
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids outside the slice that sort right before and after each of `ids`."""
         ...
+    def holds(self, prefix: str) -> bool:
+        """Whether the log has a record whose id starts with `prefix` or whose alias it is."""
+        ...
 
 
 class TransactionPort(Protocol):
@@ -58,6 +61,9 @@ class TransactionPort(Protocol):
 
     @property
     def state(self) -> State: ...
+    def view(self, names: Sequence[str] | None) -> State:
+        """What a command naming `names` (`requests.named`) reads; the whole state for None."""
+        ...
     @property
     def config(self) -> WorkspaceConfig: ...
     def next_ids(self, n: int) -> list[str]: ...

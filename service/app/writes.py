@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from service.model import requests
     from service.model.commands import Clock
     from service.model.config import WorkspaceConfig
@@ -47,15 +49,16 @@ def _on_its_log(workspace: Workspace, command: requests.AnyCommand, run: Command
     from service.model import requests
 
     where = requests.log_of(command)
+    names = requests.named(command)
     if isinstance(command, requests.OnRecord):
-        events = workspace.write(workspace.log_of(command.record), run)
+        events = workspace.write(workspace.log_of(command.record), run, names)
         if isinstance(command, requests.RunStarted) and command.pid is not None:
             _keep_pid(workspace, events[0], command.pid)
         return events
     log = WORKSPACE_LOG if where == "workspace" else workspace.require_project()
     if isinstance(command, requests.Add):
-        return _new_record(workspace, log, run)
-    return workspace.write(log, run)
+        return _new_record(workspace, log, run, names)
+    return workspace.write(log, run, names)
 
 
 def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
@@ -67,7 +70,7 @@ def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
     workspace.store.local.record_pid(payload.work, pid, workspace.project or "")
 
 
-def _new_record(workspace: Workspace, log: str, run: Command) -> list[Event]:
+def _new_record(workspace: Workspace, log: str, run: Command, names: Sequence[str] | None) -> list[Event]:
     """Write a new record to `log`. Ledger relations stay within one log, so one naming a
     record of another log is refused saying where that record is."""
     from service.model.errors import Invalid
@@ -75,7 +78,7 @@ def _new_record(workspace: Workspace, log: str, run: Command) -> list[Event]:
     from service.model.ledger import Unresolved
 
     try:
-        return workspace.write(log, run)
+        return workspace.write(log, run, names)
     except Unresolved as exc:
         other = next((o for o in workspace.store.logs() if o != log and workspace.holds(o, exc.prefix)), None)
         if other is None:

@@ -4,12 +4,13 @@ write gathers its events into the batch being committed instead of committing al
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from service.model.commands import Clock
 from service.model.events import Event, Origin
 from service.model.hotslice import stays_hot
-from service.model.state import State, shared_with
+from service.model.state import Project, State, shared_with
 from service.store import Quarantine
 from service.workspace import WORKSPACE_LOG, Command, Workspace
 
@@ -30,8 +31,19 @@ class View(Workspace):
     def folded(self, log: str) -> tuple[State, list[Quarantine]]:
         return self.live.state(log)
 
-    def write(self, log: str, command: Command) -> list[Event]:
-        """Run `command` on the live state of `log` and add its events to the writer's batch."""
+    def projects_known(self) -> dict[str, Project]:
+        return self.state(WORKSPACE_LOG).projects
+
+    def holds(self, log: str, prefix: str) -> bool:
+        """Whether `log` has a record an id prefix (or an imported alias) names: from its live state."""
+        state = self.state(log)
+        return any(k.startswith(prefix.lower()) for k in state.entities) or any(
+            e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
+        )
+
+    def write(self, log: str, command: Command, names: Sequence[str] | None = None) -> list[Event]:
+        """Run `command` on the live state of `log` (whole, in memory: `names` is not needed)
+        and add its events to the writer's batch."""
         if self.batch is None:
             raise RuntimeError("a read view cannot write: submit the command to the workspace's writer")
         batch = self.batch

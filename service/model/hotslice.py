@@ -145,3 +145,14 @@ def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdReco
         leaving.append(ColdRecord(e, hot.reports.pop(entity_id, [])))
         add_cold(counts, e)
     return leaving
+
+
+def with_records(hot: State, records: list[ColdRecord]) -> State:
+    """The slice with cold records added to it (each with its reports): a state a command
+    reads as it reads the whole state, when `records` hold every record it names
+    (`requests.named`). `hot` is changed in place and returned."""
+    for record in records:
+        hot.entities[record.entity.id] = record.entity
+        if record.reports:
+            hot.reports[record.entity.id] = record.reports
+    return hot

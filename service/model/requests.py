@@ -9,6 +9,7 @@ Field names are the ones errors name (`ModelError.fields`); the CLI renders them
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import msgspec
@@ -202,6 +203,27 @@ def log_of(command: AnyCommand) -> Log:
     if isinstance(command, PROJECT_COMMANDS):
         return "workspace"
     return "project" if isinstance(command, ImportDocket) else "record"
+
+
+def named(command: AnyCommand) -> tuple[str, ...] | None:
+    """Every record reference (an id, an id prefix or an imported alias) `handle` may resolve
+    for `command`, so a store can read those records alone; None when the command reads the
+    whole state (an import). Anything else `handle` reads of a state — the live records a cap
+    counts, placements waiting, the ledger's facts, projects — a hot slice holds."""
+    if isinstance(command, ImportDocket):
+        return None
+    found: list[str] = []
+    if isinstance(command, OnRecord):
+        found.append(command.record)
+    if isinstance(command, Link):
+        found.append(command.target)
+    if isinstance(command, Add | Place):
+        found += command.demote
+    if isinstance(command, Add):
+        found += [command.supersedes] if command.supersedes is not None else []
+        found += [*command.depends_on, *command.answers]
+        found += [m for item in command.supports for m in re.split(r"[,\s]+", item.strip()) if m]
+    return tuple(dict.fromkeys(found))
 
 
 def decode(body: bytes | str) -> AnyCommand:

@@ -201,22 +201,19 @@ def tail(root: Path, log: str, names: list[str], position: Position) -> Chunk | 
         return scan(root, log, names) if names else Chunk([], [], [], [], position.digest, "")
     if names[: len(marks)] != [m.name for m in marks]:
         return None
+    folder = os.fspath(root / layout.log_dir(log)) + os.sep  # one path, not one Path a segment
     for mark in marks[:-1]:
-        stat = _stat(root, log, mark.name)
-        if stat is None or (stat.st_size, stat.st_mtime_ns) != (mark.size, mark.mtime_ns):
+        try:
+            stat = os.stat(folder + mark.name)
+        except OSError:
+            return None
+        if stat.st_size != mark.size or stat.st_mtime_ns != mark.mtime_ns:
             return None
     last = marks[-1]
     found = scan(root, log, names[len(marks) - 1 :], offset=last.size)
     if found.prefix_digest != position.digest or found.marks[0].size < last.size:
         return None
     return found
-
-
-def _stat(root: Path, log: str, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(root / layout.log_dir(log) / name)
-    except OSError:
-        return None
 
 
 def extends(position: Position, events: list[Event]) -> bool:

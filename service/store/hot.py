@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import msgspec
 
-from service.model import hotslice
+from service.model import hotslice, ids
 from service.model.events import Event
 from service.model.hotslice import ColdCounts, ColdRecord
 from service.model.render import neighbours
-from service.model.state import State
+from service.model.state import Entity, State
 from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
 
@@ -48,7 +48,11 @@ class Hot(msgspec.Struct, gc=False):
     cold: ColdCounts
     quarantined: list[Quarantine]
     table: Path
-    unsaved: list[str] = msgspec.field(default_factory=list)  # left the slice, not in the table
+    left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
+
+    @property
+    def unsaved(self) -> list[str]:
+        return [r.entity.id for r in self.left]
 
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids of records outside the slice that sort right before and after each of `ids`."""
@@ -68,6 +72,57 @@ class Hot(msgspec.Struct, gc=False):
         with contextlib.closing(_open_table(self.table)) as table:
             cold = {row[0] for row in table.execute("SELECT id FROM cold")}
         return sorted(cold | set(self.state.entities) | set(self.unsaved))
+
+    def holds(self, prefix: str) -> bool:
+        """Whether the log has a record whose id starts with `prefix` (any case) or whose
+        imported alias is `prefix`."""
+        start = prefix.lower()
+        if any(k.startswith(start) for k in self.state.entities) or any(
+            _aliased(e, prefix) for e in self.state.entities.values()
+        ):
+            return True
+        if any(r.entity.id.startswith(start) or _aliased(r.entity, prefix) for r in self.left):
+            return True
+        with contextlib.closing(_open_table(self.table)) as table:
+            sql = "SELECT 1 FROM cold WHERE (id >= ? AND id < ?) OR alias = ? LIMIT 1"
+            return table.execute(sql, (start, start + _PAST, prefix)).fetchone() is not None
+
+    def records(self, prefixes: Iterable[str]) -> list[ColdRecord] | None:
+        """The records outside the slice that each of `prefixes` may name: those whose id
+        starts with it (as `ids.resolve` reads a prefix) and those whose alias it is; None
+        when one prefix starts more than `MAX_NAMED` of their ids (a read of the whole
+        state answers that one)."""
+        found: dict[str, ColdRecord] = {}
+        with contextlib.closing(_open_table(self.table)) as table:
+            for prefix in prefixes:
+                start = prefix.strip().lower()
+                by_id: list[ColdRecord] = []
+                if start and ids.PREFIX_PATTERN.match(start):
+                    rows = table.execute(
+                        "SELECT record FROM cold WHERE id >= ? AND id < ? LIMIT ?",
+                        (start, start + _PAST, MAX_NAMED + 1),
+                    ).fetchall()
+                    by_id = [_record_decoder.decode(row[0]) for row in rows]
+                    by_id += [r for r in self.left if r.entity.id.startswith(start)]
+                    if len(by_id) > MAX_NAMED:
+                        return None
+                rows = table.execute("SELECT record FROM cold WHERE alias = ?", (prefix,)).fetchall()
+                by_alias = [_record_decoder.decode(row[0]) for row in rows]
+                by_alias += [r for r in self.left if _aliased(r.entity, prefix)]
+                found.update((r.entity.id, r) for r in (*by_id, *by_alias))
+        return [found[i] for i in sorted(found)]
+
+
+_PAST = "\x7f"  # sorts after every character an id holds: [p, p + _PAST) is every id starting p
+MAX_NAMED = 64  # cold records one prefix may name before a command reads the whole state
+
+
+def _aliased(e: Entity, prefix: str) -> bool:
+    return e.ledger is not None and e.ledger.alias == prefix
+
+
+def _alias(r: ColdRecord) -> str | None:
+    return r.entity.ledger.alias if r.entity.ledger is not None and r.entity.ledger.alias else None
 
 
 _BEFORE = "(SELECT max(id) FROM cold WHERE id < w.id)"
@@ -90,7 +145,7 @@ def hot(root: Path, log: str) -> Hot:
         tail = cache.tail(root, log, names, snap)
         if tail is None or not cache.extends(snap, tail.events):
             return _rebuild(root, log, (snap_path, table_path), table)
-        unsaved: list[str] = []
+        left: list[ColdRecord] = []
         if tail.events:
             leaving = _advance(snap, tail.events, table)
             if leaving is None:
@@ -103,11 +158,22 @@ def hot(root: Path, log: str) -> Hot:
                 _save(snap_path, snap, table)
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
-                unsaved = leaving
-        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, unsaved)
+                left = leaving
+        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, left)
 
 
-def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[str] | None:
+def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Quarantine]] | None:
+    """The slice of `log` with the cold records `prefixes` may name brought into it: what a
+    command naming those records reads of the whole state (`requests.named`); None when a
+    prefix names too many of them."""
+    sliced = hot(root, log)
+    records = sliced.records(prefixes)
+    if records is None:
+        return None
+    return hotslice.with_records(sliced.state, records), sliced.quarantined
+
+
+def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[ColdRecord] | None:
     """Fold `events` into the slice; the ids of records that left it, or None when one of
     the events needs the whole state."""
     touched = hotslice.touched(snap.state, events)
@@ -118,7 +184,7 @@ def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) 
     cache.advance(snap.state, events)
     leaving = hotslice.push_out(snap.state, snap.cold, touched)
     _store(table, leaving)
-    return [r.entity.id for r in leaving]
+    return leaving
 
 
 def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Connection) -> Hot:
@@ -178,8 +244,15 @@ def _open_table(path: Path) -> sqlite3.Connection:
     table = sqlite3.connect(path)
     table.execute("PRAGMA journal_mode=WAL")
     table.execute("PRAGMA synchronous=NORMAL")
-    table.execute("CREATE TABLE IF NOT EXISTS cold (id TEXT PRIMARY KEY, record BLOB NOT NULL)")
+    table.execute("CREATE TABLE IF NOT EXISTS cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
     table.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    if "alias" not in [row[1] for row in table.execute("PRAGMA table_info(cold)")]:
+        # a table from before aliases were kept: made again (no last id: the slice is rebuilt)
+        table.execute("DROP TABLE cold")
+        table.execute("CREATE TABLE cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
+        table.execute("DELETE FROM meta")
+        table.commit()
+    table.execute("CREATE INDEX IF NOT EXISTS cold_alias ON cold (alias) WHERE alias IS NOT NULL")
     return table
 
 
@@ -200,6 +273,6 @@ def _fetch(table: sqlite3.Connection, ids: list[str]) -> list[ColdRecord]:
 
 def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
     table.executemany(
-        "INSERT OR REPLACE INTO cold VALUES (?, ?)",
-        ((r.entity.id, _encoder.encode(r)) for r in records),
+        "INSERT OR REPLACE INTO cold VALUES (?, ?, ?)",
+        ((r.entity.id, _encoder.encode(r), _alias(r)) for r in records),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -409,6 +409,17 @@ class Transaction:
         if self._state is None:
             self._state, self._quarantined = self.store.state(self.log)
         return self._state
+
+    def view(self, names: Sequence[str] | None) -> State:
+        """What a command naming the records `names` reads (`requests.named`), read under the
+        lock: the log's hot slice with those records brought in from the cold table, so a
+        write costs what it reads, not the whole state; the whole state when `names` is None
+        or a name starts too many ids. Appends of this transaction are folded in."""
+        if self._state is None and names is not None:
+            found = hot.view(self.store.root, self.log, names)
+            if found is not None:
+                self._state, self._quarantined = found
+        return self.state
 
     @property
     def quarantined(self) -> list[Quarantine]:

@@ -1,0 +1,157 @@
+"""A command on the hot slice with the cold records it names gives exactly what it gives on
+the whole state: the same events, or the same refusal (`store/hot.py: view`,
+`requests.named`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.model import ids
+from service.model import requests as rq
+from service.model.commands import Clock
+from service.model.config import WorkspaceConfig
+from service.model.errors import ModelError
+from service.model.events import Event, Origin
+from service.model.fold import fold_all
+from service.model.handle import handle
+from service.model.state import State
+from service.store import hot as hot_cache
+from tests.eventcheck import checked_tempdir
+from tests.integration.test_hot_slice import append
+from tests.strategies import histories
+
+NOW = "2026-11-30T09:00:00.000Z"
+CAPS = (
+    WorkspaceConfig(),
+    msgspec.convert({"caps": {"full_tokens": 40, "index_tokens": 90}}, WorkspaceConfig),
+)
+KINDS = ("note", "goal", "work", "claim", "decision", "question", "milestone")
+
+
+@st.composite
+def references(draw: st.DrawFn, known: list[str]) -> str:
+    """An id, a prefix of one (short ones start many ids), another case, or no record."""
+    if not known or draw(st.integers(0, 9)) == 0:
+        return draw(st.sampled_from(["01zzzzzzzz", "zz", "", " ", "Q!", "0"]))
+    chosen = draw(st.sampled_from(known))
+    cut = draw(st.sampled_from([len(chosen), len(chosen), 12, 10, 8, 3, 1]))
+    shown = chosen[:cut]
+    return shown.upper() if draw(st.integers(0, 7)) == 0 else shown
+
+
+@st.composite
+def commands(draw: st.DrawFn, known: list[str]) -> rq.AnyCommand:
+    ref = references(known)
+    some = st.lists(ref, max_size=2).map(tuple)
+    why = st.none() | st.just("because")
+    kind = draw(st.sampled_from(["add", "add", "add", *(c.__struct_config__.tag for c in VERBS)]))
+    if kind == "add":
+        label = draw(st.sampled_from(KINDS))
+        fields: dict[str, Any] = {
+            "text": draw(st.sampled_from(["a record", "Is it so?", "we use x", "x" * 300])),
+            "labels": (label,),
+            "exposure": draw(st.sampled_from([None, "full", "index", "search"])),
+            "supersedes": draw(st.none() | ref),
+            "demote": draw(some),
+            "why": draw(why),
+            "proposed": draw(st.booleans()),
+        }
+        if label in ("claim", "decision", "question"):
+            fields["supports"] = tuple(
+                ",".join(s) for s in draw(st.lists(st.lists(ref, min_size=1, max_size=2)))
+            )
+            fields["depends_on"] = draw(some)
+            fields["answers"] = draw(some)
+        return rq.Add(**fields)
+    record = draw(ref)
+    extra: dict[str, Any] = {
+        "place": {"exposure": draw(st.sampled_from([None, "full", "index", "search"])), "why": draw(why),
+                  "demote": draw(some), "priority": draw(st.none() | st.integers(0, 3))},
+        "retract": {"why": "dropped"},
+        "cover": {"criterion": draw(st.sampled_from(["1", "2", "tests", "docs written"]))},
+        "link": {"target": draw(ref), "link_type": draw(st.sampled_from(["relates", "member-of"])),
+                 "remove": draw(st.booleans())},
+        "report": {"text": "progress"},
+        "run-exited": {"code": 0},
+        "assess": {"state": draw(st.sampled_from(["accepted", "refuted", "unassessed"]))},
+        "done": {"report": draw(st.none() | st.just("done: green"))},
+    }.get(kind, {})  # fmt: skip
+    if kind in UNIT_VERBS:
+        extra["unit"] = draw(st.booleans())
+    return msgspec.convert({"command": kind, "record": record, **extra}, rq.AnyCommand)
+
+
+VERBS = (
+    rq.Place, rq.Confirm, rq.Retract, rq.Start, rq.Block, rq.Unblock, rq.Done, rq.Retire, rq.Restore,
+    rq.Cover, rq.Link, rq.Report, rq.RunStarted, rq.RunExited, rq.Assess, rq.Revoke, rq.Review,
+)  # fmt: skip
+UNIT_VERBS = {c.__struct_config__.tag for c in VERBS if issubclass(c, rq.UnitVerb)}
+
+
+def outcome(state: State, config: WorkspaceConfig, command: rq.AnyCommand) -> object:
+    """The events `handle` returns (ids from one fixed sequence), or the refusal's every part."""
+    issued = iter(ids.next_id(None, 1_900_000_000_000 + n, n) for n in range(100))
+    clock = Clock(lambda: next(issued), NOW, Origin("agent", True), "app")
+    try:
+        events: list[Event] = handle(state, config, clock, command)
+    except ModelError as exc:
+        return (type(exc).__name__, exc.code, exc.fields, str(exc), exc.about)
+    return msgspec.json.encode(events)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    events=histories(max_steps=40),
+    cut=st.integers(0, 40),
+    rewrite=st.sampled_from([1, 10**6]),
+)
+def test_a_command_on_the_slice_gives_what_it_gives_on_the_whole_state(
+    data: st.DataObject, events: list[Event], cut: int, rewrite: int
+) -> None:
+    kept = hot_cache.REWRITE_TAIL
+    hot_cache.REWRITE_TAIL = rewrite  # 1: each tail written back; 10**6: records that left stay unsaved
+    try:
+        with checked_tempdir() as tmp:
+            root = Path(tmp)
+            cut = min(cut, len(events))
+            append(root, events[:cut])
+            hot_cache.hot(root, "app")  # the slice as it was, then the rest appended after it
+            append(root, events[cut:])
+            whole = fold_all(events)
+            known = sorted(whole.entities)
+            for _ in range(6):
+                command = data.draw(commands(known))
+                config = data.draw(st.sampled_from(CAPS))
+                names = rq.named(command)
+                viewed = None if names is None else hot_cache.view(root, "app", names)
+                if viewed is None:
+                    continue  # the transaction reads the whole state
+                assert outcome(viewed[0], config, command) == outcome(fold_all(events), config, command)
+    finally:
+        hot_cache.REWRITE_TAIL = kept
+
+
+def test_a_prefix_starting_many_cold_ids_reads_the_whole_state() -> None:
+    with checked_tempdir() as tmp:
+        root = Path(tmp)
+        made: list[Event] = []
+        last = None
+        for n in range(hot_cache.MAX_NAMED + 2):
+            last = ids.next_id(last, 1_800_000_000_000, n)
+            payload = {"entity": last, "text": f"r{n}", "labels": ["note"], "links": [], "criteria": [],
+                       "exposure": "search", "priority": None}  # fmt: skip
+            made.append(Event(last, NOW, "entity.confirmed", Origin("human", True), "app",
+                              msgspec.Raw(msgspec.json.encode(payload)), None))  # fmt: skip
+        append(root, made)
+        shared = made[0].id[:10]
+        assert hot_cache.view(root, "app", [shared]) is None
+        viewed = hot_cache.view(root, "app", [made[3].id])
+        assert viewed is not None and made[3].id in viewed[0].entities
