@@ -262,7 +262,9 @@ def test_an_answer_not_started_in_time_is_a_503_and_the_command_may_still_land(t
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-    assert line["status"] == 503 and 500 <= line["duration_ms"] < 5000
+    # at the limit (0.5 s), not at once and not when the lock goes: the log's clock starts a
+    # few microseconds before the limit's timer does, and rounds (one run logged 499.974 ms)
+    assert line["status"] == 503 and 490 <= line["duration_ms"] < 5000
     assert answer.status_code == 503 and answer.headers["content-type"] == PROBLEM, answer.text
     assert answer.json()["code"] == "timeout" and "may still have been applied" in answer.json()["detail"]
     assert answer.headers["x-request-id"] == "trace-slow"
