@@ -20,7 +20,7 @@ from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Event, Origin
-from service.model.hotslice import ColdCounts
+from service.model.hotslice import ColdCounts, stays_hot
 from service.model.state import Entity, Project, State, shared_with
 from service.store import local
 
@@ -145,7 +145,7 @@ class Workspace:
         for other in self.store.logs():
             if other not in (WORKSPACE_LOG, project):
                 hot = self.store.hot(other).state
-                shared += [e for e in hot.entities.values() if shared_with(project, e)]
+                shared += [e for e in hot.entities.values() if shared_with(project, e) and stays_hot(hot, e)]
         cold = ColdCounts(
             mine.cold.search + workspace.cold.search, mine.cold.open_work + workspace.cold.open_work
         )
@@ -180,9 +180,12 @@ class Workspace:
         from service.model import status
 
         project = self.require_project()
-        state, quarantined = self.folded(project)
-        located = [(q.file, q.line, q.reason) for q in quarantined]
-        return status.build_status(project, state, self.runs(), located, today(), self.now())
+        sliced = self.store.hot(project)  # what status reads, without loading the whole state
+        located = [(q.file, q.line, q.reason) for q in sliced.quarantined]
+        return status.build_status(
+            project, sliced.state, self.runs(), located, today(), self.now(),
+            cold=sliced.cold, near=sliced.near, fetch=sliced.fetch,
+        )  # fmt: skip
 
     def now(self) -> str:
         """The instant a read judges proposals at (Superself's expiry, `model/lapse.py`)."""

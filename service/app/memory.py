@@ -29,7 +29,7 @@ from service.model.events import Event, Origin
 from service.model.fold import fold_all
 from service.model.hotslice import ColdCounts
 from service.model.render import neighbours
-from service.model.state import State
+from service.model.state import Entity, State
 
 if TYPE_CHECKING:
     from service.app.ports import Quarantined
@@ -58,6 +58,10 @@ class MemoryHot:
     quarantined: list[Quarantined] = field(default_factory=list)
 
     aliases: list[str] = field(default_factory=list)  # of the records outside the slice
+    outside: dict[str, Entity] = field(default_factory=dict)
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        return [self.outside[i] for i in sorted(wanted) if i in self.outside]
 
     def near(self, ids: Collection[str]) -> list[str]:
         return list(neighbours(self.cold_ids)(ids))
@@ -160,7 +164,8 @@ class MemoryStore:
         aliases = [
             r.entity.ledger.alias for r in cold if r.entity.ledger is not None and r.entity.ledger.alias
         ]
-        return MemoryHot(state, counts, sorted(record.entity.id for record in cold), aliases=aliases)
+        outside = {r.entity.id: r.entity for r in cold}
+        return MemoryHot(state, counts, sorted(outside), aliases=aliases, outside=outside)
 
     def config(self) -> WorkspaceConfig:
         return self._config

@@ -16,7 +16,7 @@ from typing import Protocol
 from service.model.config import WorkspaceConfig
 from service.model.events import Event
 from service.model.hotslice import ColdCounts
-from service.model.state import State
+from service.model.state import Entity, State
 
 
 class Quarantined(Protocol):
@@ -51,8 +51,13 @@ class HotSlice(Protocol):
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids outside the slice that sort right before and after each of `ids`."""
         ...
+
     def holds(self, prefix: str) -> bool:
         """Whether the log has a record whose id starts with `prefix` or whose alias it is."""
+        ...
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        """The records of `wanted` outside the slice (those that exist)."""
         ...
 
 
@@ -64,6 +69,7 @@ class TransactionPort(Protocol):
     def view(self, names: Sequence[str] | None) -> State:
         """What a command naming `names` (`requests.named`) reads; the whole state for None."""
         ...
+
     @property
     def config(self) -> WorkspaceConfig: ...
     def next_ids(self, n: int) -> list[str]: ...

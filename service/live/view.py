@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
     from service.live.writer import Batch
     from service.model.context import ContextDoc
+    from service.model.status import StatusDoc
 
 
 class View(Workspace):
@@ -52,6 +53,17 @@ class View(Workspace):
         events = command(state, self.config(), clock)
         batch.add(log, events)
         return events
+
+    def status(self) -> StatusDoc:
+        """The status of the project from its whole state in memory (the CLI reads the hot
+        slice from disk instead; both give the same document)."""
+        from service.model import status
+        from service.workspace import today
+
+        project = self.require_project()
+        state, quarantined = self.folded(project)
+        located = [(q.file, q.line, q.reason) for q in quarantined]
+        return status.build_status(project, state, self.runs(), located, today(), self.now())
 
     def context(self) -> ContextDoc:
         """The context of the project from the whole states in memory (the CLI reads hot

@@ -22,14 +22,42 @@ from service.model.events import (
     Superseded,
     payload_of,
 )
+from service.model.ledger import moot
 from service.model.state import Entity, Report, State
+
+WORK_STATES = ("in-progress", "blocked", None, "done", "retired")  # status's work counts, in order
+
+
+def _no_units() -> list[int]:
+    return [0] * len(WORK_STATES)
 
 
 class ColdCounts(msgspec.Struct):
-    """Live records outside the slice, by how context counts them."""
+    """Records outside the slice, by how context (live ones) and status count them."""
 
     search: int = 0
     open_work: int = 0
+    units: list[int] = msgspec.field(default_factory=_no_units)  # by `work_state`
+
+
+def work_state(e: Entity) -> int | None:
+    """Where status counts a work unit (its place in WORK_STATES): units ever confirmed, by
+    execution; a proposal is not work yet; a unit confirmed and later withdrawn or superseded
+    still counts by its working state (Superself's `confirmedOnce`)."""
+    if is_work(e) and (e.status == "confirmed" or e.confirmed_once) and e.execution in WORK_STATES:
+        return WORK_STATES.index(e.execution)
+    return None
+
+
+def status_reads(e: Entity) -> bool:
+    """Status reads it whole wherever it is: a live goal or objective, a live moot question,
+    a milestone with a member-of link (it counts while that parent is an open objective)."""
+    if "milestone" in e.labels and any(link.type == "member-of" for link in e.links):
+        return True
+    if not e.live:
+        return False
+    moot_question = "question" in e.labels and e.ledger is not None and moot(e.ledger)
+    return "goal" in e.labels or "objective" in e.labels or moot_question
 
 
 class ColdRecord(msgspec.Struct, gc=False):
@@ -57,8 +85,16 @@ def stays_hot(state: State, e: Entity) -> bool:
     return is_hot(e) or e.id in state.pairs or e.id in state.awaiting
 
 
+def kept(state: State, e: Entity) -> bool:
+    """In the slice: what context renders or names (`stays_hot`), and what status reads."""
+    return stays_hot(state, e) or status_reads(e)
+
+
 def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
     """Count (or with sign=-1, uncount) a record that sits outside the slice."""
+    unit = work_state(e)
+    if unit is not None:
+        counts.units[unit] += sign
     if not e.live or is_hot(e):
         return
     if is_work(e):
@@ -112,7 +148,7 @@ def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
     cold: list[ColdRecord] = []
     counts = ColdCounts()
     for entity_id, e in state.entities.items():
-        if stays_hot(state, e):
+        if kept(state, e):
             hot.entities[entity_id] = e
             if entity_id in state.reports:
                 hot.reports[entity_id] = state.reports[entity_id]
@@ -139,7 +175,7 @@ def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdReco
     leaving: list[ColdRecord] = []
     for entity_id in sorted(touched):
         e = hot.entities.get(entity_id)
-        if e is None or stays_hot(hot, e):
+        if e is None or kept(hot, e):
             continue
         del hot.entities[entity_id]
         leaving.append(ColdRecord(e, hot.reports.pop(entity_id, [])))

@@ -6,15 +6,16 @@ process ledger's liveness word per work unit, and the log lines the store quaran
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 
 import msgspec
 
 from service.model import derived, lapse
+from service.model.hotslice import WORK_STATES, ColdCounts, work_state
 from service.model.ledger import moot
-from service.model.render import one_line, plural, shorts_for
+from service.model.render import Near, one_line, plural, shorts_for
 from service.model.state import Entity, State
-from service.model.views import awaits_decision, is_waiting, is_work, ordered, process_word
+from service.model.views import awaits_decision, is_waiting, ordered, process_word
 
 ACTIVE_LIVENESS = ("running", "stale")
 
@@ -94,16 +95,15 @@ def current_goal(state: State) -> Entity | None:
     return goals[0] if goals else None
 
 
-def work_counts(state: State) -> WorkCounts:
-    """Work units ever confirmed, by execution: in progress, blocked, next (not started), done,
-    retired. A proposal is not work yet (it waits on a person); a unit confirmed and later
-    withdrawn or superseded still counts by its working state, as in Superself's count (its
-    `confirmedOnce`)."""
-    counts = {"in-progress": 0, "blocked": 0, None: 0, "done": 0, "retired": 0}
+def work_counts(state: State, cold: ColdCounts | None = None) -> WorkCounts:
+    """Work units ever confirmed, by execution (`hotslice.work_state`): in progress, blocked,
+    next (not started), done, retired; with `cold`, the units a hot slice left out too."""
+    counts = list(cold.units) if cold is not None else [0] * len(WORK_STATES)
     for e in state.entities.values():
-        if is_work(e) and (e.status == "confirmed" or e.confirmed_once) and e.execution in counts:
-            counts[e.execution] += 1
-    return WorkCounts(*(counts[k] for k in ("in-progress", "blocked", None, "done", "retired")))
+        unit = work_state(e)
+        if unit is not None:
+            counts[unit] += 1
+    return WorkCounts(*counts)
 
 
 def deadlines(entities: Iterable[Entity], today: str) -> list[Deadline]:
@@ -157,14 +157,15 @@ def health_lines(state: State, quarantined: list[tuple[str, int, str]]) -> list[
     return lines
 
 
-def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
-    """Runs of open units (and any process the local ledger still counts as alive)."""
+def process_lines(state: State, runs: dict[str, str], near: Near | None = None) -> list[ProcessLine]:
+    """Runs of open units (and any process the local ledger still counts as alive); `state`
+    holds each unit they name that exists (a slice: with `near`, the ids around them)."""
     shown: list[str] = []
     for work_id in sorted(set(state.runs) | set(runs)):
         e = state.entities.get(work_id)
         if e is None or e.live or runs.get(work_id) in ACTIVE_LIVENESS:
             shown.append(work_id)
-    shorts = shorts_for(shown, state.entities)
+    shorts = _shorts(shown, state, near)
     return [
         ProcessLine(
             work_id,
@@ -176,14 +177,21 @@ def process_lines(state: State, runs: dict[str, str]) -> list[ProcessLine]:
     ]
 
 
-def ledger_lines(state: State) -> tuple[list[ReviewLine], list[ReviewLine], list[ReviewLine]]:
+def ledger_lines(
+    state: State, near: Near | None = None, fetch: Fetch | None = None
+) -> tuple[list[ReviewLine], list[ReviewLine], list[ReviewLine]]:
     """Current ledger records that owe a review, that lost all support (accepted claims and
-    adopted decisions: those a reader relies on), that are blocked."""
-    views = {i: v for i, v in derived.derive(state).items() if v.current and i in state.entities}
-    shorts = shorts_for(
-        [*views, *(x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed)))],
-        state.entities,
-    )
+    adopted decisions: those a reader relies on), that are blocked. On a hot slice (`near`
+    and `fetch` given) the records listed and the grounds named are fetched, and short ids
+    are made among the ids around them (every fact is a record's: the fold makes both)."""
+    views = {i: v for i, v in derived.derive(state).items() if v.current and (near or i in state.entities)}
+    grounds = [x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed))]
+    if near is None:
+        shorts = shorts_for([*views, *grounds], state.entities)
+    else:
+        listed = [i for i, v in views.items() if v.blocked or (v.review_owed or v.support == "unsupported")]
+        state = with_fetched(state, [*listed, *grounds], fetch)
+        shorts = _shorts([*listed, *grounds], state, near)
 
     named = {i: f"{shorts.get(i, i)} ({a})" for i in shorts if (a := _alias(state, i))}
     named = {i: named.get(i, short) for i, short in shorts.items()}
@@ -219,7 +227,7 @@ def _owed_text(ground: str, head: str, reason: str, named: dict[str, str]) -> st
     return f"{named.get(ground, ground)} {reason}{now}"
 
 
-def moot_lines(state: State) -> list[ReviewLine]:
+def moot_lines(state: State, near: Near | None = None) -> list[ReviewLine]:
     """Current questions whose declared answers all lead to one action (context leaves
     them out): each with that action."""
     found = [
@@ -227,7 +235,7 @@ def moot_lines(state: State) -> list[ReviewLine]:
         for e in state.entities.values()
         if e.live and "question" in e.labels and e.ledger is not None and moot(e.ledger)
     ]
-    shorts = shorts_for([e.id for e in found], state.entities)
+    shorts = _shorts([e.id for e in found], state, near)
     return [
         ReviewLine(
             e.id,
@@ -249,17 +257,27 @@ def build_status(
     quarantined: list[tuple[str, int, str]],
     today: str,
     now: str | None = None,
+    *,
+    cold: ColdCounts | None = None,
+    near: Near | None = None,
+    fetch: Fetch | None = None,
 ) -> StatusDoc:
     """The status of one project: counts, waiting items (judged at instant `now`: a proposal
-    past its expiry no longer waits, `lapse`), health and process lines."""
+    past its expiry no longer waits, `lapse`), health and process lines.
+
+    From the whole state, or from a hot slice (`hotslice.kept`: every record status reads
+    but ledger records listed and units with runs) with the counts of what it left out
+    (`cold`), the ids around given ones (`near`) and the records it left out by id (`fetch`).
+    """
+    with_units = with_fetched(state, [*state.runs, *runs], fetch)  # counts read `state` alone
     goal = current_goal(state)
     objectives, reached, milestones, covered, criteria = _progress(state)
-    owed, unsupported, blocked = ledger_lines(state)
+    owed, unsupported, blocked = ledger_lines(state, near, fetch)
     return StatusDoc(
         project=project,
         goal=goal.text if goal else None,
         goal_id=goal.id if goal else None,
-        work=work_counts(state),
+        work=work_counts(state, cold),
         objectives_open=objectives,
         milestones_reached=reached,
         milestones_total=milestones,
@@ -270,13 +288,31 @@ def build_status(
         events=state.events,
         overdue=[d for d in deadlines(state.entities.values(), today) if d.overdue],
         health=health_lines(state, quarantined),
-        processes=process_lines(state, runs),
+        processes=process_lines(with_units, runs, near),
         review_owed=owed,
         unsupported=unsupported,
         blocked=blocked,
-        moot=moot_lines(state),
+        moot=moot_lines(state, near),
         lapsed=lapsed_count(state, now),
     )
+
+
+Fetch = Callable[[Collection[str]], list[Entity]]
+"""The records of these ids that a hot slice left out (those that exist)."""
+
+
+def with_fetched(state: State, wanted: Iterable[str], fetch: Fetch | None) -> State:
+    """`state` with the records of `wanted` it lacks fetched into a copy of its records."""
+    missing = sorted({i for i in wanted if i not in state.entities})
+    if fetch is None or not missing:
+        return state
+    return msgspec.structs.replace(state, entities={**state.entities, **{e.id: e for e in fetch(missing)}})
+
+
+def _shorts(wanted: list[str], state: State, near: Near | None) -> dict[str, str]:
+    """Short ids of `wanted` among every record: `state`'s, and on a slice the ids around them."""
+    universe = list(state.entities) if near is None else [*state.entities, *near(set(wanted))]
+    return shorts_for(wanted, universe)
 
 
 def work_text(w: WorkCounts) -> str:

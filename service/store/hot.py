@@ -26,7 +26,7 @@ from service.model.state import Entity, State
 from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
 
-HOT_FORMAT = 2
+HOT_FORMAT = 3
 REWRITE_TAIL = 200  # tail events after which the slice is written back
 
 
@@ -86,6 +86,13 @@ class Hot(msgspec.Struct, gc=False):
         with contextlib.closing(_open_table(self.table)) as table:
             sql = "SELECT 1 FROM cold WHERE (id >= ? AND id < ?) OR alias = ? LIMIT 1"
             return table.execute(sql, (start, start + _PAST, prefix)).fetchone() is not None
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        """The records of `wanted` outside the slice (those that exist), by id."""
+        found = [r.entity for r in self.left if r.entity.id in wanted]
+        with contextlib.closing(_open_table(self.table)) as table:
+            found += [r.entity for r in _fetch(table, sorted(wanted))]
+        return found
 
     def records(self, prefixes: Iterable[str]) -> list[ColdRecord] | None:
         """The records outside the slice that each of `prefixes` may name: those whose id

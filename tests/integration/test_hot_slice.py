@@ -14,6 +14,7 @@ from service.model.config import WorkspaceConfig
 from service.model.context import build_context
 from service.model.events import Event, canonical
 from service.model.fold import fold_all
+from service.model.status import build_status
 from service.store import hot as hot_cache
 from service.store import layout
 from tests.eventcheck import checked_tempdir
@@ -112,3 +113,50 @@ def corrupt(tmp_path: Path, events: list[Event]) -> None:
     snapshot_path.write_bytes(b"\x00garbage")
     from_slice, from_whole = contexts(tmp_path, events)
     assert from_slice == from_whole
+
+
+def statuses(root: Path, events: list[Event], runs: dict[str, str]) -> tuple[bytes, bytes]:
+    sliced = hot_cache.hot(root, "app")
+    whole = fold_all(events)
+    now = "2026-11-30T09:00:00.000Z"
+    from_slice = build_status(
+        "app", sliced.state, runs, [], TODAY, now, cold=sliced.cold, near=sliced.near, fetch=sliced.fetch
+    )
+    return msgspec.json.encode(from_slice), msgspec.json.encode(
+        build_status("app", whole, runs, [], TODAY, now)
+    )
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=histories(max_steps=50),
+    cuts=st.lists(st.integers(1, 50), max_size=4),
+    rewrite=st.sampled_from([1, 10**6]),
+    data=st.data(),
+)
+def test_status_from_the_slice_equals_status_from_the_whole_state(
+    events: list[Event], cuts: list[int], rewrite: int, data: st.DataObject
+) -> None:
+    """Status from the slice (with the counts, neighbours and records it left out) is status
+    from the whole state, whatever processes the local ledger names."""
+    kept = hot_cache.REWRITE_TAIL
+    hot_cache.REWRITE_TAIL = rewrite
+    try:
+        with checked_tempdir() as tmp:
+            root = Path(tmp)
+            done = 0
+            for cut in [*sorted({min(c, len(events)) for c in cuts}), len(events)]:
+                if cut <= done:
+                    continue
+                append(root, events[done:cut])
+                done = cut
+                known = sorted(fold_all(events[:done]).entities)
+                alive = data.draw(
+                    st.lists(st.sampled_from(known or ["01zzzzzzzzzzzzzzzzzzzzzzzz"]), max_size=3)
+                )
+                runs = {i: data.draw(st.sampled_from(["running", "stale", "exited"])) for i in alive}
+                from_slice, from_whole = statuses(root, events[:done], runs)
+                assert from_slice == from_whole
+    finally:
+        hot_cache.REWRITE_TAIL = kept
