@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, not bench/service.py
 
 from service.model import ids
 from service.model.events import (
@@ -25,7 +28,7 @@ from service.model.events import (
 )
 from service.store import Store
 
-FULL_ROWS, INDEX_ROWS = 40, 800  # roughly what the default caps hold
+FULL_ROWS, INDEX_ROWS = 40, 560  # under what the default caps hold (1,000 and 12,000 tokens)
 LABELS = [
     ("decision", "index", 40),
     ("convention", "full", 30),
@@ -85,7 +88,9 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
             criteria = ("tests pass", "docs written") if label == "milestone" else ()
             links: tuple[Link, ...] = ()
             if live and rng.random() < 0.15:
-                links = (Link("supersedes", live.pop(rng.randrange(len(live)))),)
+                replaced = live.pop(rng.randrange(len(live)))
+                _leave(tiers, replaced)
+                links = (Link("supersedes", replaced),)
             event = next_event(
                 "entity.confirmed",
                 Assertion(
@@ -108,16 +113,16 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
             if criteria:
                 with_criteria.append(event.id)
         elif roll < 0.50:
-            out.append(
-                next_event("entity.retracted", EntityWhy(live.pop(rng.randrange(len(live))), "dropped"))
-            )
+            retracted = live.pop(rng.randrange(len(live)))
+            _leave(tiers, retracted)
+            out.append(next_event("entity.retracted", EntityWhy(retracted, "dropped")))
         elif roll < 0.62:
-            out.append(
-                next_event(
-                    "entity.placed",
-                    Placed(rng.choice(live), exposure=rng.choice(["index", "search"]), why="decayed"),
-                )
-            )
+            placed, exposure = rng.choice(live), rng.choice(["index", "search"])
+            out.append(next_event("entity.placed", Placed(placed, exposure=exposure, why="decayed")))
+            _leave(tiers, placed)
+            if exposure == "index":
+                tiers["index"].append(placed)
+                out.extend(_demote(tiers, next_event))
         elif roll < 0.72 and work:
             out.append(next_event("entity.started", EntityWhy(rng.choice(work))))
         elif roll < 0.80 and work:
@@ -150,6 +155,13 @@ def events_for(slug: str, count: int, seed: int = 7, start_ms: int = 1_780_000_0
         else:
             out.append(next_event("entity.linked", EntityWhy(rng.choice(live)) and _link(live, rng)))
     return out[:count]
+
+
+def _leave(tiers: dict[str, list[str]], entity: str) -> None:
+    """`entity` no longer renders at full or index exposure (retracted, replaced, placed)."""
+    for members in tiers.values():
+        if entity in members:
+            members.remove(entity)
 
 
 def _demote(tiers: dict[str, list[str]], next_event: object) -> list[Event]:

@@ -165,7 +165,14 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:]]
-    projects, records, requests = (args + [100, 10000, 100][len(args) :])[:3]
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("projects", nargs="?", type=int, default=100)
+    parser.add_argument("records", nargs="?", type=int, default=10000, help="records per project")
+    parser.add_argument("requests", nargs="?", type=int, default=100, help="requests per query")
+    given = parser.parse_args()
     print(machine())
-    run(projects, records, requests)
+    run(given.projects, given.records, given.requests)

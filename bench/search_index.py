@@ -62,6 +62,13 @@ def run(records: int) -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("records", nargs="*", type=int, default=[20000])
+    given = parser.parse_args()
     print(platform.platform(), platform.python_version())
-    for size in [int(a) for a in sys.argv[1:]] or [20000]:
+    for size in given.records:
         run(size)
