@@ -4,7 +4,8 @@ size, each beside the smallest size's figure, with the growth exponent between s
 
 Usage: python bench/core.py [--stores DIR] [SIZES...]   (default 1000 10000 100000)
 `--stores DIR` keeps each generated store as DIR/store-N and reuses it in later runs (a
-reused store's first context has its caches already: that figure is left out).
+reused store's first context has its caches already: that figure is left out, unless
+`--cold` drops the store's caches first, so that two builds can be timed on one store).
 Prints each figure with the machine it ran on. Superself 0.7.0's figures from the issue are
 printed as what they are, figures on another workload from elsewhere: no ratio is drawn
 from them (a ratio needs both tools run on the same events in one run).
@@ -97,16 +98,19 @@ def writes_and_status(env: dict[str, str]) -> dict[str, float]:
     }
 
 
-def bench_size(size: int, root: Path) -> dict[str, float]:
+def bench_size(size: int, root: Path, cold: bool) -> dict[str, float]:
     store_dir = root / f"store-{size}"
     built = not store_dir.exists()
+    if cold and not built:
+        shutil.rmtree(store_dir / ".local" / "cache", ignore_errors=True)
     t = time.perf_counter()
     if built:
         build(store_dir, "bench", size)
     generated = time.perf_counter() - t
     env = {**os.environ, "SELF_WORKSPACE": str(store_dir), "SELF_PROJECT": "bench"}
     context = [SELF, "context", "--plain"]
-    first = timed(context, env) if built else math.nan  # no fold cache yet: a full fold
+    # no fold cache yet: a full fold, and the caches built
+    first, first_peak = peaked(context, env) if built or cold else (math.nan, math.nan)
     warm = statistics.median(timed(context, env) for _ in range(5))
     timed([SELF, "state", "add", "one more record", "--label", "note"], env)
     after_append = timed(context, env)
@@ -122,6 +126,7 @@ def bench_size(size: int, root: Path) -> dict[str, float]:
         **writes_and_status(env),
         "generated_s": generated,
         "context_first_s": first,
+        "context_first_peak_mib": first_peak,
         "context_warm_s": warm,
         "context_after_append_s": after_append,
         "refold_s": took,
@@ -138,6 +143,9 @@ def main() -> None:
         "sizes", nargs="*", type=int, metavar="SIZE", help="events per workspace (default 1000 10000 100000)"
     )
     parser.add_argument("--stores", type=Path, help="keep the stores here and reuse them in later runs")
+    parser.add_argument(
+        "--cold", action="store_true", help="drop a reused store's caches before its first context"
+    )
     args = parser.parse_args()
     sizes = sorted(args.sizes or [1_000, 10_000, 100_000])
     print(f"machine: {machine()}")
@@ -152,10 +160,11 @@ def main() -> None:
         root = args.stores or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         for size in sizes:
-            r = bench_size(size, root)
+            r = bench_size(size, root, args.cold)
             rows.append((size, r))
             print(
-                f"{size:>9,} events: context first {r['context_first_s']:.3f} s, "
+                f"{size:>9,} events: context first {r['context_first_s']:.3f} s "
+                f"(peak {r['context_first_peak_mib']:.0f} MiB), "
                 f"warm {r['context_warm_s']:.3f} s, "
                 f"after one append {r['context_after_append_s']:.3f} s | refold {r['refold_s']:.2f} s = "
                 f"{r['refold_events_per_s']:,.0f} events/s, peak {r['refold_peak_mib']:.0f} MiB"
@@ -168,23 +177,30 @@ def main() -> None:
     growth(rows)
 
 
+ROWS = (
+    ("context_first_s", "first context", "context_first_peak_mib"),
+    ("context_warm_s", "context", None),
+    ("write_s", "write", "write_peak_mib"),
+    ("status_s", "status", "status_peak_mib"),
+)
+
+
 def growth(rows: list[tuple[int, dict[str, float]]]) -> None:
-    """The write and status rows side by side: each size against the smallest, and the growth
-    exponent k of time ~ events^k from the size before."""
+    """Each operation at each size against the smallest size, with the growth exponent k of
+    time ~ events^k from the size before."""
     print(f"write = `self goal add` (median of {WRITES}), status = `self status` (median of {STATUSES}):")
     base_n, base = rows[0]
-    for (n, r), before in zip(rows, [None, *rows[:-1]], strict=True):
-        parts = []
-        for key, name in (("write_s", "write"), ("status_s", "status")):
+    for key, name, peak in ROWS:
+        if math.isnan(base[key]):
+            continue
+        for (n, r), before in zip(rows, [None, *rows[:-1]], strict=True):
             exponent = ""
             if before is not None:
                 k = math.log(r[key] / before[1][key]) / math.log(n / before[0])
                 exponent = f", k={k:.2f} from {before[0]:,}"
-            parts.append(
-                f"{name} {r[key]:.3f} s ({r[key] / base[key]:.2f}x {base_n:,}{exponent}), "
-                f"peak {r[name + '_peak_mib']:.0f} MiB"
-            )
-        print(f"{n:>9,} events: " + " | ".join(parts))
+            memory = f", peak {r[peak]:.0f} MiB" if peak else ""
+            ratio = f"{r[key] / base[key]:.2f}x {base_n:,}{exponent}"
+            print(f"{name:>13} {n:>9,} events: {r[key]:.3f} s ({ratio}){memory}")
 
 
 if __name__ == "__main__":

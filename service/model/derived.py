@@ -340,8 +340,10 @@ def _settle(
                 queued.add(reader)
 
 
-def derive(state: State, only: Iterable[str] | None = None) -> dict[str, View]:
-    """The derived view of every ledger record of `state` (or of the ids in `only`)."""
+def derive(state: State, only: Iterable[str] | None = None, *, marked: bool = False) -> dict[str, View]:
+    """The derived view of every ledger record of `state` (or of the ids in `only`); with
+    `marked`, only of those whose support is not clean or that are blocked (what status
+    lists: a clean, unblocked record owes nothing and has lost nothing)."""
     facts = state.ledger
     if not facts:
         return {}
@@ -352,6 +354,10 @@ def derive(state: State, only: Iterable[str] | None = None) -> dict[str, View]:
         for question in facts[record_id].answers:
             resolvers.setdefault(question, []).append(record_id)
     wanted = facts if only is None else [i for i in only if i in facts]
+    if marked:  # read off the solved values, which hold only graded and blocking records
+        flagged = {i for i, value in deriver.level.items() if value != CLEAN}
+        flagged |= {i for i, blocked in deriver.blocked.items() if blocked}
+        wanted = sorted(flagged if only is None else flagged.intersection(wanted))
     return {record_id: deriver.view(record_id, resolvers) for record_id in wanted}
 
 

@@ -112,7 +112,7 @@ def _new_fact(state: State, event: Event, entity: Entity, kind: str) -> None:
     fields = entity.ledger
     recorded = fields.state if fields is not None and fields.state else DEFAULT_STATES[kind]
     reason = fields.supersede_reason if fields is not None else None
-    scope = list(fields.applies_to) if fields is not None else []
+    scope = tuple(fields.applies_to) if fields is not None else ()
     fact = Fact(kind=kind, state=recorded, changed=event.id, reason=reason, applies_to=scope)
     state.ledger[entity.id] = fact
     if any(link.type in RELATIONS for link in entity.links):
@@ -122,17 +122,19 @@ def _new_fact(state: State, event: Event, entity: Entity, kind: str) -> None:
 def relate(fact: Fact, entity: Entity) -> None:
     """The fact's relations from the entity's links: supports grouped by set, in set order."""
     sets: dict[int, list[str]] = {}
-    fact.depends_on, fact.answers = [], []
+    depends_on: list[str] = []
+    answers: list[str] = []
     for link in entity.links:
         if link.type == "supports":
             members = sets.setdefault(link.set or 0, [])
             if link.target not in members:
                 members.append(link.target)
-        elif link.type == "depends-on" and link.target not in fact.depends_on:
-            fact.depends_on.append(link.target)
-        elif link.type == "answers" and link.target not in fact.answers:
-            fact.answers.append(link.target)
-    fact.supports = [sets[key] for key in sorted(sets)]
+        elif link.type == "depends-on" and link.target not in depends_on:
+            depends_on.append(link.target)
+        elif link.type == "answers" and link.target not in answers:
+            answers.append(link.target)
+    fact.depends_on, fact.answers = tuple(depends_on), tuple(answers)
+    fact.supports = tuple(tuple(sets[key]) for key in sorted(sets))
 
 
 def _confirm(state: State, event: Event, entity: Entity) -> None:
@@ -311,7 +313,9 @@ def _reviewed(state: State, event: Event, payload: Payload) -> None:
     fact = state.ledger.get(payload.entity)
     if entity is None or fact is None:
         return
-    fact.reviewed.extend(mark for mark in payload.marks if mark not in fact.reviewed)
+    for mark in payload.marks:
+        if mark not in fact.reviewed:
+            fact.reviewed += (mark,)
 
 
 HANDLERS: dict[str, Handler] = {

@@ -94,7 +94,7 @@ class Entity(msgspec.Struct, gc=False):
         return [link.target for link in self.links if link.type == "supersedes"]
 
 
-class Fact(msgspec.Struct, gc=False, omit_defaults=True):
+class Fact(msgspec.Struct, gc=False, array_like=True):
     """What the ledger's derived views read of one claim, decision or question.
 
     The fold keeps one per ledger record in `State.ledger`, beside the entities, so the
@@ -109,11 +109,11 @@ class Fact(msgspec.Struct, gc=False, omit_defaults=True):
     retracted: bool = False
     superseded_by: str | None = None
     reason: str | None = None
-    supports: list[list[str]] = msgspec.field(default_factory=list)
-    depends_on: list[str] = msgspec.field(default_factory=list)
-    answers: list[str] = msgspec.field(default_factory=list)
-    applies_to: list[str] = msgspec.field(default_factory=list)  # the record's --scope
-    reviewed: list[ReviewMark] = msgspec.field(default_factory=list)
+    supports: tuple[tuple[str, ...], ...] = ()
+    depends_on: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    applies_to: tuple[str, ...] = ()  # the record's --scope
+    reviewed: tuple[ReviewMark, ...] = ()
 
 
 class Report(msgspec.Struct, frozen=True, gc=False):

@@ -184,7 +184,8 @@ def ledger_lines(
     adopted decisions: those a reader relies on), that are blocked. On a hot slice (`near`
     and `fetch` given) the records listed and the grounds named are fetched, and short ids
     are made among the ids around them (every fact is a record's: the fold makes both)."""
-    views = {i: v for i, v in derived.derive(state).items() if v.current and (near or i in state.entities)}
+    marked = derived.derive(state, marked=True).items()
+    views = {i: v for i, v in marked if v.current and (near or i in state.entities)}
     grounds = [x for v in views.values() for x in (*v.blocked_by, *(o.ground for o in v.review_owed))]
     if near is None:
         shorts = shorts_for([*views, *grounds], state.entities)

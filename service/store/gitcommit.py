@@ -26,6 +26,7 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from service.store import gitindex
 from service.store.errors import RefMoved, StoreError
 
 BRANCH = Ref(b"refs/heads/main")
@@ -368,11 +369,22 @@ def update_index(repo: Repo, paths: list[str], removed: list[str] | None = None)
     """
     root = Path(repo.path)
     try:
-        index = repo.open_index()
         with holding(repo, "index.lock"):
-            _update(index, root, paths, removed or [])
+            if removed or not _patch(repo, root, paths):
+                _update(repo.open_index(), root, paths, removed or [])
     except (OSError, FileLocked):
         pass
+
+
+def _patch(repo: Repo, root: Path, paths: list[str]) -> bool:
+    """Write the paths' entries over their own in place (`gitindex`); False when the index
+    must be read and written whole (a new path, an extension, another version)."""
+    entries = {}
+    for path in paths:
+        file = root / path
+        data = file.read_bytes()
+        entries[path.encode("utf-8")] = gitindex.Entry(os.stat(file), Blob.from_string(data).id)
+    return gitindex.patch(Path(repo.index_path()), entries, FILE_MODE)
 
 
 def _update(index: Index, root: Path, paths: list[str], removed: list[str]) -> None:

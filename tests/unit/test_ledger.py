@@ -155,7 +155,7 @@ def test_an_alternative_set_survives_the_reversal_of_one_ground() -> None:
     c1 = book.claim("the staging run passed")
     c2 = book.claim("the unit tests pass")
     c4 = book.claim("the build is releasable", supports=(c1, c2))
-    assert book.state().ledger[c4].supports == [[c1], [c2]]
+    assert book.state().ledger[c4].supports == ((c1,), (c2,))
     book.claim("the staging run failed", supersedes=c1, supersede_reason="reverse")
     assert book.view(c4).support == "clean"
 
@@ -165,7 +165,7 @@ def test_an_and_set_counts_as_its_weakest_ground() -> None:
     strong = book.claim("the tests pass")
     weak = book.claim("the docs are current", state="unassessed")
     both = book.claim("ready to release", supports=f"{strong},{weak}")
-    assert book.state().ledger[both].supports == [[strong, weak]]
+    assert book.state().ledger[both].supports == ((strong, weak),)
     assert owed(book.view(both)) == [(weak, weak, "unassessed")]
     book.assess(weak, "disputed")
     assert owed(book.view(both)) == [(weak, weak, "disputed")]
@@ -656,7 +656,7 @@ def test_a_docket_ledger_maps_to_records_with_aliases(book: Book) -> None:
     known = ledger.aliases(state)
     assert sorted(known) == ["c1", "c4", "d3", "d5", "q2"]
     views = derived.derive(state)
-    assert state.ledger[known["d3"]].supports == [[known["c1"]]]
+    assert state.ledger[known["d3"]].supports == ((known["c1"],),)
     assert owed(views[known["d3"]]) == [(known["c1"], known["c4"], "revise")]
     assert views[known["q2"]].resolved_by == (known["d3"],)
     assert views[known["d5"]].state == "revoked"

@@ -152,8 +152,8 @@ def test_two_ledgers_keep_their_own_id_spaces(first: Log) -> None:
     state = first.state()
     second_c1, second_c2 = first.record("c1", two), first.record("c2", two)
     assert second_c1 != first.record("c1", one)
-    assert state.ledger[second_c2].supports == [[second_c1]]
-    assert state.ledger[first.record("d1", two)].depends_on == [second_c2]  # c1, d1, q1: per kind
+    assert state.ledger[second_c2].supports == ((second_c1,),)
+    assert state.ledger[first.record("d1", two)].depends_on == (second_c2,)  # c1, d1, q1: per kind
     migrated = next(
         e for e in first.events if e.refs and e.refs.get("docket_ledger") == two and e.refs["docket"] == "q1"
     )

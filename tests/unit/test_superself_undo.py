@@ -73,7 +73,7 @@ def test_an_undone_link_removes_the_edge() -> None:
     link = log.add("entity.linked", Linked(entity=claim, link=Link("supports", other)))
     undo(log, claim, link)
     state = log.state()
-    assert state.entities[claim].links == [] and state.ledger[claim].supports == []
+    assert state.entities[claim].links == [] and state.ledger[claim].supports == ()
 
 
 def test_an_undo_read_before_the_event_it_names_skips_that_event() -> None:
