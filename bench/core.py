@@ -6,7 +6,9 @@ Usage: python bench/core.py [--stores DIR] [SIZES...]   (default 1000 10000 1000
 `--stores DIR` keeps each generated store as DIR/store-N and reuses it in later runs (a
 reused store's first context has its caches already: that figure is left out, unless
 `--cold` drops the store's caches first, so that two builds can be timed on one store).
-Prints each figure with the machine it ran on. Superself 0.7.0's figures from the issue are
+The processes run with the package's bytecode compiled, as an installed package has it
+(PYTHONDONTWRITEBYTECODE is dropped from their environment). Prints each figure with the
+machine it ran on. Superself 0.7.0's figures from the issue are
 printed as what they are, figures on another workload from elsewhere: no ratio is drawn
 from them (a ratio needs both tools run on the same events in one run).
 """
@@ -61,6 +63,19 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# the package `self` runs (this interpreter's: another checkout's when run with its Python)
+PACKAGE = """import os, cli, service; print(os.path.dirname(os.path.dirname(service.__file__)))"""
+
+
+def compile_package() -> None:
+    """Write the bytecode of the package `self` imports, so no process compiles its sources."""
+    where = subprocess.run([sys.executable, "-c", PACKAGE], check=True, capture_output=True, text=True)
+    root = where.stdout.strip()
+    for part in ("service", "cli"):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(root, part)], check=True)
+
+
 def timed(args: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -107,10 +122,11 @@ def bench_size(size: int, root: Path, cold: bool) -> dict[str, float]:
     if built:
         build(store_dir, "bench", size)
     generated = time.perf_counter() - t
-    env = {**os.environ, "SELF_WORKSPACE": str(store_dir), "SELF_PROJECT": "bench"}
+    env = {**ENV, "SELF_WORKSPACE": str(store_dir), "SELF_PROJECT": "bench"}
     context = [SELF, "context", "--plain"]
     # no fold cache yet: a full fold, and the caches built
     first, first_peak = peaked(context, env) if built or cold else (math.nan, math.nan)
+    os.sync()  # the caches just written (350 MB at 1M) flushed, not left to slow what follows
     warm = statistics.median(timed(context, env) for _ in range(5))
     timed([SELF, "state", "add", "one more record", "--label", "note"], env)
     after_append = timed(context, env)
@@ -148,9 +164,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     sizes = sorted(args.sizes or [1_000, 10_000, 100_000])
-    print(f"machine: {machine()}")
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f}")
+    compile_package()
     version = subprocess.run([SELF, "--version"], capture_output=True, text=True).stdout.strip()
-    print(f"selfhub: {version}; `self --version` takes {timed([SELF, '--version'], dict(os.environ)):.3f} s")
+    print(f"selfhub: {version}; `self --version` takes {timed([SELF, '--version'], ENV):.3f} s")
     print(
         "baseline (Superself 0.7.0 on this machine class, from the issue): self context "
         "0.44 s @1k, 2.1 s @3k, 17.1 s @10k events; self fold 1.18 s @10k"
@@ -175,6 +192,7 @@ def main() -> None:
                     f"figures; no ratio is drawn from it (warm context here: {r['context_warm_s']:.3f} s)"
                 )
     growth(rows)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 ROWS = (

@@ -36,7 +36,7 @@ from service.model.events import Event
 from service.model.fold import fold_all
 from service.model.state import State
 from service.store import layout
-from service.store.segments import Chunk, Mark, Quarantine, complete, digest, scan
+from service.store.segments import Chunk, Mark, Quarantine, complete, digest, scan, scan_each
 
 CACHE_FORMAT = 1
 REWRITE_TAIL = 2000
@@ -99,9 +99,11 @@ def folded(root: Path, log: str) -> tuple[State, list[Quarantine]]:
     return current.state, current.quarantined + fragment
 
 
-def snapshot(root: Path, log: str) -> tuple[Snapshot, list[Quarantine]]:
+def snapshot(root: Path, log: str, *, keep: bool = True) -> tuple[Snapshot, list[Quarantine]]:
     """The log folded to its end, with the position it was folded to (one consistent read),
-    and the quarantine entry of an unterminated last line, which is not folded yet."""
+    and the quarantine entry of an unterminated last line, which is not folded yet. With
+    `keep` False a snapshot made anew is not written (the hot slice's first build: its
+    encoding would be the largest thing in memory, and only whole-state reads load it)."""
     names = layout.segments(root, log)
     path = layout.cache_file(root, log)
     current = _load(path)
@@ -112,7 +114,7 @@ def snapshot(root: Path, log: str) -> tuple[Snapshot, list[Quarantine]]:
             _save(path, current)
         return current, found.fragment
     made, fragment = _from_base(root, log, names) or _rebuild(root, log, names)
-    if names:
+    if names and keep:
         _save(path, made)
         if _at_end(root, log, made):
             _link(path, _base_path(root, log))
@@ -242,6 +244,9 @@ def fold_log(log_events: list[Event]) -> State:
 
 def _rebuild(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Quarantine]]:
     with paused_gc():
+        streamed = _streamed(root, log, names)
+        if streamed is not None:
+            return streamed
         chunk = scan(root, log, names)
         result = fold_log(chunk.events)
     rebuilt = Snapshot(
@@ -254,6 +259,23 @@ def _rebuild(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Qua
         chunk.quarantined,
     )
     return rebuilt, chunk.fragment
+
+
+def _streamed(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Quarantine]] | None:
+    """The log folded a segment at a time, so memory holds the state and one segment's
+    events, never every event (at a million events those took more than the state); None
+    when its file order is not strictly by id (fold_all sorts the whole log then)."""
+    made = Snapshot(CACHE_FORMAT, model_fingerprint(), [], digest(b""), None, State(), [])
+    fragment: list[Quarantine] = []
+    for chunk in scan_each(root, log, names):
+        if not extends(made, chunk.events):
+            return None
+        fold.fold(chunk.events, made.state)
+        made.last_id = made.state.last_id
+        made.segments += chunk.marks
+        made.quarantined += chunk.quarantined
+        made.digest, fragment = chunk.digest, chunk.fragment
+    return made, fragment
 
 
 def drop(root: Path, log: str) -> None:

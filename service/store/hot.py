@@ -195,7 +195,7 @@ def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) 
 
 
 def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Connection) -> Hot:
-    whole, fragment = cache.snapshot(root, log)
+    whole, fragment = cache.snapshot(root, log, keep=False)
     state = whole.state
     with cache.paused_gc():
         sliced, cold, counts = hotslice.split(state)

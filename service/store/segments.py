@@ -11,6 +11,7 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -135,26 +136,39 @@ def digest(data: bytes) -> str:
 
 def scan(root: Path, log: str, names: list[str], offset: int = 0) -> Chunk:
     """Read `names` (the last of which is the log's last segment), the first from `offset`."""
-    rel = layout.log_dir(log)
     chunk = Chunk([], [], [], [], digest(b""), digest(b""))
     for position, name in enumerate(names):
-        file = f"{rel}/{name}"
-        path = root / file
-        data, mtime = read_segment(path)
-        start, first_line = 0, 1
-        if position == 0 and offset:
-            prefix = data[:offset]
-            chunk.prefix_digest = digest(prefix)
-            start, first_line = len(prefix), prefix.count(b"\n") + 1
-        if position == len(names) - 1:
-            chunk.fragment = fragment(data, file)
-            data = complete(data)[0]
-            chunk.digest = digest(data)
-        events, bad = decode(data[start:], file, first_line)
-        chunk.events.extend(events)
-        chunk.quarantined.extend(bad)
-        chunk.marks.append(Mark(name, len(data), mtime))
+        _scan_one(
+            root, log, name, chunk, offset=offset if position == 0 else 0, last=position == len(names) - 1
+        )
     return chunk
+
+
+def scan_each(root: Path, log: str, names: list[str]) -> Iterator[Chunk]:
+    """`scan` of the whole log one segment at a time: each chunk holds one segment's events,
+    quarantined lines and mark (and, for the last, its fragment and digest)."""
+    for position, name in enumerate(names):
+        chunk = Chunk([], [], [], [], digest(b""), digest(b""))
+        _scan_one(root, log, name, chunk, offset=0, last=position == len(names) - 1)
+        yield chunk
+
+
+def _scan_one(root: Path, log: str, name: str, chunk: Chunk, *, offset: int, last: bool) -> None:
+    file = f"{layout.log_dir(log)}/{name}"
+    data, mtime = read_segment(root / file)
+    start, first_line = 0, 1
+    if offset:
+        prefix = data[:offset]
+        chunk.prefix_digest = digest(prefix)
+        start, first_line = len(prefix), prefix.count(b"\n") + 1
+    if last:
+        chunk.fragment = fragment(data, file)
+        data = complete(data)[0]
+        chunk.digest = digest(data)
+    events, bad = decode(data[start:], file, first_line)
+    chunk.events.extend(events)
+    chunk.quarantined.extend(bad)
+    chunk.marks.append(Mark(name, len(data), mtime))
 
 
 def read_log(root: Path, log: str) -> Log:

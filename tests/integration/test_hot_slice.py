@@ -15,8 +15,8 @@ from service.model.context import build_context
 from service.model.events import Event, canonical
 from service.model.fold import fold_all
 from service.model.status import build_status
+from service.store import cache, layout
 from service.store import hot as hot_cache
-from service.store import layout
 from tests.eventcheck import checked_tempdir
 from tests.strategies import histories
 
@@ -160,3 +160,35 @@ def test_status_from_the_slice_equals_status_from_the_whole_state(
                 assert from_slice == from_whole
     finally:
         hot_cache.REWRITE_TAIL = kept
+
+
+def append_small(root: Path, events: list[Event], per_segment: int) -> None:
+    """The events in segments of `per_segment` lines each (a log of many segments)."""
+    folder = root / layout.log_dir("app")
+    folder.mkdir(parents=True, exist_ok=True)
+    for start in range(0, len(events), per_segment):
+        path = folder / layout.segment_name(start // per_segment)
+        path.write_bytes(b"".join(canonical(e) for e in events[start : start + per_segment]))
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories(max_steps=50), per_segment=st.integers(1, 9), shuffled=st.booleans())
+def test_a_first_build_over_many_segments_gives_what_the_whole_state_gives(
+    events: list[Event], per_segment: int, shuffled: bool
+) -> None:
+    """A log of many segments is folded one segment at a time (or, when its file order is
+    not by id, whole); the state is fold_all's, and the slice built from it gives context
+    and status what the whole state gives. The slice's build writes no whole-state snapshot."""
+    written = list(reversed(events)) if shuffled else events
+    with checked_tempdir() as tmp:
+        root = Path(tmp)
+        append_small(root, written, per_segment)
+        from_slice, from_whole = contexts(root, events)
+        assert from_slice == from_whole
+        status_slice, status_whole = statuses(root, events, {})
+        assert status_slice == status_whole
+        assert not layout.cache_file(root, "app").exists()
+        state, _ = cache.folded(root, "app")
+        assert msgspec.json.encode(state) == msgspec.json.encode(fold_all(events))
+        assert layout.cache_file(root, "app").exists()
