@@ -129,6 +129,11 @@ class Server:
         pids = [self.proc.pid, *_children(self.proc.pid)]
         return sum(_rss_kib(p) for p in pids) / 1024
 
+    def peak_mib(self) -> float:
+        """The largest resident set the server's processes have had (VmHWM)."""
+        pids = [self.proc.pid, *_children(self.proc.pid)]
+        return sum(_rss_kib(p, "VmHWM:") for p in pids) / 1024
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         try:
@@ -148,9 +153,9 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _rss_kib(pid: int) -> int:
+def _rss_kib(pid: int, field: str = "VmRSS:") -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field):
             return int(line.split()[1])
     return 0
 
@@ -307,8 +312,8 @@ def memory(events: int, tmp: Path) -> None:
     ready = time.perf_counter() - start
     try:
         print(
-            f"memory: a service holding {events:,} events: {server.rss_mib():,.0f} MiB resident "
-            f"(ready in {ready:.1f} s)"
+            f"memory: a service holding {events:,} events: {server.rss_mib():,.0f} MiB resident, "
+            f"peak {server.peak_mib():,.0f} MiB (ready in {ready:.1f} s)"
         )
     finally:
         server.stop()
@@ -532,6 +537,8 @@ def main() -> None:
             webhook(args.events, args.webhook, tmp)
         if args.git:
             git_endpoint(args.events, args.git, tmp)
+        if args.memory_events:
+            memory(args.memory_events, tmp)
         if not servers:
             return
         start = time.perf_counter()
@@ -549,8 +556,6 @@ def main() -> None:
             for name, figure in figures.items():
                 print(f"  {name}: {figure}")
             print(f"  context over HTTP vs one process per request: {served / rate:,.0f}×")
-        if args.memory_events:
-            memory(args.memory_events, tmp)
 
 
 if __name__ == "__main__":
