@@ -127,6 +127,9 @@ def test_new_events_advance_the_index_without_a_rebuild(data: Data) -> None:
     with SearchIndex(data) as index:
         first = index.refresh()
         assert "team/app" in first.rebuilt
+        table = index.table("team")  # the rebuild went into FTS5 without its insert trigger
+        triggers = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?"
+        assert {r[0] for r in index.db.execute(triggers, [table])} >= {f"{table}_ai", f"{table}_ad"}
         assert index.refresh() == type(first)([], [], [])
         (second,) = written(data, "team", "app", "search across projects")
         again = index.refresh()
