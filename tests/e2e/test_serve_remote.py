@@ -59,6 +59,17 @@ def eventually(probe: Callable[[], T | None], seconds: float = 20.0, what: str =
         time.sleep(0.1)
 
 
+def round_logged(mirror: Mirror, trigger: str, **fields: object) -> list[dict[str, Any]]:
+    """The `backend-sync` lines of rounds asked by `trigger` with `fields`, waited for: a
+    round logs once the search index took the move in, after the states and the backend."""
+
+    def found() -> list[dict[str, Any]]:
+        lines = [e for e in mirror.events("backend-sync") if e["trigger"] == trigger]
+        return [e for e in lines if all(e.get(k) == v for k, v in fields.items())]
+
+    return eventually(found, what=f"a {trigger} round logged with {fields}")
+
+
 class Backend:
     """A bare repository under `base`, served by `git daemon` (stoppable and restartable on
     its port)."""
@@ -259,8 +270,7 @@ def test_a_write_through_the_api_reaches_the_backend(tmp_path: Path, backend: Ba
         eventually(lambda: backend.head() == mirror.head(), what="the backend at the service's head")
         cli.run("sync")
         assert "written over HTTP" in cli.run("state", "list", "--all", "--json")
-        pushed = mirror.events("backend-sync")
-        assert any(line["trigger"] == "write" and line["pushed"] == 1 for line in pushed), pushed
+        round_logged(mirror, "write", pushed=1)
 
 
 def test_a_push_and_its_webhook_show_through_the_api_and_the_stream(tmp_path: Path, backend: Backend) -> None:
@@ -279,7 +289,7 @@ def test_a_push_and_its_webhook_show_through_the_api_and_the_stream(tmp_path: Pa
         listener.close()
         assert [d["payload"]["text"] for _, d in got] == ["render on the server"], got
         assert mirror.head() == cli.head()
-        assert any(line["trigger"] == "webhook" for line in mirror.events("backend-sync"))
+        round_logged(mirror, "webhook")
         hooks = mirror.events("webhook")
         assert hooks and hooks[-1]["host"] == "github" and hooks[-1]["outcome"] in ("accepted", "coalesced")
 
@@ -331,7 +341,7 @@ def test_the_poll_picks_up_a_push_without_a_webhook(tmp_path: Path, backend: Bac
         cli.run("sync")
         eventually(lambda: "found by the poll" in mirror.texts(), seconds=15, what="the poll")
         assert mirror.head() == cli.head()
-        assert any(line["trigger"] == "poll" and line["pulled"] for line in mirror.events("backend-sync"))
+        eventually(lambda: [e for e in round_logged(mirror, "poll") if e["pulled"]], what="a poll's pull")
 
 
 @pytest.mark.parametrize("read", [True, False], ids=["read-after", "nothing-reads"])
@@ -350,8 +360,7 @@ def test_a_write_into_the_store_from_outside_reaches_the_backend(
         text = "written on the service's machine"
         eventually(lambda: text in backend.log_text(), seconds=10, what="the CLI's write on the backend")
         eventually(lambda: backend.head() == mirror.head(), what="the backend at the service's head")
-        pushed = mirror.events("backend-sync")
-        assert any(line["trigger"] == "outside" and line["pushed"] == 1 for line in pushed), pushed
+        round_logged(mirror, "outside", pushed=1)
         assert mirror.syncs("poll") == 0 and mirror.syncs("write") == 0
         assert "written on the service's machine" in mirror.texts()
         cli.run("sync")
