@@ -370,30 +370,27 @@ def update_index(repo: Repo, paths: list[str], removed: list[str] | None = None)
     root = Path(repo.path)
     try:
         with holding(repo, "index.lock"):
-            if removed or not _patch(repo, root, paths):
-                _update(repo.open_index(), root, paths, removed or [])
+            entries = _entries(root, paths)
+            # in place (`gitindex`) when it can be; else dulwich reads and writes it whole
+            if removed or not gitindex.patch(Path(repo.index_path()), entries, FILE_MODE):
+                _update(repo.open_index(), entries, removed or [])
     except (OSError, FileLocked):
         pass
 
 
-def _patch(repo: Repo, root: Path, paths: list[str]) -> bool:
-    """Write the paths' entries over their own in place (`gitindex`); False when the index
-    must be read and written whole (a new path, an extension, another version)."""
+def _entries(root: Path, paths: list[str]) -> dict[bytes, gitindex.Entry]:
+    """Each path's stat and blob id, as its index entry records them."""
     entries = {}
     for path in paths:
-        file = root / path
-        data = file.read_bytes()
-        entries[path.encode("utf-8")] = gitindex.Entry(os.stat(file), Blob.from_string(data).id)
-    return gitindex.patch(Path(repo.index_path()), entries, FILE_MODE)
-
-
-def _update(index: Index, root: Path, paths: list[str], removed: list[str]) -> None:
-    for path in paths:
         data = (root / path).read_bytes()
-        stat = os.stat(root / path)
-        blob_id = Blob.from_string(data).id
-        index[path.encode("utf-8")] = index_entry_from_stat(stat, blob_id, FILE_MODE)
-    for path in removed:
-        if path.encode("utf-8") in index:
-            del index[path.encode("utf-8")]
+        entries[path.encode("utf-8")] = gitindex.Entry(os.stat(root / path), Blob.from_string(data).id)
+    return entries
+
+
+def _update(index: Index, entries: dict[bytes, gitindex.Entry], removed: list[str]) -> None:
+    for path, entry in entries.items():
+        index[path] = index_entry_from_stat(entry.stat, entry.blob, FILE_MODE)
+    for name in removed:
+        if name.encode("utf-8") in index:
+            del index[name.encode("utf-8")]
     index.write()
