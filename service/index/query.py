@@ -37,10 +37,12 @@ MAX_QUERY = 1000  # characters of a query
 MAX_TERMS = 32  # distinct terms of a query
 MAX_LIMIT = 200  # results of one search
 DEFAULT_LIMIT = 20
+COMMON = 20_000  # matches at one exposure past which they are counted log by log (`_Match.count`)
 WALK = 256  # ids read on one side of an answered id before every match's id is read instead
 EXPOSURES = ("full", "index", "search")  # codes 0, 1, 2 of a key; any other exposure is 3
 MAX_LOG = (1 << 24) - 1  # logs of a workspace
 _LOG_BITS, _EXPOSURE_BITS = 34, 32
+_EXPOSED = f"((rowid >> {_EXPOSURE_BITS}) & 3) = :code"  # a key's exposure is `code`
 _decode = msgspec.msgpack.Decoder(Entity).decode
 Span = tuple[int, int]
 Row = tuple[int, float, str, str, int]  # key, rank, created, log, seq
@@ -176,14 +178,28 @@ class _Match:
         where += [f"NOT ({self.key} BETWEEN :lo{n} AND :hi{n})" for n in range(skip)]
         return f"{self.with_}SELECT {select} FROM {self.source} WHERE {' AND '.join(where)}{tail}"
 
-    def count(self, db: sqlite_utils.Database) -> int:
-        """How many records match."""
+    def count(self, db: sqlite_utils.Database, workspace: str) -> int:
+        """How many records match: FTS5 alone when it drives (its lists, never the records).
+        At one exposure, matches are counted filtering their keys up to COMMON of them, then
+        in one range of keys per log, which FTS5 seeks: the filter costs each match (42 ms
+        over 495,014, against 12 ms for the ranges), a range each log (25 ms over 101 logs
+        for a term of two words, against 3 ms for the filter)."""
         bounds = {"lo": WHOLE[0], "hi": WHOLE[1]}
-        if self.driven:  # FTS5 alone: its lists, never the records
-            exposed = f" AND ((rowid >> {_EXPOSURE_BITS}) & 3) = :code" if self.exposure is not None else ""
-            sql = f"SELECT count(*) FROM {self.fts} WHERE {self.fts} MATCH :q{exposed}"
+        if not self.driven:
+            return int(db.execute(self.sql("count(*)"), self.args | bounds).fetchone()[0])
+        sql = f"SELECT count(*) FROM {self.fts} WHERE {self.fts} MATCH :q"
+        if self.exposure is None:
             return int(db.execute(sql, self.args).fetchone()[0])
-        return int(db.execute(self.sql("count(*)"), self.args | bounds).fetchone()[0])
+        exposed = f"SELECT 1 FROM {self.fts} WHERE {self.fts} MATCH :q AND {_EXPOSED}"
+        few = int(db.execute(f"SELECT count(*) FROM ({exposed} LIMIT {COMMON})", self.args).fetchone()[0])
+        if few < COMMON:
+            return few
+        sql += " AND rowid BETWEEN :lo AND :hi"
+        total = 0
+        for n in _numbers(db, workspace):
+            lo, hi = span(n, self.exposure)
+            total += db.execute(sql, self.args | {"lo": lo, "hi": hi}).fetchone()[0]
+        return total
 
     def first(self, db: sqlite_utils.Database, span: Span, limit: int, skip: list[Span]) -> list[Row]:
         """The first `limit` matches of keys in `span` and in none of `skip`, in the model's
@@ -224,7 +240,7 @@ def page(
     keyed: list[tuple[tuple[bool, float], str, str, int, str, int]] = []
     matched = 0
     for workspace, match in matches.items():
-        count = match.count(db)
+        count = match.count(db, workspace)
         matched += count
         if not count:
             continue
@@ -239,6 +255,11 @@ def page(
     keyed.sort(key=lambda k: k[0])  # the named project first, then by rank (stable)
     top = [_found(db, tables[k[2]], k[2], k[3]) for k in keyed[:limit]]
     return Page(matched, top, _shorts(db, matches, [f.entity.id for f in top]))
+
+
+def _numbers(db: sqlite_utils.Database, workspace: str) -> list[int]:
+    """The numbers of `workspace`'s logs."""
+    return [int(row[0]) for row in db.execute("SELECT n FROM logs WHERE workspace = ?", [workspace])]
 
 
 def _number(db: sqlite_utils.Database, workspace: str, log: str) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from unittest.mock import patch
 
 import msgspec
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.data.workspaces import Data
-from service.index import BadLimit, QueryTooLong, SearchIndex
+from service.index import BadLimit, QueryTooLong, SearchIndex, query
 from service.index.query import MAX_LIMIT, MAX_QUERY, MAX_TERMS
 from service.model.events import Event, Origin, canonical
 from service.model.fold import fold_all
@@ -95,7 +96,11 @@ def test_the_index_holds_the_live_records_and_searches_as_self_search_does(
             for _ in range(8):
                 q = data.draw(search_queries(texts, SYNTAX))
                 exposure = data.draw(st.sampled_from([None, "search", "full", "index"]))
-                assert index_search(index, q, exposure) == self_search(team, q, exposure), q
+                wanted = self_search(team, q, exposure)
+                assert index_search(index, q, exposure) == wanted, q
+                common = data.draw(st.sampled_from([1, 2, query.COMMON]))  # counted log by log or not
+                with patch.object(query, "COMMON", common):
+                    assert index.page(q, "app", ["team"], exposure, 1).matched == len(wanted), q
 
 
 def written(data: Data, workspace: str, project: str, *texts: str) -> list[str]:
