@@ -22,7 +22,7 @@ from service.model.event_gate import admitted, in_order
 from service.model.events import Event
 from service.store import aside, durable, gitcommit, layout
 from service.store.layout import SEGMENT_EVENTS, display, segment_index, segment_name
-from service.store.segments import open_append, read_log, read_segment
+from service.store.segments import open_append, read_log
 
 
 def append(
@@ -118,8 +118,8 @@ def _append_log(
     """Write `lines` to `log`'s segments (each fsynced, unless the caller flushes them all);
     the files to commit, path → content."""
     folder = root / layout.log_dir(log)
-    aside.set_aside_torn_tail(root, log)  # only whole, valid lines are ever committed
-    plan = _plan(root, log, lines)
+    tail = aside.whole_tail(root, log)  # only whole, valid lines are ever committed
+    plan = _plan(tail.names, tail.data, lines)
     folder.mkdir(parents=True, exist_ok=True)
     for name, (old, new) in plan.items():
         written.append((folder / name, len(old) if old is not None else None))
@@ -130,11 +130,10 @@ def _append_log(
     return {f"{rel}/{name}": (old or b"") + new for name, (old, new) in plan.items()}
 
 
-def _plan(root: Path, log: str, lines: list[bytes]) -> dict[str, tuple[bytes | None, bytes]]:
-    """Segment name → (its current bytes or None if new, the bytes to add)."""
-    names = layout.segments(root, log)
+def _plan(names: list[str], old: bytes | None, lines: list[bytes]) -> dict[str, tuple[bytes | None, bytes]]:
+    """Segment name → (its current bytes or None if new, the bytes to add), given the log's
+    segment names and its last segment's bytes."""
     index = segment_index(names[-1]) if names else 0
-    old: bytes | None = read_segment(root / layout.log_dir(log) / names[-1])[0] if names else None
     count = (old or b"").count(b"\n")  # every line whole: a torn tail was set aside
     if count >= SEGMENT_EVENTS:
         index, old, count = index + 1, None, 0

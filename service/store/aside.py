@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -62,26 +63,39 @@ def keep(local_dir: Path, log: str, lines: list[bytes]) -> Path:
     return target
 
 
-def set_aside_torn_tail(root: Path, log: str) -> Path | None:
+class Tail(NamedTuple):
+    """A log's segment names, its last segment's bytes once whole (None: no segment), and
+    where a torn tail cut from it went (None: it ended whole)."""
+
+    names: list[str]
+    data: bytes | None
+    set_aside: Path | None
+
+
+def whole_tail(root: Path, log: str) -> Tail:
     """Move the torn tail of `log`'s last segment to its quarantine file (kept there first,
-    then cut from the segment); the file it went to, or None when the log ends whole.
+    then cut from the segment), answering what was listed and read, which an append needs.
     The caller holds the store lock."""
     names = layout.segments(root, log)
     if not names:
-        return None
+        return Tail(names, None, None)
     rel = f"{layout.log_dir(log)}/{names[-1]}"
     with open(os.open(root / rel, os.O_RDWR | os.O_NOFOLLOW), "r+b") as segment:
         data = segment.read()
         cut = torn_at(data)
         if cut == len(data):
-            return None
+            return Tail(names, data, None)
         target = keep(root / layout.LOCAL_DIR, log, [data[cut:]])
         segment.truncate(cut)
         os.fsync(segment.fileno())
+    _warn_set_aside(rel, target)
+    return Tail(names, data[:cut], target)
+
+
+def _warn_set_aside(rel: str, target: Path) -> None:
     warnings.warn(
         f"{rel} ended in a torn line (a write cut short by a crash); it was moved to {target} "
         "and is not part of the log",
         SetAside,
-        stacklevel=3,
+        stacklevel=4,  # the caller of the append
     )
-    return target

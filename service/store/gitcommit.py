@@ -16,6 +16,7 @@ import contextlib
 import enum
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -42,7 +43,12 @@ Changes = dict[bytes, "Changes | ObjectID | None"]
 MARKER = "selfhub-lock"  # in the git dir: the git lock file a selfhub write holds right now
 STALE_LOCK = 2.0  # seconds after which a ref lock nobody removed is a crashed writer's
 _POLL = 0.02
+KEPT_OBJECTS = 64  # trees and commits a process keeps of those it wrote, per object store
 T = TypeVar("T")
+# The trees and commits of the last commits written, by object store: the next commit starts
+# from them instead of reading each back from its loose object (a listing of the pack folder,
+# an open, an inflate and a parse each). An id names one content, so a kept object is the stored one.
+_written: weakref.WeakKeyDictionary[object, dict[ObjectID, ShaFile]] = weakref.WeakKeyDictionary()
 
 
 class StaleLock(UserWarning):
@@ -119,15 +125,31 @@ def build_commit(
     written.append(commit)
     for obj in written:
         repo.object_store.add_object(obj)
+    _keep(repo, [obj for obj in written if not isinstance(obj, Blob)])
     return commit.id
+
+
+def _keep(repo: Repo, objects: list[ShaFile]) -> None:
+    kept = _written.setdefault(repo.object_store, {})
+    for obj in objects:
+        kept[obj.id] = obj
+    for old in list(kept)[: max(0, len(kept) - KEPT_OBJECTS)]:
+        del kept[old]
+
+
+def _read(repo: Repo, object_id: ObjectID) -> ShaFile:
+    """An object by id: one this process wrote lately, else the store's."""
+    kept = _written.get(repo.object_store)
+    found = kept.get(object_id) if kept is not None else None
+    return found if found is not None else repo[object_id]
 
 
 def _tree_of(repo: Repo, commit_id: ObjectID | None) -> Tree | None:
     if commit_id is None:
         return None
-    commit = repo[commit_id]
+    commit = _read(repo, commit_id)
     assert isinstance(commit, Commit)
-    tree = repo[commit.tree]
+    tree = _read(repo, commit.tree)
     assert isinstance(tree, Tree)
     return tree
 
@@ -173,7 +195,7 @@ def _subtree(repo: Repo, tree: Tree | None, name: bytes) -> Tree | None:
     mode, sha = tree[name]
     if mode != DIR_MODE:
         return None
-    sub = repo[sha]
+    sub = _read(repo, sha)
     assert isinstance(sub, Tree)
     return sub
 
@@ -231,13 +253,20 @@ def set_ref(repo: Repo, ref: Ref, sha: ObjectID) -> None:
 @contextlib.contextmanager
 def holding(repo: Repo, lock: str) -> Iterator[None]:
     """Note in the git dir that this write takes git's lock file `lock` (relative to the git
-    dir) until the block ends. Callers hold the store lock, so one note at a time."""
-    marker = Path(repo.controldir()) / MARKER
-    marker.write_text(lock, "utf-8")  # no fsync: a killed process loses no written page
+    dir) until the block ends. Callers hold the store lock, so one note at a time. The note's
+    file stays, emptied after: making and removing a file each commit cost two changes of the
+    git dir's entries."""
+    fd = os.open(Path(repo.controldir()) / MARKER, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        yield
+        note = lock.encode("utf-8")
+        os.pwrite(fd, note, 0)  # no fsync: a killed process loses no written page
+        os.ftruncate(fd, len(note))
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
     finally:
-        marker.unlink(missing_ok=True)
+        os.close(fd)
 
 
 def recover(git_dir: Path) -> list[str]:
@@ -248,6 +277,8 @@ def recover(git_dir: Path) -> list[str]:
         lock = marker.read_text("utf-8").strip()
     except (FileNotFoundError, UnicodeDecodeError):
         return []
+    if not lock:
+        return []  # the note of a write that ended
     removed = []
     parts = lock.split("/")
     if lock.endswith(".lock") and ".." not in parts and "" not in parts:

@@ -461,6 +461,35 @@ def test_a_stale_ref_lock_is_removed_by_the_next_write(tmp_path: Path) -> None:
     store.close()
 
 
+def test_the_note_of_a_held_git_lock_is_emptied_after_a_write_and_read_after_a_kill(tmp_path: Path) -> None:
+    """A write notes the git lock file it takes in `.git/selfhub-lock` and empties the note
+    after (the file stays); the next write removes the lock a note still names (a write
+    killed while holding it), and an empty note names nothing to remove."""
+    from service.store import gitcommit
+
+    store = Store.init(tmp_path)
+    append_n(store, 1)
+    note = tmp_path / ".git" / gitcommit.MARKER
+    assert note.read_bytes() == b""
+    assert gitcommit.recover(tmp_path / ".git") == []
+    lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
+    plant(lock, 0)  # held by a write killed just now: too young to be stale
+    note.write_text("refs/heads/main.lock")
+    with pytest.warns(gitcommit.StaleLock):
+        written = append_n(store, 1)
+    assert not lock.exists() and note.read_bytes() == b""
+    assert [e.id for e in store.read("app").events][-1] == written[0].id
+    store.close()
+
+
+def test_the_clock_holds_the_last_id_written(tmp_path: Path) -> None:
+    store = Store.init(tmp_path)
+    for _ in range(3):
+        written = append_n(store, 2)
+        assert (tmp_path / ".local" / "clock").read_bytes() == written[-1].id.encode() + b"\n"
+    store.close()
+
+
 def test_a_ref_lock_released_meanwhile_is_waited_for(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     lock = tmp_path / ".git" / "refs" / "heads" / "main.lock"
