@@ -64,12 +64,10 @@ def keep(local_dir: Path, log: str, lines: list[bytes]) -> Path:
 
 
 class Tail(NamedTuple):
-    """A log's segment names, its last segment's bytes once whole (None: no segment), and
-    where a torn tail cut from it went (None: it ended whole)."""
+    """A log's segment names and its last segment's bytes once whole (None: no segment)."""
 
     names: list[str]
     data: bytes | None
-    set_aside: Path | None
 
 
 def whole_tail(root: Path, log: str) -> Tail:
@@ -78,24 +76,20 @@ def whole_tail(root: Path, log: str) -> Tail:
     The caller holds the store lock."""
     names = layout.segments(root, log)
     if not names:
-        return Tail(names, None, None)
+        return Tail(names, None)
     rel = f"{layout.log_dir(log)}/{names[-1]}"
     with open(os.open(root / rel, os.O_RDWR | os.O_NOFOLLOW), "r+b") as segment:
         data = segment.read()
         cut = torn_at(data)
         if cut == len(data):
-            return Tail(names, data, None)
+            return Tail(names, data)
         target = keep(root / layout.LOCAL_DIR, log, [data[cut:]])
         segment.truncate(cut)
         os.fsync(segment.fileno())
-    _warn_set_aside(rel, target)
-    return Tail(names, data[:cut], target)
-
-
-def _warn_set_aside(rel: str, target: Path) -> None:
     warnings.warn(
         f"{rel} ended in a torn line (a write cut short by a crash); it was moved to {target} "
         "and is not part of the log",
         SetAside,
-        stacklevel=4,  # the caller of the append
+        stacklevel=3,  # the caller of the append
     )
+    return Tail(names, data[:cut])

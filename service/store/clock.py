@@ -18,7 +18,7 @@ from pathlib import Path
 
 from service.model import ids
 from service.store.errors import StoreError
-from service.store.layout import atomic_write
+from service.store.layout import atomic_write, overwrite
 
 OFFSET_ENV = "SELF_CLOCK_OFFSET_MS"
 
@@ -70,17 +70,11 @@ def observe(path: Path, seen: Iterable[str], *, durable: bool = True) -> str | N
 
 
 def _overwrite(path: Path, data: bytes) -> None:
-    """Write `data` over the file in place: no new file each commit, as a rename needs. One
-    id is 27 bytes in the file's first sector, which a disk writes whole, so after a crash
+    """The mark written in place (`layout.overwrite`): one id is 27 bytes, so after a crash
     the file holds the old mark or the new one, and a lost new one is bounded by the logs'
     last ids, which bound new ids anyway."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        os.pwrite(fd, data, 0)
-        os.ftruncate(fd, len(data))
-    finally:
-        os.close(fd)
+    overwrite(path, data)
 
 
 def issue(path: Path, n: int, floor: str | None) -> list[str]:

@@ -27,7 +27,7 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from service.store import gitindex
+from service.store import gitindex, layout
 from service.store.errors import RefMoved, StoreError
 
 BRANCH = Ref(b"refs/heads/main")
@@ -256,17 +256,12 @@ def holding(repo: Repo, lock: str) -> Iterator[None]:
     dir) until the block ends. Callers hold the store lock, so one note at a time. The note's
     file stays, emptied after: making and removing a file each commit cost two changes of the
     git dir's entries."""
-    fd = os.open(Path(repo.controldir()) / MARKER, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    marker = Path(repo.controldir()) / MARKER
+    layout.overwrite(marker, lock.encode("utf-8"))  # no fsync: a killed process loses no written page
     try:
-        note = lock.encode("utf-8")
-        os.pwrite(fd, note, 0)  # no fsync: a killed process loses no written page
-        os.ftruncate(fd, len(note))
-        try:
-            yield
-        finally:
-            os.ftruncate(fd, 0)
+        yield
     finally:
-        os.close(fd)
+        layout.overwrite(marker, b"")
 
 
 def recover(git_dir: Path) -> list[str]:

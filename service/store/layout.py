@@ -78,6 +78,18 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     os.replace(tmp, path)
 
 
+def overwrite(path: Path, data: bytes) -> None:
+    """Write `data` over a small file where it is (made if missing): no new file, as a
+    rename needs, and no fsync. For a few bytes in the file's first sector, which a disk
+    writes whole, a crash leaves the old content or the new."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
 def split_segments(lines: list[bytes]) -> dict[str, bytes]:
     """A log's lines (each ending in a newline) as its segment files: 1,000 lines each, in order.
 
