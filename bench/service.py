@@ -7,6 +7,8 @@ Builds a data directory with one workspace whose project holds N events (default
 a reader and a writer token, then for each ASGI server:
 - GET context (plain) under 16 concurrent connections beside GET /healthz under the same load
   (wrk: requests/s and p99), and beside one `self context --plain` process per request;
+- GET context again while one more connection posts events (one a post): each post moves the
+  state, so the answers are rendered again rather than kept;
 - POST events, one event a post, 16 connections: events/s and p99 (group commit);
 - the stream: 100 subscribers, the time from each post's 201 to every subscriber's receipt;
 - the server's resident set after the load.
@@ -280,6 +282,10 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         context = wrk(f"{base}/projects/{SLUG}/context?format=plain", reader, seconds)
         script = tmp / "post.lua"
         script.write_text(POST_LUA)
+        with ThreadPoolExecutor(2) as pool:  # each post moves the state: no answer is kept
+            posting = pool.submit(wrk, f"{base}/events", writer, seconds, script, 1)
+            written = wrk(f"{base}/projects/{SLUG}/context?format=plain", reader, seconds)
+            beside = posting.result()
         posts = wrk(f"{base}/events", writer, seconds, script)
         batch = mean_batch(server.url)
         many = wrk(f"{base}/events", writer, seconds, script, connections=64)
@@ -293,6 +299,8 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         "healthz": f"{health[0]:,.0f} req/s, p99 {health[1]:.1f} ms",
         "context": f"{context[0]:,.0f} req/s, p99 {context[1]:.1f} ms "
         f"({context[0] / health[0]:.0%} of /healthz's rate)",
+        "context while posts land": f"{written[0]:,.0f} req/s, p99 {written[1]:.1f} ms, beside one "
+        f"connection posting {beside[0]:,.0f} events/s",
         "post events": f"{posts[0]:,.0f} events/s (one a post, 16 connections), p99 {posts[1]:.1f} ms, "
         f"{batch:.1f} events a commit",
         "post events, 64 connections": f"{many[0]:,.0f} events/s (one a post), p99 {many[1]:.1f} ms",

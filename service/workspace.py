@@ -25,7 +25,7 @@ from service.model.state import Entity, Project, State, shared_with
 from service.store import local
 
 if TYPE_CHECKING:  # imported where used
-    from service.app.ports import Quarantined, StorePort
+    from service.app.ports import HotSlice, Quarantined, StorePort
     from service.importers.superself import ImportSummary
     from service.model.context import ContextDoc
     from service.model.overview import OverviewDoc
@@ -58,7 +58,7 @@ class Workspace:
 
     def projects_known(self) -> dict[str, Project]:
         """The workspace log's projects, from its hot slice (which keeps every project)."""
-        return self.store.hot(WORKSPACE_LOG).state.projects
+        return self.hot(WORKSPACE_LOG).state.projects
 
     # --- writing -------------------------------------------------------------------------
 
@@ -79,7 +79,7 @@ class Workspace:
 
     def holds(self, log: str, prefix: str) -> bool:
         """Whether `log` has a record an id prefix (or an imported alias) names."""
-        return self.store.hot(log).holds(prefix)
+        return self.hot(log).holds(prefix)
 
     def log_of(self, prefix: str) -> str:
         """The log holding the record an id prefix names: this project's, else the workspace's."""
@@ -103,6 +103,10 @@ class Workspace:
 
     def config(self) -> WorkspaceConfig:
         return self.store.config()
+
+    def hot(self, log: str) -> HotSlice:
+        """A log's hot slice: what context and status read instead of the whole state."""
+        return self.store.hot(log)
 
     def state_at(self, log: str, at: str) -> State:
         """Time travel: the fold of the log's prefix up to an event id or an ISO date/time."""
@@ -139,12 +143,12 @@ class Workspace:
         """Context from the hot slices: huge logs are not loaded whole."""
 
         project = self.require_project()
-        mine = self.store.hot(project)
-        workspace = self.store.hot(WORKSPACE_LOG)
+        mine = self.hot(project)
+        workspace = self.hot(WORKSPACE_LOG)
         shared = [e for e in workspace.state.entities.values() if e.live]
         for other in self.store.logs():
             if other not in (WORKSPACE_LOG, project):
-                hot = self.store.hot(other).state
+                hot = self.hot(other).state
                 shared += [e for e in hot.entities.values() if shared_with(project, e) and stays_hot(hot, e)]
         cold = ColdCounts(
             mine.cold.search + workspace.cold.search, mine.cold.open_work + workspace.cold.open_work
@@ -180,7 +184,7 @@ class Workspace:
         from service.model import status
 
         project = self.require_project()
-        sliced = self.store.hot(project)  # what status reads, without loading the whole state
+        sliced = self.hot(project)  # what status reads, without loading the whole state
         located = [(q.file, q.line, q.reason) for q in sliced.quarantined]
         return status.build_status(
             project, sliced.state, self.runs(), located, today(), self.now(),

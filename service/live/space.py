@@ -1,6 +1,8 @@
 """One workspace held open by the service: every log's folded state in memory, advanced by
 each append (never refolded per request), read under a shared lock, written by one writer
-thread (`writer.py`) that holds the store lock for a whole batch.
+thread (`writer.py`) that holds the store lock for a whole batch. Beside each state its hot
+slice (`hotslice.Kept`), advanced with it: context and status read that, as the CLI reads
+the slice cache on disk, so they cost what they render, not the history.
 
 The states change only in `apply` (the writer, after a job's events passed every check) and
 `load` (at start, and when the store's head moved under the service: a CLI or a sync wrote
@@ -26,6 +28,7 @@ from service.live import outside
 from service.live.feed import Feed
 from service.model import lapse, order
 from service.model.events import Event, Origin
+from service.model.hotslice import Kept
 from service.model.state import State
 from service.store import Quarantine, Store, cache
 
@@ -64,6 +67,7 @@ class LiveWorkspace:
         self.observer = observer
         self.feed = Feed()
         self.states: dict[str, tuple[State, list[Quarantine]]] = {}
+        self.slices: dict[str, Kept] = {}
         self.head: str | None = None
         self.version = 0  # moves with every change of the states: keys rendered answers
         self.rendered: dict[tuple[object, ...], bytes] = {}
@@ -84,21 +88,32 @@ class LiveWorkspace:
             self.store.match_head()
             head = self.store.head()
             states = {log: self.store.state(log) for log in self.store.logs()}
+        slices = {log: Kept(state) for log, (state, _) in states.items()}
         with self._lock.gen_wlock():
-            self.states, self.head = states, head
+            self.states, self.slices, self.head = states, slices, head
             self._moved()
 
     def state(self, log: str) -> tuple[State, list[Quarantine]]:
         found = self.states.get(log)
         return found if found is not None else (State(), [])
 
+    def sliced(self, log: str) -> Kept:
+        found = self.slices.get(log)
+        return found if found is not None else Kept(State())
+
     def apply(self, log: str, events: list[Event]) -> None:
         """Fold events that passed every check into `log`'s state (the writer only)."""
         with self._lock.gen_wlock():
-            if log not in self.states:
-                self.states[log] = (State(), [])
-            cache.advance(self.states[log][0], events)
+            self._fold(log, events)
             self._moved()
+
+    def _fold(self, log: str, events: list[Event]) -> None:
+        """`log`'s state and slice advanced by `events` (under the write lock)."""
+        if log not in self.states:
+            self.states[log] = (State(), [])
+            self.slices[log] = Kept(self.states[log][0])
+        state = self.states[log][0]
+        self.slices[log].advance(events, lambda: cache.advance(state, events))
 
     def committed(self, commit: str, events: list[Event]) -> None:
         """A batch's commit is durable: its events go to the live stream."""
@@ -119,9 +134,7 @@ class LiveWorkspace:
         states in memory, as a batch is, and sent to the live stream in id order."""
         with self._lock.gen_wlock():
             for log, batch in events.items():
-                if log not in self.states:
-                    self.states[log] = (State(), [])
-                cache.advance(self.states[log][0], batch)
+                self._fold(log, batch)
             self.head = head
             self._moved()
         self.feed.publish(sorted((e for batch in events.values() for e in batch), key=lambda e: e.id))
@@ -152,8 +165,8 @@ class LiveWorkspace:
         """How many of the states' proposals have lapsed at `now`: what of a rendered answer
         the clock moves (a View held: the states stay still while they are read)."""
         marks = self._marks
-        if marks is None:
-            every = (e for state, _ in self.states.values() for e in state.entities.values())
+        if marks is None:  # a proposal that can lapse is live, so hot: in its slice
+            every = (e for kept in self.slices.values() for e in kept.entities.values())
             marks = self._marks = lapse.marks(every)
         return bisect.bisect_right(marks, now)
 

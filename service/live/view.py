@@ -4,21 +4,20 @@ write gathers its events into the batch being committed instead of committing al
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from service.model.commands import Clock
 from service.model.events import Event, Origin
-from service.model.hotslice import stays_hot
-from service.model.state import Project, State, shared_with
+from service.model.hotslice import ColdCounts, Kept
+from service.model.state import Entity, State
 from service.store import Quarantine
-from service.workspace import WORKSPACE_LOG, Command, Workspace
+from service.workspace import Command, Workspace
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
     from service.live.writer import Batch
-    from service.model.context import ContextDoc
-    from service.model.status import StatusDoc
 
 
 class View(Workspace):
@@ -32,15 +31,10 @@ class View(Workspace):
     def folded(self, log: str) -> tuple[State, list[Quarantine]]:
         return self.live.state(log)
 
-    def projects_known(self) -> dict[str, Project]:
-        return self.state(WORKSPACE_LOG).projects
-
-    def holds(self, log: str, prefix: str) -> bool:
-        """Whether `log` has a record an id prefix (or an imported alias) names: from its live state."""
-        state = self.state(log)
-        return any(k.startswith(prefix.lower()) for k in state.entities) or any(
-            e.ledger is not None and e.ledger.alias == prefix for e in state.entities.values()
-        )
+    def hot(self, log: str) -> Sliced:
+        """The slice kept in memory beside the log's state (the CLI reads the slice cache on
+        disk instead; context and status come out the same)."""
+        return Sliced(self.live.sliced(log), self.live.state(log)[1])
 
     def write(self, log: str, command: Command, names: Sequence[str] | None = None) -> list[Event]:
         """Run `command` on the live state of `log` (whole, in memory: `names` is not needed)
@@ -54,27 +48,27 @@ class View(Workspace):
         batch.add(log, events)
         return events
 
-    def status(self) -> StatusDoc:
-        """The status of the project from its whole state in memory (the CLI reads the hot
-        slice from disk instead; both give the same document)."""
-        from service.model import status
-        from service.workspace import today
 
-        project = self.require_project()
-        state, quarantined = self.folded(project)
-        located = [(q.file, q.line, q.reason) for q in quarantined]
-        return status.build_status(project, state, self.runs(), located, today(), self.now())
+@dataclass(frozen=True)
+class Sliced:
+    """A log's slice in memory, read as the application layer reads a hot slice."""
 
-    def context(self) -> ContextDoc:
-        """The context of the project from the whole states in memory (the CLI reads hot
-        slices from disk instead; both give the same document)."""
-        project = self.require_project()
-        mine, quarantined = self.folded(project)
-        shared = [e for e in self.state(WORKSPACE_LOG).entities.values() if e.live]
-        for other, (state, _) in sorted(self.live.states.items()):
-            if other not in (WORKSPACE_LOG, project):
-                # what the hot slice of another log holds, as the CLI reads it
-                shared += [
-                    e for e in state.entities.values() if shared_with(project, e) and stays_hot(state, e)
-                ]
-        return self.context_of(project, mine, shared, len(quarantined))
+    kept: Kept
+    quarantined: list[Quarantine]
+
+    @property
+    def state(self) -> State:
+        return self.kept.state
+
+    @property
+    def cold(self) -> ColdCounts:
+        return self.kept.cold
+
+    def near(self, ids: Collection[str]) -> list[str]:
+        return self.kept.near(ids)
+
+    def holds(self, prefix: str) -> bool:
+        return self.kept.holds(prefix)
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        return self.kept.fetch(wanted)

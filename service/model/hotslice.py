@@ -8,6 +8,9 @@ and folds new events into the slice after fetching the records those events name
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable, Collection
+
 import msgspec
 
 from service.model.events import (
@@ -23,6 +26,7 @@ from service.model.events import (
     payload_of,
 )
 from service.model.ledger import moot
+from service.model.render import neighbours
 from service.model.state import Entity, Report, State
 
 WORK_STATES = ("in-progress", "blocked", None, "done", "retired")  # status's work counts, in order
@@ -92,14 +96,26 @@ def kept(state: State, e: Entity) -> bool:
 
 def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
     """Count (or with sign=-1, uncount) a record that sits outside the slice."""
-    unit = work_state(e)
+    _count(counts, _counted(e), sign)
+
+
+_Counted = tuple[int | None, str | None]  # a cold record's place in ColdCounts
+
+
+def _counted(e: Entity) -> _Counted:
+    """Where a record outside the slice counts: its work unit and "open_work" or "search"."""
+    if not e.live or is_hot(e):
+        return work_state(e), None
+    return work_state(e), "open_work" if is_work(e) else "search"
+
+
+def _count(counts: ColdCounts, counted: _Counted, sign: int) -> None:
+    unit, kind = counted
     if unit is not None:
         counts.units[unit] += sign
-    if not e.live or is_hot(e):
-        return
-    if is_work(e):
+    if kind == "open_work":
         counts.open_work += sign
-    else:
+    elif kind == "search":
         counts.search += sign
 
 
@@ -192,3 +208,83 @@ def with_records(hot: State, records: list[ColdRecord]) -> State:
         if record.reports:
             hot.reports[record.entity.id] = record.reports
     return hot
+
+
+class Kept:
+    """The slice of a whole state held in memory beside it (the service's): the records
+    `split` keeps, advanced by the records each batch of events touches, as the store's slice
+    cache is advanced; every id in order, for the ids next to a shown one."""
+
+    def __init__(self, whole: State) -> None:
+        self.whole = whole
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.entities: dict[str, Entity] = {}
+        self.cold = ColdCounts()
+        for entity_id, e in self.whole.entities.items():
+            if kept(self.whole, e):
+                self.entities[entity_id] = e
+            else:
+                add_cold(self.cold, e)
+        self.ids = sorted(self.whole.entities)
+
+    @property
+    def state(self) -> State:
+        """The slice as a state: the whole state's but for its records (reports are read by
+        record id, so the whole state's serve)."""
+        return msgspec.structs.replace(self.whole, entities=self.entities)
+
+    def advance(self, events: list[Event], fold: Callable[[], None]) -> None:
+        """`fold()` folds `events` into the whole state; the slice follows it."""
+        named = touched(self.whole, events)
+        records = self.whole.entities
+        if named is None:
+            try:
+                fold()
+            finally:
+                self.rebuild()
+            return
+        before = len(records)
+        counted = {i: _counted(records[i]) for i in named if i in records and i not in self.entities}
+        new = [i for i in named if i not in records]
+        try:
+            fold()
+        except BaseException:
+            self.rebuild()
+            raise
+        records = self.whole.entities
+        made = sorted(i for i in new if i in records)
+        if len(records) != before + len(made):
+            self.rebuild()  # a record no event named: not what a fold does
+            return
+        for place in counted.values():
+            _count(self.cold, place, -1)
+        for i in named:
+            e = records.get(i)
+            if e is not None and kept(self.whole, e):
+                self.entities[i] = e
+            elif e is not None:
+                self.entities.pop(i, None)
+                add_cold(self.cold, e)
+        for i in made:
+            bisect.insort(self.ids, i)
+
+    def near(self, ids: Collection[str]) -> list[str]:
+        """The ids right before and after each of `ids` (those in the slice among them, which
+        the slice's own ids hold anyway: a short id comes out the same)."""
+        return list(neighbours(self.ids)(ids))
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        """The records of `wanted` outside the slice (those that exist), by id."""
+        records = self.whole.entities
+        return [records[i] for i in sorted(wanted) if i in records and i not in self.entities]
+
+    def holds(self, prefix: str) -> bool:
+        """Whether the state has a record whose id starts with `prefix` (any case) or whose
+        imported alias is `prefix`."""
+        start = prefix.lower()
+        at = bisect.bisect_left(self.ids, start)
+        if at < len(self.ids) and self.ids[at].startswith(start):
+            return True
+        return any(e.ledger is not None and e.ledger.alias == prefix for e in self.whole.entities.values())
