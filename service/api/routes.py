@@ -62,13 +62,19 @@ KEPT_ANSWERS = 64  # per workspace and state version: a caller varying `budget` 
 
 def remembered(view: View, key: tuple[object, ...], make: Callable[[], bytes]) -> bytes:
     """An answer computed once per version of the workspace's states (at most KEPT_ANSWERS
-    of them are kept; past that the oldest goes)."""
-    kept = view.live.rendered
-    found = kept.get(key)
-    if found is None:
-        found = kept[key] = make()
-        while len(kept) > KEPT_ANSWERS:
-            kept.pop(next(iter(kept)), None)
+    of them are kept; past that the oldest goes). The callers that ask for it while it is
+    being rendered wait for that rendering rather than each render it again, so a write
+    under many readers costs one rendering, and the writer waits for one reader at most."""
+    found = view.live.rendered.get(key)
+    if found is not None:
+        return found
+    with view.live.rendering:
+        kept = view.live.rendered  # the view holds the states still: the same version
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = make()
+            while len(kept) > KEPT_ANSWERS:
+                kept.pop(next(iter(kept)), None)
     return found
 
 

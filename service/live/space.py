@@ -71,6 +71,7 @@ class LiveWorkspace:
         self.head: str | None = None
         self.version = 0  # moves with every change of the states: keys rendered answers
         self.rendered: dict[tuple[object, ...], bytes] = {}
+        self.rendering = threading.Lock()  # one answer rendered at a time (`routes.remembered`)
         self._marks: list[str] | None = None  # when the states' proposals lapse (`model/lapse.py`)
         self._ref = os.path.join(store.root, ".git", "refs", "heads", "main")
         self._ref_seen: tuple[tuple[int, int, int] | None, str | None] = (None, None)
@@ -187,8 +188,10 @@ class LiveWorkspace:
             yield View(self, project, origin)
 
     def settled(self) -> bool:
-        """Whether the states fold the store's head (nothing wrote under the service since)."""
-        return self._disk_head() == self.head
+        """Whether the states fold the store's head (nothing wrote under the service since),
+        or the writer holds the store lock: main then moves by its hand, and it takes what
+        wrote under the service first (`outside.take`), so a read need not wait for it."""
+        return self.writer.holding or self._disk_head() == self.head
 
     def catch_up(self) -> None:
         """Fold what moved the store's head under the service (something other than this

@@ -10,7 +10,8 @@ import asyncio
 import queue
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from service.live import outside
@@ -89,6 +90,7 @@ class Writer:
         self.live = live
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._stopping = False
+        self.holding = False  # the store lock, for a batch or an alone job: main moves by this thread
         self._unindexed: set[str] = set()  # files committed since .git/index was written
         self._thread = threading.Thread(target=self._loop, name=f"writer-{live.name}", daemon=True)
         self._thread.start()
@@ -158,7 +160,7 @@ class Writer:
     def _commit(self, jobs: list[Job]) -> None:
         live = self.live
         try:
-            with live.store.locked():
+            with live.store.locked(), self._holding():
                 outside.take(live)  # written by another process since: judged and folded first
                 batch = Batch(live)
                 for job in jobs:
@@ -186,13 +188,21 @@ class Writer:
     def _alone(self, job: Job) -> None:
         live = self.live
         try:
-            with live.store.locked():
+            with live.store.locked(), self._holding():
                 outside.take(live)
                 job.result = job.run(live)
         except BaseException as exc:  # the job's answer; the thread goes on
             job.error = exc
         finally:
             job.on_done()
+
+    @contextmanager
+    def _holding(self) -> Iterator[None]:
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
 
     def _index(self) -> None:
         """`.git/index` after the commits since it was last written: when no job waits, so

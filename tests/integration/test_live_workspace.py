@@ -71,3 +71,92 @@ def test_the_writer_leaves_the_clock_at_the_last_id_it_committed(tmp_path: Path)
         assert len(ids) == 3 and clock.read_bytes() == max(ids).encode() + b"\n"
     finally:
         hub.close()
+
+
+def test_readers_asking_for_an_answer_being_rendered_wait_for_that_one_rendering(tmp_path: Path) -> None:
+    """Sixteen readers of one state ask for the same answer at once: it is rendered once, and
+    every one of them gets it."""
+    import threading
+    import time
+
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    hub = Hub(data)
+    made: list[int] = []
+    answers: list[bytes] = []
+    start = threading.Barrier(16)
+
+    def render() -> bytes:
+        made.append(1)
+        time.sleep(0.05)  # long enough for every reader to arrive while it runs
+        return b"the answer"
+
+    def reader() -> None:
+        with live.reading(None, ANN) as view:
+            start.wait()
+            answers.append(remembered(view, ("context", "app"), render))
+
+    try:
+        live = hub.workspace("acme")
+        threads = [threading.Thread(target=reader) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert answers == [b"the answer"] * 16
+        assert len(made) == 1
+    finally:
+        hub.close()
+
+
+def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_path: Path) -> None:
+    """Between a commit moving main on disk and the states taking its head, main differs from
+    the head the states fold; a read then must not wait for the store lock the writer holds
+    (nor take the commit for a write from outside)."""
+    import asyncio
+    import threading
+
+    from service.model.commands import project_add
+    from service.workspace import Workspace
+
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    hub = Hub(data)
+    moved, release = threading.Event(), threading.Event()
+    try:
+        live = hub.workspace("acme")
+
+        def commit_then_hold(live_ws: object) -> None:
+            # main moves on disk as a batch's commit moves it, before the states know
+            Workspace(live.store, None, ANN).write("", lambda s, c, k: project_add(s, k, "app", None))
+            moved.set()
+            release.wait(10)
+
+        async def run() -> None:
+            job = await live.writer.submit_alone_async(commit_then_hold, 20.0)
+            assert job.error is None
+
+        writing = threading.Thread(target=asyncio.run, args=(run(),))
+        writing.start()
+        assert moved.wait(10)
+        read: list[bool] = []
+        reader = threading.Thread(target=lambda: read.append(_read_projects(live)))
+        reader.start()
+        reader.join(2)
+        answered = not reader.is_alive()
+        release.set()
+        writing.join(10)
+        reader.join(10)
+        assert answered, "the read waited for the writer's store lock"
+        assert read == [False], "the read saw the states as they were"
+    finally:
+        release.set()
+        hub.close()
+
+
+def _read_projects(live: object) -> bool:
+    from service.live.space import LiveWorkspace
+
+    assert isinstance(live, LiveWorkspace)
+    with live.reading(None, ANN) as view:
+        return "app" in view.projects_known()
