@@ -77,6 +77,7 @@ class LiveWorkspace:
         self._ref_seen: tuple[tuple[int, int, int] | None, str | None] = (None, None)
         self._lock = rwlock.RWLockWrite()  # a waiting writer goes before new readers
         self._loading = threading.Lock()
+        self._slicing = threading.Lock()
         self.load()
         self.writer: Writer = Writer(self)
 
@@ -89,9 +90,8 @@ class LiveWorkspace:
             self.store.match_head()
             head = self.store.head()
             states = {log: self.store.state(log) for log in self.store.logs()}
-        slices = {log: Kept(state) for log, (state, _) in states.items()}
         with self._lock.gen_wlock():
-            self.states, self.slices, self.head = states, slices, head
+            self.states, self.slices, self.head = states, {}, head
             self._moved()
 
     def state(self, log: str) -> tuple[State, list[Quarantine]]:
@@ -99,8 +99,17 @@ class LiveWorkspace:
         return found if found is not None else (State(), [])
 
     def sliced(self, log: str) -> Kept:
+        """The slice of `log`'s state, made on first use (a view or the writer holds the
+        states still meanwhile) and advanced with the state from then on."""
         found = self.slices.get(log)
-        return found if found is not None else Kept(State())
+        if found is None:
+            with self._slicing:
+                found = self.slices.get(log)
+                if found is None:
+                    found = Kept(self.state(log)[0])
+                    if log in self.states:
+                        self.slices[log] = found
+        return found
 
     def apply(self, log: str, events: list[Event]) -> None:
         """Fold events that passed every check into `log`'s state (the writer only)."""
@@ -112,9 +121,12 @@ class LiveWorkspace:
         """`log`'s state and slice advanced by `events` (under the write lock)."""
         if log not in self.states:
             self.states[log] = (State(), [])
-            self.slices[log] = Kept(self.states[log][0])
         state = self.states[log][0]
-        self.slices[log].advance(events, lambda: cache.advance(state, events))
+        kept = self.slices.get(log)
+        if kept is None:
+            cache.advance(state, events)
+        else:
+            kept.advance(events, lambda: cache.advance(state, events))
 
     def committed(self, commit: str, events: list[Event]) -> None:
         """A batch's commit is durable: its events go to the live stream."""
@@ -167,7 +179,7 @@ class LiveWorkspace:
         the clock moves (a View held: the states stay still while they are read)."""
         marks = self._marks
         if marks is None:  # a proposal that can lapse is live, so hot: in its slice
-            every = (e for kept in self.slices.values() for e in kept.entities.values())
+            every = (e for log in list(self.states) for e in self.sliced(log).entities.values())
             marks = self._marks = lapse.marks(every)
         return bisect.bisect_right(marks, now)
 
