@@ -314,7 +314,7 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
 
 
 def memory(events: int, tmp: Path) -> None:
-    data, _, _ = make_data(tmp / "memory", events)
+    data, reader, _ = make_data(tmp / "memory", events)
     start = time.perf_counter()
     server = Server("uvicorn", data, tmp / "memory.log")
     ready = time.perf_counter() - start
@@ -322,6 +322,17 @@ def memory(events: int, tmp: Path) -> None:
         print(
             f"memory: a service holding {events:,} events: {server.rss_mib():,.0f} MiB resident, "
             f"peak {server.peak_mib():,.0f} MiB (ready in {ready:.1f} s)"
+        )
+        url = f"{server.url}/api/v1/workspaces/{WS}/projects/{SLUG}/context?format=plain"
+        took = []
+        for _ in range(3):
+            start = time.perf_counter()
+            httpx.get(url, headers={"Authorization": f"Bearer {reader}"}, timeout=600).raise_for_status()
+            took.append(time.perf_counter() - start)
+        print(
+            f"  after three context requests (the first {took[0]:.2f} s, then {took[1] * 1000:.0f} and "
+            f"{took[2] * 1000:.0f} ms): {server.rss_mib():,.0f} MiB resident, "
+            f"peak {server.peak_mib():,.0f} MiB"
         )
     finally:
         server.stop()
