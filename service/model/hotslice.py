@@ -246,7 +246,7 @@ class Kept:
                 self.rebuild()
             return
         before = len(records)
-        counted = {i: _counted(records[i]) for i in named if i in records and i not in self.entities}
+        counted = [_counted(records[i]) for i in named if i in records and i not in self.entities]
         new = [i for i in named if i not in records]
         try:
             fold()
@@ -258,7 +258,7 @@ class Kept:
         if len(records) != before + len(made):
             self.rebuild()  # a record no event named: not what a fold does
             return
-        for place in counted.values():
+        for place in counted:
             _count(self.cold, place, -1)
         for i in named:
             e = records.get(i)

@@ -8,6 +8,7 @@ from pathlib import Path
 from service.api.routes import KEPT_ANSWERS, remembered
 from service.data.workspaces import Data
 from service.live.hub import Hub
+from service.live.space import LiveWorkspace
 from service.live.view import View
 from service.model.events import Origin
 
@@ -126,9 +127,9 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
     try:
         live = hub.workspace("acme")
 
-        def commit_then_hold(live_ws: object) -> None:
+        def commit_then_hold(held: LiveWorkspace) -> None:
             # main moves on disk as a batch's commit moves it, before the states know
-            Workspace(live.store, None, ANN).write("", lambda s, c, k: project_add(s, k, "app", None))
+            Workspace(held.store, None, ANN).write("", lambda s, c, k: project_add(s, k, "app", None))
             moved.set()
             release.wait(10)
 
@@ -140,7 +141,12 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
         writing.start()
         assert moved.wait(10)
         read: list[bool] = []
-        reader = threading.Thread(target=lambda: read.append(_read_projects(live)))
+
+        def read_projects() -> None:
+            with live.reading(None, ANN) as view:
+                read.append("app" in view.projects_known())
+
+        reader = threading.Thread(target=read_projects)
         reader.start()
         reader.join(2)
         answered = not reader.is_alive()
@@ -152,11 +158,3 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
     finally:
         release.set()
         hub.close()
-
-
-def _read_projects(live: object) -> bool:
-    from service.live.space import LiveWorkspace
-
-    assert isinstance(live, LiveWorkspace)
-    with live.reading(None, ANN) as view:
-        return "app" in view.projects_known()
