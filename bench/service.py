@@ -9,7 +9,8 @@ a reader and a writer token, then for each ASGI server:
   (wrk: requests/s and p99), and beside one `self context --plain` process per request;
 - GET context again while one more connection posts events (one a post): each post moves the
   state, so the answers are rendered again rather than kept;
-- POST events, one event a post, 16 connections: events/s and p99 (group commit);
+- POST events, one event a post, from one connection (each post its own commit) and from 16
+  connections: events/s and p99 (group commit);
 - the stream: 100 subscribers, the time from each post's 201 to every subscriber's receipt;
 - the server's resident set after the load.
 With --memory-events M, the resident set of a service holding a project of M events.
@@ -286,6 +287,7 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
             posting = pool.submit(wrk, f"{base}/events", writer, seconds, script, 1)
             written = wrk(f"{base}/projects/{SLUG}/context?format=plain", reader, seconds)
             beside = posting.result()
+        alone = wrk(f"{base}/events", writer, seconds, script, connections=1)
         posts = wrk(f"{base}/events", writer, seconds, script)
         batch = mean_batch(server.url)
         many = wrk(f"{base}/events", writer, seconds, script, connections=64)
@@ -301,6 +303,8 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
         f"({context[0] / health[0]:.0%} of /healthz's rate)",
         "context while posts land": f"{written[0]:,.0f} req/s, p99 {written[1]:.1f} ms, beside one "
         f"connection posting {beside[0]:,.0f} events/s",
+        "post events, one connection": f"{alone[0]:,.0f} events/s (one a post: a commit each), "
+        f"p99 {alone[1]:.1f} ms",
         "post events": f"{posts[0]:,.0f} events/s (one a post, 16 connections), p99 {posts[1]:.1f} ms, "
         f"{batch:.1f} events a commit",
         "post events, 64 connections": f"{many[0]:,.0f} events/s (one a post), p99 {many[1]:.1f} ms",

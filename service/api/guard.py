@@ -100,8 +100,14 @@ def authorize(
     for and one that does not exist get the same answer; a role short of `action` is told
     which role it takes (the caller already knows that workspace)."""
     given = grant(data, request, presented)
-    _allow(data, given, workspace, action)
+    _allow(data, given, workspace, action, exists=_open(request, workspace) or None)
     return given
+
+
+def _open(connection: Connection, workspace: str) -> bool:
+    """Whether the service holds `workspace` open: it exists, without asking DATA."""
+    hub = connection.app.state.get("hub")
+    return hub is not None and hub.held(workspace) is not None
 
 
 def _allow(data: Data, given: Grant, workspace: str, action: Action, exists: bool | None = None) -> None:
@@ -155,6 +161,5 @@ def _admit_known(data: Data, connection: Connection, action: Action, grants: Gra
     _charge(connection, f"token:{found.token_id}")
     workspace = connection.path_params.get("ws")
     if workspace is not None:
-        held = connection.app.state["hub"].held(str(workspace)) is not None
-        _allow(data, found, str(workspace), action, exists=held or None)
+        _allow(data, found, str(workspace), action, exists=_open(connection, str(workspace)) or None)
     return True

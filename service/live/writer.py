@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
 
 MAX_JOBS = 512  # jobs in one batch: bounds one commit's size and its readers' wait
+INDEX_AFTER_S = 0.5  # `.git/index` is written once no job came for this long
 
 
 class Batch:
@@ -135,7 +136,11 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
-            first = self._queue.get()
+            try:
+                first = self._queue.get(timeout=INDEX_AFTER_S if self._unindexed else None)
+            except queue.Empty:
+                self._index()
+                continue
             jobs = [first] if first is not None else []
             ending = first is None
             while len(jobs) < MAX_JOBS:
@@ -152,9 +157,9 @@ class Writer:
                     self._alone(group[0])
                 else:
                     self._commit(group)
-            if self._unindexed and (ending or self._queue.empty()):
-                self._index()
             if ending:
+                if self._unindexed:
+                    self._index()
                 return
 
     def _commit(self, jobs: list[Job]) -> None:
@@ -205,8 +210,9 @@ class Writer:
             self.holding = False
 
     def _index(self) -> None:
-        """`.git/index` after the commits since it was last written: when no job waits, so
-        a burst of writes pays for it once."""
+        """`.git/index` after the commits since it was last written: once no job came for
+        INDEX_AFTER_S (and when the writer stops), so a run of writes, even one at a time,
+        pays for it once."""
         self.live.store.update_index(sorted(self._unindexed))
         self._unindexed.clear()
 

@@ -158,3 +158,56 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
     finally:
         release.set()
         hub.close()
+
+
+def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Path) -> None:
+    """`.git/index` is not written after each commit of a run of writes, but once no job came
+    for INDEX_AFTER_S, and then git sees a clean worktree."""
+    import asyncio
+    import os
+    import subprocess
+    import time
+
+    from service.live import writer
+    from service.live.posting import post
+    from service.model import posted
+    from service.model.commands import project_add
+
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    root = data.path("acme")
+    hub = Hub(data)
+
+    def status() -> str:
+        argv = ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]
+        quiet = os.environ | {"GIT_OPTIONAL_LOCKS": "0"}  # git status does not write the index
+        return subprocess.run(argv, capture_output=True, text=True, check=True, env=quiet).stdout
+
+    try:
+        live = hub.workspace("acme")
+        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
+
+        async def write() -> float:
+            await live.writer.submit_async(
+                lambda batch: View(live, None, ANN, batch).write(
+                    "", lambda s, c, k: project_add(s, k, "app", None)
+                ),
+                5.0,
+            )
+            job = await live.writer.submit_async(
+                lambda batch: post(live, posted.decode(body), ANN, batch), 5.0
+            )
+            assert job.error is None
+            return time.monotonic()
+
+        index = root / ".git" / "index"
+        before = index.stat().st_mtime_ns
+        written = asyncio.run(write())
+        assert index.stat().st_mtime_ns == before, "not right after the commit"
+        assert "projects/app/log/000000.jsonl" in status()
+        while index.stat().st_mtime_ns == before and time.monotonic() < written + 10:
+            time.sleep(0.02)
+        assert time.monotonic() - written >= writer.INDEX_AFTER_S * 0.9
+        assert status() == ""
+    finally:
+        hub.close()
