@@ -149,9 +149,10 @@ def records(
     stands: Annotated[str, QueryParameter(name="state")] = "",  # `state` is litestar's own name
     text: str = "",
     all: bool = False,
+    number: Annotated[int, QueryParameter(name="page")] = 1,  # `page` renders a template here
 ) -> Template:
     with reading(request, ws, slug) as view:
-        found = pages.table(view, pages.Filter(label, stands, text, all))
+        found = pages.table(view, pages.Filter(label, stands, text, all, number))
         return page("records.html", request, ws=ws, slug=slug, table=found)
 
 
