@@ -243,7 +243,7 @@ class Workspace:
             return entity, [], extra
         from service.model.history import events_of
 
-        return entity, events_of(entity.id, self.store.read(log).events), extra
+        return entity, events_of(entity.id, self.store.holding(log, entity.id)), extra
 
     def ledger_extras(self, entities: list[Entity]) -> dict[str, dict[str, object]]:
         """The ledger keys of the ledger records among `entities`, each from its own log."""
@@ -349,7 +349,7 @@ class Workspace:
         log = self.log_of(prefix)
         unit = commands.find(self.state(log), prefix)
         start = end = None
-        for event in events_of(unit.id, self.store.read(log).events):
+        for event in events_of(unit.id, self.store.holding(log, unit.id)):
             payload = payload_of(event)
             if isinstance(payload, EntityWhy) and payload.entity == unit.id and payload.commit:
                 if event.type == "entity.started":

@@ -153,6 +153,11 @@ class MemoryStore:
     def read(self, log: str) -> MemoryLog:
         return MemoryLog([msgspec.json.decode(line, type=Event) for line in self.lines.get(_key(log), [])])
 
+    def holding(self, log: str, text: str) -> list[Event]:
+        needle = text.encode("utf-8")
+        lines = self.lines.get(_key(log), [])
+        return [msgspec.json.decode(line, type=Event) for line in lines if needle in line]
+
     def state(self, log: str) -> tuple[State, list[Quarantined]]:
         return fold_all(self.read(log).events), []
 

@@ -177,6 +177,23 @@ def read_log(root: Path, log: str) -> Log:
     return Log(chunk.events, chunk.quarantined + chunk.fragment)
 
 
+def holding(root: Path, log: str, text: str) -> list[Event]:
+    """The events of a log whose line holds `text` (and some whose line only nearly does),
+    in file order: only the segments whose bytes hold it are decoded. Lines are canonical
+    JSON, so an id a payload or a ref names is there as it is written."""
+    needle = text.encode("utf-8")
+    names = layout.segments(root, log)
+    found: list[Event] = []
+    for position, name in enumerate(names):
+        file = f"{layout.log_dir(log)}/{name}"
+        data, _ = read_segment(root / file)
+        if position == len(names) - 1:
+            data = complete(data)[0]
+        if needle in data:
+            found += decode(data, file)[0]
+    return found
+
+
 def read_after(root: Path, log: str, after: str | None) -> list[Event]:
     """The events of a log with an id after `after`, in id order, reading segments from the
     last back to the first one that starts at or before `after` (what changed, not the log)."""

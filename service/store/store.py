@@ -23,7 +23,7 @@ from service.model.errors import Invalid
 from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
-from service.store import cache, clock, durable, gitcommit, hot, layout, treediff
+from service.store import cache, clock, durable, gitcommit, hot, layout, segments, treediff
 from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotAStore, NotEmpty, StoreError
 from service.store.hot import Hot
 from service.store.local import Local
@@ -154,6 +154,12 @@ class Store:
         """Every event of a log in file order, with the lines that could not be read."""
         layout.check_key(log)
         return read_log(self.root, log)
+
+    def holding(self, log: str, text: str) -> list[Event]:
+        """The events of a log whose line holds `text` (an id), reading only the segments
+        that hold it: a record's history without decoding the whole log."""
+        layout.check_key(log)
+        return segments.holding(self.root, log, text)
 
     def state(self, log: str) -> tuple[State, list[Quarantine]]:
         """The folded state of a log (through the fold cache) and its quarantined lines."""

@@ -502,3 +502,51 @@ def test_a_ref_lock_released_meanwhile_is_waited_for(tmp_path: Path) -> None:
         timer.join()
     assert len(tree_files(Repo(str(tmp_path)))["projects/app/log/000000.jsonl"].splitlines()) == 1
     store.close()
+
+
+def test_the_events_holding_an_id_give_each_record_the_history_the_whole_log_gives(tmp_path: Path) -> None:
+    """`Store.holding` decodes only the segments whose bytes hold an id: for every record
+    (first, across segment ends, last, named by later links and supersessions) the history
+    it gives is the one the whole log gives."""
+    from service.model.events import Link, Linked, Superseded
+    from service.model.history import events_of
+
+    WHEN = "2026-11-30T09:57:45.069Z"
+    store = Store.init(tmp_path)
+    made = append_n(store, 2500)  # three segments
+    with store.transaction("app") as tx:
+        ids = tx.next_ids(3)
+        tx.append(
+            [
+                make(
+                    ids[0],
+                    WHEN,
+                    "entity.linked",
+                    ORIGIN,
+                    "app",
+                    Linked(made[0].id, Link("relates", made[1999].id)),
+                ),
+                make(
+                    ids[1],
+                    WHEN,
+                    "entity.linked",
+                    ORIGIN,
+                    "app",
+                    Linked(made[2400].id, Link("relates", made[5].id)),
+                ),
+                make(
+                    ids[2],
+                    WHEN,
+                    "entity.superseded",
+                    ORIGIN,
+                    "app",
+                    Superseded(made[999].id, by=made[1000].id),
+                ),
+            ]
+        )
+    every = store.read("app").events
+    for record in [made[0], made[5], made[999], made[1000], made[1999], made[2400], made[-1]]:
+        assert events_of(record.id, store.holding("app", record.id)) == events_of(record.id, every)
+    assert len(events_of(made[5].id, store.holding("app", made[5].id))) == 2
+    assert store.holding("app", "no such text") == []
+    store.close()
