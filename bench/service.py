@@ -189,8 +189,8 @@ def wrk(
     return rate, float(p99.group(1)) * scale
 
 
-def mean_batch(url: str) -> float:
-    """Events a group commit wrote, on average, from the service's /metrics."""
+def batches(url: str) -> tuple[float, float]:
+    """Events written by group commits so far, and the commits, from the service's /metrics."""
     text = httpx.get(url + "/metrics").text
     total = sum(
         float(m) for m in re.findall(r"^selfhub_commit_batch_events_sum\{[^}]*\} ([\d.e+]+)", text, re.M)
@@ -198,7 +198,13 @@ def mean_batch(url: str) -> float:
     count = sum(
         float(m) for m in re.findall(r"^selfhub_commit_batch_events_count\{[^}]*\} ([\d.e+]+)", text, re.M)
     )
-    return total / count if count else 0.0
+    return total, count
+
+
+def mean_batch(before: tuple[float, float], after: tuple[float, float]) -> float:
+    """Events a commit wrote, on average, between two readings of `batches`."""
+    commits = after[1] - before[1]
+    return (after[0] - before[0]) / commits if commits else 0.0
 
 
 def per_process(data: Data, runs: int) -> tuple[float, float]:
@@ -288,8 +294,9 @@ def run_server(kind: str, data: Data, reader: str, writer: str, seconds: int, tm
             written = wrk(f"{base}/projects/{SLUG}/context?format=plain", reader, seconds)
             beside = posting.result()
         alone = wrk(f"{base}/events", writer, seconds, script, connections=1)
+        before = batches(server.url)
         posts = wrk(f"{base}/events", writer, seconds, script)
-        batch = mean_batch(server.url)
+        batch = mean_batch(before, batches(server.url))
         many = wrk(f"{base}/events", writer, seconds, script, connections=64)
         script.write_text(POST_LUA.replace(NOTE, ",".join([NOTE] * 10)))
         tens = wrk(f"{base}/events", writer, seconds, script)
