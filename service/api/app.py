@@ -43,6 +43,9 @@ def healthz() -> Health:
 
 @get("/readyz", sync_to_thread=False, responses=openapi.answers(Health, 503))
 def readyz(state: State) -> Response[bytes] | dict[str, str]:
+    if state["failed"].is_set():  # what failed is in the log, not told to whoever asks
+        title = "A workspace could not be loaded; the service's log says which and why"
+        return respond(503, {"type": "about:blank", "title": title, "status": 503, "code": "load-failed"})
     if not state["ready"].is_set():
         return respond(
             503, {"type": "about:blank", "title": "Loading workspaces", "status": 503, "code": "loading"}
@@ -102,10 +105,17 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     mirrors = Mirrors(data, hub, index.refresh, log, counted)  # remote-backed workspaces
     told.mirrors = mirrors
 
+    failed = threading.Event()
+
+    def loading() -> None:
+        try:
+            load(hub, ready, index, mirrors)
+        except Exception as exc:  # the service stays up, not ready, and its log says why
+            failed.set()
+            log.error("load-failed", error=str(exc))
+
     def start() -> None:
-        threading.Thread(
-            target=load, args=(hub, ready, index, mirrors), name="load-workspaces", daemon=True
-        ).start()
+        threading.Thread(target=loading, name="load-workspaces", daemon=True).start()
         mirrors.start(ready)
 
     limits = config.limits
@@ -131,7 +141,9 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
             *HOOKS,
             VIEW,
         ],
-        state=State({"data": data, "hub": hub, "ready": ready, "search": index, **ops, **hooks}),
+        state=State(
+            {"data": data, "hub": hub, "ready": ready, "failed": failed, "search": index, **ops, **hooks}
+        ),
         on_startup=[start],
         on_shutdown=[mirrors.stop, hub.close, index.close],
         exception_handlers={Exception: problem_response},

@@ -36,8 +36,14 @@ class Hub:
         return self._open.get(name)
 
     def open_all(self) -> None:
+        """Open every workspace of DATA; Unopenable names the first that cannot be."""
+        from service.live.errors import Unopenable
+
         for name in self.data.names():
-            self.workspace(name)
+            try:
+                self.workspace(name)
+            except Exception as exc:
+                raise Unopenable(name, exc) from exc
 
     def every(self) -> list[LiveWorkspace]:
         with self._lock:

@@ -330,3 +330,33 @@ def test_a_bad_configuration_is_refused_before_anything_binds(
     assert proc.stderr.startswith(f"self: {config}: ") and said in proc.stderr, proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and proc.stdout == ""
     assert not (data / "workspaces").exists(), "nothing made from a refused configuration"
+
+
+def test_a_workspace_that_cannot_be_opened_keeps_the_service_unready_and_its_log_says_which(
+    tmp_path: Path,
+) -> None:
+    """A store broken on disk (main names no commit): /healthz answers, /readyz is a 503 that
+    names no workspace and no path, and one JSON log line names the workspace and what to do."""
+    data = tmp_path / "data"
+    admin(data, "workspace", "add", "good")
+    admin(data, "workspace", "add", "broken")
+    (data / "workspaces" / "broken" / ".git" / "refs" / "heads" / "main").write_text("not a commit\n")
+    service = Service(data, tmp_path / "serve.log")
+    try:
+        deadline = time.monotonic() + 30
+        while (answer := httpx.get(service.url + "/readyz")).json()["code"] == "loading":
+            assert time.monotonic() < deadline, "still loading"
+            time.sleep(0.05)
+        assert answer.status_code == 503 and answer.headers["content-type"] == PROBLEM
+        assert answer.json()["code"] == "load-failed"
+        assert "broken" not in answer.text and str(tmp_path) not in answer.text
+        assert httpx.get(service.url + "/healthz").status_code == 200
+        failed = [
+            doc
+            for doc in map(json.loads, (tmp_path / "serve.log").read_text().splitlines())
+            if doc.get("event") == "load-failed"
+        ]
+        assert len(failed) == 1 and failed[0]["level"] == "error"
+        assert "'broken' could not be opened" in failed[0]["error"] and "self doctor" in failed[0]["error"]
+    finally:
+        service.stop()
