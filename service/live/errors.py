@@ -42,8 +42,6 @@ class CommitFailed(LiveError):
 class Unopenable(LiveError):
     """A workspace of DATA could not be opened (its store unreadable): the service is not ready."""
 
-    code = "unopenable"
-
     def __init__(self, name: str, cause: BaseException) -> None:
         self.name = name
         super().__init__(
