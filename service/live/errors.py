@@ -43,7 +43,6 @@ class Unopenable(LiveError):
     """A workspace of DATA could not be opened (its store unreadable): the service is not ready."""
 
     def __init__(self, name: str, cause: BaseException) -> None:
-        self.name = name
         super().__init__(
             f"workspace {name!r} could not be opened ({type(cause).__name__}: {cause}); `self doctor` in "
             "its store says what is wrong; repair or restore it, then restart the service"

@@ -4,7 +4,6 @@ moved meanwhile, a main that git packed."""
 from __future__ import annotations
 
 import itertools
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,11 +12,8 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit
 from service.store.errors import RefMoved
+from tests.integration.sync_support import git
 from tests.integration.test_store import append_n
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
 
 
 def test_git_reads_every_object_and_keeps_a_reflog_of_every_move(tmp_path: Path) -> None:
@@ -27,14 +23,14 @@ def test_git_reads_every_object_and_keeps_a_reflog_of_every_move(tmp_path: Path)
         append_n(store, 3)
         heads.append(store.head())
     store.close()
-    git(tmp_path, "fsck", "--strict", "--no-dangling")
-    assert git(tmp_path, "rev-parse", "refs/heads/main").strip() == heads[-1]
+    git("fsck", "--strict", "--no-dangling", cwd=tmp_path)
+    assert git("rev-parse", "refs/heads/main", cwd=tmp_path).strip() == heads[-1]
     with open(tmp_path / ".git" / "logs" / "refs" / "heads" / "main", "rb") as log:
         entries = list(read_reflog(log))
     moves = [(e.old_sha.decode(), e.new_sha.decode()) for e in entries[-4:]]
     assert moves == list(itertools.pairwise(heads))
     assert all(e.message.startswith(b"commit: append: 3 events") for e in entries[-4:])
-    assert git(tmp_path, "reflog", "show", "--format=%H", "main").split()[:5] == heads[::-1]
+    assert git("reflog", "show", "--format=%H", "main", cwd=tmp_path).split()[:5] == heads[::-1]
 
 
 def test_main_that_moved_meanwhile_is_not_moved_and_nothing_is_logged(tmp_path: Path) -> None:
@@ -57,12 +53,12 @@ def test_main_that_moved_meanwhile_is_not_moved_and_nothing_is_logged(tmp_path: 
 def test_a_packed_main_is_read_and_moved(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
     append_n(store, 2)
-    git(tmp_path, "pack-refs", "--all", "--prune")
+    git("pack-refs", "--all", "--prune", cwd=tmp_path)
     assert not (tmp_path / ".git" / "refs" / "heads" / "main").exists()
-    packed = git(tmp_path, "rev-parse", "refs/heads/main").strip()
+    packed = git("rev-parse", "refs/heads/main", cwd=tmp_path).strip()
     assert store.head() == packed
     written = append_n(store, 1)
-    assert store.head() == git(tmp_path, "rev-parse", "refs/heads/main").strip() != packed
+    assert store.head() == git("rev-parse", "refs/heads/main", cwd=tmp_path).strip() != packed
     assert [e.id for e in store.read("app").events][-1] == written[0].id
-    git(tmp_path, "fsck", "--strict", "--no-dangling")
+    git("fsck", "--strict", "--no-dangling", cwd=tmp_path)
     store.close()
