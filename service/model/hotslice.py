@@ -148,14 +148,18 @@ def named(event: Event) -> set[str] | None:
 
 def touched(state: State, events: list[Event]) -> set[str] | None:
     """Ids of the records folding `events` into the slice `state` reads or writes, with the
-    records whose placements wait on them; None when one of the events reads the whole state."""
+    records whose placements wait on them and those they would replace; None when one of the
+    events reads the whole state."""
     found: set[str] = set()
     for event in events:
         ids = named(event)
         if ids is None:
             return None
         found |= ids
-    return found | {other for entity_id in list(found) for other in state.pairs.get(entity_id, ())}
+    paired = {other for entity_id in found for other in state.pairs.get(entity_id, ())}
+    # a proposal's records it would replace wait on it (`awaiting`) until it leaves
+    replaced = {old for entity_id in found if (e := state.entities.get(entity_id)) for old in e.supersedes}
+    return found | paired | replaced
 
 
 def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
