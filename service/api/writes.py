@@ -41,7 +41,9 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
     events = posted.decode(body)
     live = await _live(request, ws)
-    job = await live.writer.submit_async(lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S)
+    job = await live.writer.submit_async(
+        lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S, client=_client(request)
+    )
     result = job.answer()
     assert isinstance(result, posted.Posted)
     _push_later(request, ws)
@@ -72,10 +74,15 @@ async def commands(request: AnyRequest, ws: str, project: str | None = None) -> 
     def run(batch: Batch) -> object:
         return execute(View(live, project, origin, batch), command)
 
-    job = await live.writer.submit_async(run, WRITE_TIMEOUT_S)
+    job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))
     job.answer()
     _push_later(request, ws)
     return answer(reads.written(list(job.events)), status=201)
+
+
+def _client(request: AnyRequest) -> tuple[str, int] | None:
+    """The connection that posted, for the writer to tell who posts in a loop."""
+    return (request.client.host, request.client.port) if request.client else None
 
 
 def _push_later(request: AnyRequest, ws: str) -> None:

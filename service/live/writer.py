@@ -10,7 +10,8 @@ import asyncio
 import queue
 import secrets
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
 
 MAX_JOBS = 512  # jobs in one batch: bounds one commit's size and its readers' wait
+GATHER_S = 0.002  # the longest a commit waits for the clients likely to post again at once
+RETURN_S = 1.0  # a client that wrote in two commits this close together posts in a loop
 INDEX_AFTER_S = 0.5  # `.git/index` is written once no job came for this long
 
 
@@ -70,9 +73,17 @@ class Job:
     """One request's write, run by the writer thread: on a batch shared with other jobs, or
     `alone` on the workspace itself (a push, a fetch: they move main their own way)."""
 
-    def __init__(self, run: Callable[..., object], on_done: Callable[[], None], alone: bool = False) -> None:
-        """`on_done` is called from the writer thread once the job is answered."""
+    def __init__(
+        self,
+        run: Callable[..., object],
+        on_done: Callable[[], None],
+        alone: bool = False,
+        client: Hashable = None,
+    ) -> None:
+        """`on_done` is called from the writer thread once the job is answered; `client` is
+        who asked (a connection), for the writer to tell who posts in a loop."""
         self.run = run
+        self.client = client
         self.on_done = on_done
         self.alone = alone
         self.result: object = None
@@ -86,6 +97,26 @@ class Job:
         return self.result
 
 
+class Returning:
+    """The clients (connections) likely to post again at once: those of the last commit that
+    had written in an earlier one within RETURN_S, as a client posting in a loop does. The
+    writer waits for them, up to GATHER_S, before it commits: without the wait, clients in a
+    loop split into groups whose commits alternate, each about half of them. A client that
+    posts once, or on a new connection each time, never makes a commit wait."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Hashable, float] = {}  # client: when its last commit was
+        self.expected: set[Hashable] = set()
+
+    def committed(self, clients: list[Hashable], now: float) -> None:
+        """`clients` wrote in the commit made `now` (None: a job with no client)."""
+        named = [c for c in clients if c is not None]
+        self.expected = {c for c in named if c in self._seen and now - self._seen[c] < RETURN_S}
+        self._seen.update(dict.fromkeys(named, now))
+        if len(self._seen) > 4 * MAX_JOBS:
+            self._seen = {c: t for c, t in self._seen.items() if now - t < RETURN_S}
+
+
 class Writer:
     def __init__(self, live: LiveWorkspace) -> None:
         self.live = live
@@ -93,13 +124,16 @@ class Writer:
         self._stopping = False
         self.holding = False  # the store lock, for a batch or an alone job: main moves by this thread
         self._unindexed: set[str] = set()  # files committed since .git/index was written
+        self._returning = Returning()
         self._thread = threading.Thread(target=self._loop, name=f"writer-{live.name}", daemon=True)
         self._thread.start()
 
-    async def submit_async(self, run: Callable[[Batch], object], timeout: float) -> Job:
+    async def submit_async(
+        self, run: Callable[[Batch], object], timeout: float, client: Hashable = None
+    ) -> Job:
         """Queue a job and wait, on the event loop and without holding a thread, until its
         commit is durable (or it was refused)."""
-        return await self._submit(Job(run, _unset), timeout)
+        return await self._submit(Job(run, _unset, client=client), timeout)
 
     async def submit_alone_async(self, run: Callable[[LiveWorkspace], object], timeout: float) -> Job:
         """Queue `run(live)`, run by the writer thread between two batches under the store
@@ -141,26 +175,38 @@ class Writer:
             except queue.Empty:
                 self._index()
                 continue
-            jobs = [first] if first is not None else []
-            ending = first is None
-            while len(jobs) < MAX_JOBS:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    ending = True
-                else:
-                    jobs.append(more)
+            jobs, ending = self._take(first)
             for group in _groups(jobs):
                 if group[0].alone:
                     self._alone(group[0])
                 else:
                     self._commit(group)
+                    self._returning.committed([job.client for job in group], time.monotonic())
             if ending:
                 if self._unindexed:
                     self._index()
                 return
+
+    def _take(self, first: Job | None) -> tuple[list[Job], bool]:
+        """The jobs for the next commits, `first` and every one waiting; and, for up to
+        GATHER_S, those of the clients likely to post again at once (`Returning`). True with
+        them once the writer is to stop."""
+        jobs = [first] if first is not None else []
+        ending = first is None
+        deadline = time.monotonic() + GATHER_S
+        expected = self._returning.expected - {job.client for job in jobs}
+        while len(jobs) < MAX_JOBS and not ending:
+            wait = deadline - time.monotonic() if expected else 0.0
+            try:
+                more = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                ending = True
+            else:
+                jobs.append(more)
+                expected.discard(more.client)
+        return jobs, ending
 
     def _commit(self, jobs: list[Job]) -> None:
         live = self.live

@@ -211,3 +211,51 @@ def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Pat
         assert status() == ""
     finally:
         hub.close()
+
+
+def test_clients_posting_in_a_loop_share_their_commits(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Sixteen clients that each post again as soon as their last post is answered end up in
+    the same commits: the writer waits for those of the last commit (`Returning`), so they do
+    not split into two groups whose commits alternate."""
+    import asyncio
+
+    from service.live import writer
+    from service.live.posting import post
+    from service.model import posted
+    from service.model.commands import project_add
+
+    monkeypatch.setattr(writer, "GATHER_S", 0.2)  # wide, for a loaded machine: the loop comes back at once
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    hub = Hub(data)
+    try:
+        live = hub.workspace("acme")
+        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
+
+        async def client(n: int, rounds: int) -> list[str]:
+            commits = []
+            for _ in range(rounds):
+                job = await live.writer.submit_async(
+                    lambda batch: post(live, posted.decode(body), ANN, batch), 10.0, client=n
+                )
+                assert job.error is None and job.commit is not None
+                commits.append(job.commit)
+                await asyncio.sleep(0.001 * (n % 4))  # the answer's way back and the next post's
+            return commits
+
+        async def run() -> list[list[str]]:
+            made = await live.writer.submit_async(
+                lambda batch: View(live, None, ANN, batch).write(
+                    "", lambda s, c, k: project_add(s, k, "app", None)
+                ),
+                5.0,
+            )
+            assert made.error is None
+            return list(await asyncio.gather(*(client(n, 12) for n in range(16))))
+
+        commits = asyncio.run(run())
+        made = {c for each in commits for c in each}
+        assert all(len(set(each)) == 12 for each in commits), "one commit a post of each client"
+        assert len(made) <= 12 + 2, f"16 clients × 12 posts in {len(made)} commits: they did not share them"
+    finally:
+        hub.close()
