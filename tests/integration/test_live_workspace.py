@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from service.api.routes import KEPT_ANSWERS, remembered
 from service.data.workspaces import Data
 from service.live.hub import Hub
@@ -213,7 +215,9 @@ def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Pat
         hub.close()
 
 
-def test_clients_posting_in_a_loop_share_their_commits(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_clients_posting_in_a_loop_share_their_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Sixteen clients that each post again as soon as their last post is answered end up in
     the same commits: the writer waits for those of the last commit (`Returning`), so they do
     not split into two groups whose commits alternate."""
