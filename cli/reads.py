@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from cli.common import JsonOpt, run, show, workspace
-from service.app import queries, texts
+from service.app import texts
+
+if TYPE_CHECKING:
+    from service.app import queries
 
 
 def _agent_output(plain: bool) -> bool:
@@ -37,12 +41,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Bounded context for this project (outside a project: a workspace overview); the
         agent render and --json keep to the budget."""
+        from service.app import queries
+
         read = queries.context(workspace(), queries.budget(budget))
         show(read.fitted(), as_json, lambda _: _context_text(read, plain))
 
     @app.command("status")
     def status_(as_json: bool = JsonOpt) -> None:
         """Derived live state and health of this project (or of every project)."""
+        from service.app import queries
+
         show(queries.status(workspace()), as_json, texts.status)
 
     @app.command("search")
@@ -53,6 +61,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Live records context does not render, across projects: this project first, then by bm25."""
+        from service.app import queries
+
         hits = queries.search(workspace(), query, all_, exposure)
         show(hits.rows, as_json, lambda _: texts.matches(hits.lines))
 
@@ -61,24 +71,34 @@ def register(app: typer.Typer) -> None:
         n: int = typer.Option(20, "-n", help="How many recent events."), as_json: bool = JsonOpt
     ) -> None:
         """Recent events of this project (of the workspace log outside a project), newest last."""
+        from service.app import queries
+
         show(queries.recent(workspace(), n), as_json, texts.events)
 
     @app.command("fold")
     def fold_(as_json: bool = JsonOpt) -> None:
         """Refold every log from scratch and report counts and quarantined lines."""
+        from service.app import queries
+
         show(queries.refold(workspace()), as_json, texts.fold)
 
 
 def show_record(record: str, history: bool, at: str | None, as_json: bool) -> None:
+    from service.app import queries
+
     read = queries.record(workspace(), record, history, at)
     show(read.document(), as_json, lambda _: read.text)
 
 
 def work_show(record: str, as_json: bool) -> None:
+    from service.app import queries
+
     show(queries.work_show(workspace(), record), as_json, texts.work_show)
 
 
 def work_list(all_: bool, as_json: bool) -> None:
+    from service.app import queries
+
     doc = queries.work_list(workspace(), all_)
     show(doc.units, as_json, lambda _: texts.work_list(doc))  # a plain list of rows, as every list prints
 

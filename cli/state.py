@@ -6,10 +6,12 @@ import typer
 
 from cli import records
 from cli.common import JsonOpt, show, workspace
-from service.app import queries, texts, valid_slug
+from service.app import texts, valid_slug
 
 
 def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | None = None) -> None:
+    from service.app import queries
+
     read = queries.records(workspace(), all_, label, at)
     show(read.rows, as_json, lambda _: texts.records(read, all_))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.app.queries import event_subject
 from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
@@ -76,6 +75,8 @@ def work_list(doc: WorkList) -> str:
 
 
 def events(rows: list[Row]) -> str:
+    from service.app.queries import event_subject
+
     return "\n".join(
         f"{r['id']}  {r['ts']}  {r['origin']['actor']:<5}  {r['type']}  {event_subject(r)}" for r in rows
     )

@@ -10,6 +10,7 @@ in time linear in its input (checked on 40 kB adversarial strings).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from itertools import pairwise
@@ -42,7 +43,14 @@ _TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("holds a JSON web token", r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
 )
 _TOKENS = re.compile("|".join(pattern for _, pattern in _TOKEN_PATTERNS))
-_TOKEN_KINDS = tuple((kind, re.compile(pattern)) for kind, pattern in _TOKEN_PATTERNS)
+
+
+@functools.cache
+def _token_kinds() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each token pattern alone, compiled when `_TOKENS` first matches (rarely, if ever)."""
+    return tuple((kind, re.compile(pattern)) for kind, pattern in _TOKEN_PATTERNS)
+
+
 PEM_KIND = "holds a private key block"
 _PEM = re.compile(r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----")
 BEARER_KIND = "holds a bearer token"
@@ -109,7 +117,7 @@ def token_fact(text: str) -> str | None:
 def word_token_fact(word: str) -> str | None:
     """`token_fact` of one word (no whitespace) of TOKEN_WORD characters or more."""
     if _TOKENS.search(word):
-        return next(kind for kind, pattern in _TOKEN_KINDS if pattern.search(word))
+        return next(kind for kind, pattern in _token_kinds() if pattern.search(word))
     return None
 
 
@@ -118,27 +126,36 @@ def mask_tokens(text: str) -> str:
     return _TOKENS.sub("***", text) if len(text) >= TOKEN_WORD else text
 
 
-# The same shapes as whole spans, to mask rather than detect: a key block to its end, a
-# bearer token, an authorization header's credentials, a URL's user info.
-_PEM_SPAN = re.compile(
-    r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*-----|\Z)", re.S
-)
-_BEARER_SPAN = re.compile(r"([Bb]earer[ \t]+)[A-Za-z0-9\-._~+/]+=*")
-_AUTH_SPAN = re.compile(r"((?i:authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",;]+(?:[ \t]+[^\s'\",;]+)?")
-_USERINFO_SPAN = re.compile(r"(://)[^\s/@]+@")
+_Spans = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]
+
+
+@functools.cache
+def _spans() -> _Spans:
+    """The same shapes as whole spans, to mask rather than detect: a key block to its end, a
+    bearer token, an authorization header's credentials, a URL's user info (compiled on first
+    use: only a process that writes logs masks)."""
+    return (
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*-----|\Z)", re.S
+        ),
+        re.compile(r"([Bb]earer[ \t]+)[A-Za-z0-9\-._~+/]+=*"),
+        re.compile(r"((?i:authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",;]+(?:[ \t]+[^\s'\",;]+)?"),
+        re.compile(r"(://)[^\s/@]+@"),
+    )
 
 
 def mask_secrets(text: str) -> str:
     """`text` with every token `mask_tokens` knows, key block, bearer token, authorization
     header's credentials and URL user info replaced by *** (for what is written to logs)."""
+    pem, bearer, auth, userinfo = _spans()
     if "-----BEGIN" in text:
-        text = _PEM_SPAN.sub("***", text)
+        text = pem.sub("***", text)
     if "earer" in text:
-        text = _BEARER_SPAN.sub(r"\1***", text)
+        text = bearer.sub(r"\1***", text)
     if "uthorization" in text or "UTHORIZATION" in text:
-        text = _AUTH_SPAN.sub(r"\1***", text)
+        text = auth.sub(r"\1***", text)
     if "@" in text and "://" in text:
-        text = _USERINFO_SPAN.sub(r"\1***@", text)
+        text = userinfo.sub(r"\1***@", text)
     return mask_tokens(text)
 
 

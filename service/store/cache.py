@@ -31,9 +31,8 @@ from typing import Protocol
 
 import msgspec
 
-from service.model import fold, order, state
+from service.model import order, state
 from service.model.events import Event
-from service.model.fold import fold_all
 from service.model.state import State
 from service.store import layout
 from service.store.segments import Chunk, Mark, Quarantine, complete, digest, scan, scan_each
@@ -62,14 +61,20 @@ class End(msgspec.Struct, gc=False):
     digest: str
 
 
-_decoder = msgspec.msgpack.Decoder(Snapshot)
 _end_decoder = msgspec.msgpack.Decoder(End)
 _encoder = msgspec.msgpack.Encoder()
 
 
 @functools.cache
+def _snapshot_decoder() -> msgspec.msgpack.Decoder[Snapshot]:
+    return msgspec.msgpack.Decoder(Snapshot)
+
+
+@functools.cache
 def model_fingerprint() -> str:
     """A digest of the model's code, so a snapshot made by other code is never reused."""
+    from service.model import fold
+
     hasher = hashlib.blake2b(str(CACHE_FORMAT).encode(), digest_size=16)
     package = Path(fold.__file__).parent if fold.__file__ else None
     sources = sorted(package.glob("*.py")) if package is not None else []
@@ -137,6 +142,8 @@ def _from_base(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Q
     found = tail(root, log, names, base) if base is not None else None
     if base is None or found is None:
         return None
+    from service.model import fold
+
     events, conflicts = fold.distinct(found.events)
     if events and not order.after(events[0].id, base.last_id):
         return None
@@ -183,7 +190,7 @@ def _load(path: Path) -> Snapshot | None:
             mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data,
             paused_gc(),
         ):
-            snapshot = _decoder.decode(data)
+            snapshot = _snapshot_decoder().decode(data)
     except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return None  # missing, empty, corrupt or from another version: rebuilt
     if snapshot.format != CACHE_FORMAT or snapshot.model != model_fingerprint():
@@ -228,6 +235,8 @@ def advance(current: State, tail: list[Event], conflicts: list[str] | None = Non
     of `conflicts`, ids in the tail whose copies differ, after the ones already there)."""
     if not tail:
         return
+    from service.model import fold
+
     kept = [s for s in current.signals if s.kind == _CONFLICT]
     if kept:
         current.signals = [s for s in current.signals if s.kind != _CONFLICT]
@@ -238,8 +247,10 @@ def advance(current: State, tail: list[Event], conflicts: list[str] | None = Non
 
 def fold_log(log_events: list[Event]) -> State:
     """fold_all, skipping its sort when the file order is already strictly by id."""
+    from service.model import fold
+
     ordered = order.ascending(e.id for e in log_events)
-    return fold.fold(log_events) if ordered else fold_all(log_events)
+    return fold.fold(log_events) if ordered else fold.fold_all(log_events)
 
 
 def _rebuild(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Quarantine]]:
@@ -265,6 +276,8 @@ def _streamed(root: Path, log: str, names: list[str]) -> tuple[Snapshot, list[Qu
     """The log folded a segment at a time, so memory holds the state and one segment's
     events, never every event (at a million events those took more than the state); None
     when its file order is not strictly by id (fold_all sorts the whole log then)."""
+    from service.model import fold
+
     made = Snapshot(CACHE_FORMAT, model_fingerprint(), [], digest(b""), None, State(), [])
     fragment: list[Quarantine] = []
     for chunk in scan_each(root, log, names):

@@ -5,8 +5,6 @@ fsyncs file by file as before."""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import os
 from pathlib import Path
@@ -14,6 +12,9 @@ from pathlib import Path
 
 @functools.cache
 def _syncfs() -> object | None:
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if name is None:
         return None
@@ -33,6 +34,8 @@ def flush(root: Path) -> bool:
     fd = os.open(root, os.O_RDONLY)
     try:
         if syncfs(fd) != 0:  # type: ignore[operator]
+            import ctypes
+
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err), str(root))
     finally:

@@ -19,7 +19,6 @@ from typing import Literal
 import msgspec
 
 from service.model.errors import Invalid
-from service.model.worksets import MARKER
 from service.store.errors import BadMarker, CorruptFile
 from service.store.layout import atomic_write, check_key
 
@@ -169,6 +168,8 @@ class Local:
 
 def write_marker(path: Path, slug: str) -> Path:
     """Write `<path>/.selfhub` naming the project this checkout works on."""
+    from service.model.worksets import MARKER
+
     check_key(slug)
     marker = Path(path) / MARKER
     atomic_write(marker, json.dumps({"project": slug}, sort_keys=True).encode() + b"\n")
@@ -177,6 +178,8 @@ def write_marker(path: Path, slug: str) -> Path:
 
 def find_marker(start: Path) -> str | None:
     """The project named by the nearest `.selfhub` file at `start` or above, if any."""
+    from service.model.worksets import MARKER
+
     here = Path(start).resolve()
     for folder in (here, *here.parents):
         marker = folder / MARKER

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from dulwich.objects import ObjectID
@@ -23,12 +24,14 @@ from service.model.errors import Invalid
 from service.model.events import Event
 from service.model.state import State
 from service.store import append as gate
-from service.store import cache, clock, durable, gitcommit, hot, layout, segments, treediff
+from service.store import cache, clock, durable, gitcommit, layout, segments
 from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotAStore, NotEmpty, StoreError
-from service.store.hot import Hot
 from service.store.local import Local
 from service.store.lock import DEFAULT_TIMEOUT, StoreLock
 from service.store.segments import Log, Quarantine, read_log
+
+if TYPE_CHECKING:
+    from service.store.hot import Hot
 
 EXCLUDE_LINE = ".local/"
 
@@ -175,6 +178,8 @@ class Store:
 
     def hot(self, log: str) -> Hot:
         """The slice of a log's state that context renders, without loading the rest."""
+        from service.store import hot
+
         layout.check_key(log)
         return hot.hot(self.root, log)
 
@@ -309,6 +314,8 @@ class Store:
             except BaseException:
                 self._checkout_mark.unlink(missing_ok=True)
                 raise
+            from service.store import treediff
+
             changes = treediff.changed_files(self.repo, old, target)
             wanted = {path: new for path, (_, new) in changes.items() if new is not None}
             gone = [path for path, (_, new) in changes.items() if new is None]
@@ -422,6 +429,8 @@ class Transaction:
         write costs what it reads, not the whole state; the whole state when `names` is None
         or a name starts too many ids. Appends of this transaction are folded in."""
         if self._state is None and names is not None:
+            from service.store import hot
+
             found = hot.view(self.store.root, self.log, names)
             if found is not None:
                 self._state, self._quarantined = found

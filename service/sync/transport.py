@@ -11,6 +11,7 @@ still where we expect is not contention: `Declined`, with what the server said.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sys
@@ -332,35 +333,44 @@ class Connection:
         return credentials.redact(text.strip(), self.secrets + self._in_url)
 
 
-_NETWORK_REASONS = [
-    (re.compile(r"unexpected http resp (\d+)"), r"the server answered HTTP \1"),
-    (re.compile(r"Connection refused"), "connection refused"),
-    (re.compile(r"Failed to resolve|Name or service not known|nodename nor servname"), "no such host"),
-    (re.compile(r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"), "its TLS certificate is untrusted"),
-    (re.compile(r"Connection reset|Connection aborted|RemoteDisconnected"), "the connection was dropped"),
-    (re.compile(r"Max retries exceeded|HTTPS?ConnectionPool"), "the connection failed"),
-]
+# The patterns below read failures only: compiled on the first one, not by every sync.
+@functools.cache
+def _network_reasons() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return (
+        (re.compile(r"unexpected http resp (\d+)"), r"the server answered HTTP \1"),
+        (re.compile(r"Connection refused"), "connection refused"),
+        (re.compile(r"Failed to resolve|Name or service not known|nodename nor servname"), "no such host"),
+        (
+            re.compile(r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"),
+            "its TLS certificate is untrusted",
+        ),
+        (re.compile(r"Connection reset|Connection aborted|RemoteDisconnected"), "the connection was dropped"),
+        (re.compile(r"Max retries exceeded|HTTPS?ConnectionPool"), "the connection failed"),
+    )
 
 
-_AUTH = re.compile(r"\b(401|403)\b|Authentication")
-_MISSING = re.compile(r"\b404\b|not found|not exported", re.IGNORECASE)
+@functools.cache
+def _failure_kinds() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return (
+        (re.compile(r"\b(401|403)\b|Authentication"), "auth"),
+        (re.compile(r"\b404\b|not found|not exported", re.IGNORECASE), "missing"),
+    )
 
 
 def protocol_failure(text: str) -> str | None:
     """What a git protocol error's text says: "auth" (HTTP 401 or 403, or an authentication
     failure), "missing" (HTTP 404, no such repository), else None. Statuses are whole numbers,
     so a port such as 46403 in the text says nothing."""
-    if _AUTH.search(text):
-        return "auth"
-    if _MISSING.search(text):
-        return "missing"
+    for pattern, kind in _failure_kinds():
+        if pattern.search(text):
+            return kind
     return None
 
 
 def _network_reason(text: str) -> str | None:
     """A transport error's text (urllib3's carry pools, URLs and causes) as a short reason:
     the HTTP status, connection refused, no such host…; None when none is recognized."""
-    for pattern, reason in _NETWORK_REASONS:
+    for pattern, reason in _network_reasons():
         match = pattern.search(text)
         if match:
             return match.expand(reason)
