@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
 
 MAX_JOBS = 512  # jobs in one batch: bounds one commit's size and its readers' wait
-GATHER_S = 0.002  # the longest a commit waits for the clients likely to post again at once
-RETURN_S = 1.0  # a client that wrote in two commits this close together posts in a loop
+GATHER_S = 0.01  # the longest a commit waits for the clients likely to post again at once
+LOOP_S = 0.05  # a client whose next post came this soon after its answer posts in a loop
 INDEX_AFTER_S = 0.5  # `.git/index` is written once no job came for this long
 
 
@@ -84,6 +84,7 @@ class Job:
         who asked (a connection), for the writer to tell who posts in a loop."""
         self.run = run
         self.client = client
+        self.queued = 0.0  # when the job was queued (time.monotonic)
         self.on_done = on_done
         self.alone = alone
         self.result: object = None
@@ -98,23 +99,25 @@ class Job:
 
 
 class Returning:
-    """The clients (connections) likely to post again at once: those of the last commit that
-    had written in an earlier one within RETURN_S, as a client posting in a loop does. The
+    """The clients (connections) likely to post again at once: those of the last commit whose
+    post came within LOOP_S of their previous answer, as a client posting in a loop does. The
     writer waits for them, up to GATHER_S, before it commits: without the wait, clients in a
     loop split into groups whose commits alternate, each about half of them. A client that
-    posts once, or on a new connection each time, never makes a commit wait."""
+    posts once, now and then, or on a new connection each time never makes a commit wait."""
 
     def __init__(self) -> None:
-        self._seen: dict[Hashable, float] = {}  # client: when its last commit was
+        self._answered: dict[Hashable, float] = {}  # client: when its last commit was answered
         self.expected: set[Hashable] = set()
 
-    def committed(self, clients: list[Hashable], now: float) -> None:
-        """`clients` wrote in the commit made `now` (None: a job with no client)."""
-        named = [c for c in clients if c is not None]
-        self.expected = {c for c in named if c in self._seen and now - self._seen[c] < RETURN_S}
-        self._seen.update(dict.fromkeys(named, now))
-        if len(self._seen) > 4 * MAX_JOBS:
-            self._seen = {c: t for c, t in self._seen.items() if now - t < RETURN_S}
+    def committed(self, posts: list[tuple[Hashable, float]], now: float) -> None:
+        """The commit answered `now` held `posts`: (client, when it was queued) each, client
+        None for a job with no client."""
+        answered = self._answered
+        named = [(c, at) for c, at in posts if c is not None]
+        self.expected = {c for c, at in named if c in answered and at - answered[c] < LOOP_S}
+        answered.update(dict.fromkeys((c for c, _ in named), now))
+        if len(answered) > 4 * MAX_JOBS:
+            self._answered = {c: t for c, t in answered.items() if now - t < LOOP_S}
 
 
 class Writer:
@@ -150,6 +153,7 @@ class Writer:
             loop.call_soon_threadsafe(_settle, settled)
 
         job.on_done = wake
+        job.queued = time.monotonic()
         self._queue.put(job)
         try:
             await asyncio.wait_for(asyncio.shield(settled), timeout)
@@ -181,7 +185,7 @@ class Writer:
                     self._alone(group[0])
                 else:
                     self._commit(group)
-                    self._returning.committed([job.client for job in group], time.monotonic())
+                    self._returning.committed([(job.client, job.queued) for job in group], time.monotonic())
             if ending:
                 if self._unindexed:
                     self._index()
