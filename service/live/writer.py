@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 MAX_JOBS = 512  # jobs in one batch: bounds one commit's size and its readers' wait
 GATHER_S = 0.01  # the longest a commit waits for the clients likely to post again at once
+IDLE_S = 0.002  # ... but no longer than this without a job coming
 LOOP_S = 0.05  # a client whose next post came this soon after its answer posts in a loop
 INDEX_AFTER_S = 0.5  # `.git/index` is written once no job came for this long
 
@@ -193,14 +194,15 @@ class Writer:
 
     def _take(self, first: Job | None) -> tuple[list[Job], bool]:
         """The jobs for the next commits, `first` and every one waiting; and, for up to
-        GATHER_S, those of the clients likely to post again at once (`Returning`). True with
-        them once the writer is to stop."""
+        GATHER_S, those of the clients likely to post again at once (`Returning`), as long as
+        jobs keep coming (none for IDLE_S: they are not on their way). True with them once the
+        writer is to stop."""
         jobs = [first] if first is not None else []
         ending = first is None
         deadline = time.monotonic() + GATHER_S
         expected = self._returning.expected - {job.client for job in jobs}
         while len(jobs) < MAX_JOBS and not ending:
-            wait = deadline - time.monotonic() if expected else 0.0
+            wait = min(deadline - time.monotonic(), IDLE_S) if expected else 0.0
             try:
                 more = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
             except queue.Empty:

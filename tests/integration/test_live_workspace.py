@@ -229,6 +229,7 @@ def test_clients_posting_in_a_loop_share_their_commits(
     from service.model.commands import project_add
 
     monkeypatch.setattr(writer, "GATHER_S", 0.2)  # wide, for a loaded machine: the loop comes back at once
+    monkeypatch.setattr(writer, "IDLE_S", 0.1)
     data = Data(tmp_path / "data")
     data.add("acme").close()
     hub = Hub(data)
@@ -261,5 +262,52 @@ def test_clients_posting_in_a_loop_share_their_commits(
         made = {c for each in commits for c in each}
         assert all(len(set(each)) == 12 for each in commits), "one commit a post of each client"
         assert len(made) <= 12 + 2, f"16 clients × 12 posts in {len(made)} commits: they did not share them"
+    finally:
+        hub.close()
+
+
+def test_a_client_expected_but_not_on_its_way_holds_a_commit_no_longer_than_idle_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One driver posting through two connections in turn: each connection comes back within
+    LOOP_S of its answer, so it is expected at the other's commit, but it cannot come before
+    that commit is answered. The writer stops waiting once no job came for IDLE_S, not at
+    GATHER_S."""
+    import asyncio
+    import time
+
+    from service.live import writer
+    from service.live.posting import post
+    from service.model import posted
+    from service.model.commands import project_add
+
+    monkeypatch.setattr(writer, "GATHER_S", 2.0)
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    hub = Hub(data)
+    try:
+        live = hub.workspace("acme")
+        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
+
+        async def run() -> float:
+            made = await live.writer.submit_async(
+                lambda batch: View(live, None, ANN, batch).write(
+                    "", lambda s, c, k: project_add(s, k, "app", None)
+                ),
+                5.0,
+            )
+            assert made.error is None
+            start = time.monotonic()
+            for n in range(20):
+                job = await live.writer.submit_async(
+                    lambda batch: post(live, posted.decode(body), ANN, batch), 10.0, client=n % 2
+                )
+                assert job.error is None
+            return time.monotonic() - start
+
+        took = asyncio.run(run())
+        assert took < writer.GATHER_S, (
+            f"20 posts took {took:.2f} s: the writer waited for a client not coming"
+        )
     finally:
         hub.close()
