@@ -266,12 +266,14 @@ def test_clients_posting_in_a_loop_share_their_commits(
         hub.close()
 
 
-def test_a_client_expected_but_not_on_its_way_holds_a_commit_no_longer_than_idle_s(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("clients", [1, 2])
+def test_a_lone_client_or_one_expected_but_not_on_its_way_holds_no_commit_for_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clients: int
 ) -> None:
-    """One driver posting through two connections in turn: each connection comes back within
+    """One connection posting in a loop is its commit's only client: nothing is waited for.
+    One driver posting through two connections in turn: each connection comes back within
     LOOP_S of its answer, so it is expected at the other's commit, but it cannot come before
-    that commit is answered. The writer stops waiting once no job came for IDLE_S, not at
+    that commit is answered; the writer stops waiting once no job came for IDLE_S, not at
     GATHER_S."""
     import asyncio
     import time
@@ -300,7 +302,7 @@ def test_a_client_expected_but_not_on_its_way_holds_a_commit_no_longer_than_idle
             start = time.monotonic()
             for n in range(20):
                 job = await live.writer.submit_async(
-                    lambda batch: post(live, posted.decode(body), ANN, batch), 10.0, client=n % 2
+                    lambda batch: post(live, posted.decode(body), ANN, batch), 10.0, client=n % clients
                 )
                 assert job.error is None
             return time.monotonic() - start
