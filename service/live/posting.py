@@ -95,7 +95,7 @@ def _repeated(live: LiveWorkspace, log: str, new: posted.NewEvent, n: int) -> bo
 
 
 def _on_disk(live: LiveWorkspace, log: str, event_id: str) -> Event | None:
-    """The logged event `event_id`, reading the log's segments from the newest back to it."""
+    """The logged event `event_id`, decoding only the segments that may hold it."""
     from service.store.segments import read_after
 
     before = ids.encode(ids.decode(event_id) - 1) if ids.decode(event_id) else None

@@ -195,17 +195,45 @@ def holding(root: Path, log: str, text: str) -> list[Event]:
 
 
 def read_after(root: Path, log: str, after: str | None) -> list[Event]:
-    """The events of a log with an id after `after`, in id order, reading segments from the
-    last back to the first one that starts at or before `after` (what changed, not the log)."""
+    """The events of a log with an id after `after`, in id order. Only the segments holding
+    such an id are decoded (`_id_range`): the last ones as a log grows by appends, any of
+    them when a sync or an import appended older ids after newer ones."""
     folder = root / layout.log_dir(log)
     found: list[Event] = []
-    for name in reversed(layout.segments(root, log)):
-        data, _ = read_segment(folder / name)
+    for name in layout.segments(root, log):
+        path = folder / name
+        if after is not None and not _holds_after(path, after):
+            continue
+        data, _ = read_segment(path)
         events, _ = decode(complete(data)[0], f"{layout.log_dir(log)}/{name}")
         found += [e for e in events if after is None or e.id > after]
-        if after is not None and events and min(e.id for e in events) <= after:
-            break
     return sorted(found, key=_event_id)
+
+
+_RANGES: dict[Path, tuple[int, int, str]] = {}  # segment: its size, mtime and greatest id
+_ID_AT = slice(7, 7 + 26)  # a canonical event line starts `{"id":"` and its id
+
+
+def _holds_after(path: Path, after: str) -> bool:
+    """Whether the segment may hold an id after `after`: its greatest id, read off its lines'
+    starts and kept per size and mtime (only the last segment grows), is after it."""
+    info = os.stat(path, follow_symlinks=False)
+    kept = _RANGES.get(path)
+    if kept is None or kept[:2] != (info.st_size, info.st_mtime_ns):
+        data, mtime = read_segment(path)
+        kept = (len(data), mtime, _greatest_id(complete(data)[0]))
+        _RANGES[path] = kept
+    return kept[2] > after
+
+
+def _greatest_id(data: bytes) -> str:
+    """The greatest id among a segment's events: read where canonical lines hold it, else
+    decoded ("" when it holds none)."""
+    lines = data.splitlines()
+    if all(line.startswith(b'{"id":"') and line[33:35] == b'",' for line in lines):
+        return max((line[_ID_AT].decode("ascii", "replace") for line in lines), default="")
+    events, _ = decode(data, "")
+    return max((e.id for e in events), default="")
 
 
 def _event_id(event: Event) -> str:

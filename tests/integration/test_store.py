@@ -550,3 +550,37 @@ def test_the_events_holding_an_id_give_each_record_the_history_the_whole_log_giv
     assert len(events_of(made[5].id, store.holding("app", made[5].id))) == 2
     assert store.holding("app", "no such text") == []
     store.close()
+
+
+def test_events_after_an_id_are_every_later_one_when_an_import_appended_older_ids(tmp_path: Path) -> None:
+    """An import appends events with their own, older ids after the native ones, so the last
+    segments hold ids before those of the segments ahead of them. `read_after` still gives
+    every event after an id, as the whole log does, for ids before, inside and after the
+    imported run."""
+    from service.model import ids
+    from service.store.segments import read_after
+
+    store = Store.init(tmp_path)
+    native = append_n(store, 1500)  # two segments
+    old = [ids.encode(ids.decode(native[0].id) - 10_000 + n) for n in range(1800)]
+    assert store.import_events("app", proposals(old)) == 1800  # appended: segments 2 to 4 hold older ids
+    whole = sorted(store.read("app").events, key=lambda e: e.id)
+    for after in [
+        None,
+        old[0],
+        old[900],
+        old[-1],
+        native[0].id,
+        native[700].id,
+        native[1200].id,
+        native[-1].id,
+    ]:
+        expected = [e.id for e in whole if after is None or e.id > after]
+        assert [e.id for e in read_after(tmp_path, "app", after)] == expected, after
+    more = append_n(store, 3)  # the last segment grew since its greatest id was kept
+    assert [e.id for e in read_after(tmp_path, "app", native[-1].id)] == [e.id for e in more]
+    segment = tmp_path / "projects/app/log/000000.jsonl"  # a line not in canonical bytes: decoded
+    lines = segment.read_bytes().splitlines(keepends=True)
+    segment.write_bytes(b"".join([lines[0].replace(b'{"id":', b'{ "id":'), *lines[1:]]))
+    assert [e.id for e in read_after(tmp_path, "app", old[-1])] == [e.id for e in [*native, *more]]
+    store.close()
