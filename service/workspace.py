@@ -208,7 +208,7 @@ class Workspace:
         if n < 1:
             raise Invalid(f"{{n}} {n}: give a positive number of events", field="n")
         log = self.require_project() if self.project else WORKSPACE_LOG
-        return sorted(self.store.read(log).events, key=lambda e: e.id)[-n:]
+        return self.store.newest(log, n)
 
     def refold(self) -> dict[str, list[dict[str, Any]]]:
         """Fold every log from nothing, bypassing the cache, and say what each holds."""

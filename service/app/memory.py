@@ -158,6 +158,9 @@ class MemoryStore:
         lines = self.lines.get(_key(log), [])
         return [msgspec.json.decode(line, type=Event) for line in lines if needle in line]
 
+    def newest(self, log: str, n: int) -> list[Event]:
+        return sorted(self.read(log).events, key=lambda e: e.id)[-n:]
+
     def state(self, log: str) -> tuple[State, list[Quarantined]]:
         return fold_all(self.read(log).events), []
 

@@ -7,6 +7,7 @@ and the ones that fail are quarantined with their file and line number.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -196,34 +197,75 @@ def holding(root: Path, log: str, text: str) -> list[Event]:
 
 def read_after(root: Path, log: str, after: str | None) -> list[Event]:
     """The events of a log with an id after `after`, in id order. Only the segments holding
-    such an id are decoded (`_id_range`): the last ones as a log grows by appends, any of
+    such an id are decoded (`greatest_ids`): the last ones as a log grows by appends, any of
     them when a sync or an import appended older ids after newer ones."""
-    folder = root / layout.log_dir(log)
     found: list[Event] = []
-    for name in layout.segments(root, log):
-        path = folder / name
-        if after is not None and not _holds_after(path, after):
-            continue
-        data, _ = read_segment(path)
-        events, _ = decode(complete(data)[0], f"{layout.log_dir(log)}/{name}")
-        found += [e for e in events if after is None or e.id > after]
+    for name, greatest in greatest_ids(root, log):
+        if after is None or greatest > after:
+            found += [e for e in _events(root, log, name) if after is None or e.id > after]
     return sorted(found, key=_event_id)
 
 
-_RANGES: dict[Path, tuple[int, int, str]] = {}  # segment: its size, mtime and greatest id
+def newest(root: Path, log: str, n: int) -> list[Event]:
+    """The `n` events of a log with the greatest ids, in id order: segments are decoded from
+    the one with the greatest id down, until the next cannot hold one of the `n`."""
+    found: list[Event] = []
+    for name, greatest in sorted(greatest_ids(root, log), key=lambda kept: kept[1], reverse=True):
+        if len(found) >= n and greatest < found[-n].id:
+            break
+        found = sorted([*found, *_events(root, log, name)], key=_event_id)
+    return found[-n:]
+
+
+def _events(root: Path, log: str, name: str) -> list[Event]:
+    data, _ = read_segment(root / layout.log_dir(log) / name)
+    return decode(complete(data)[0], f"{layout.log_dir(log)}/{name}")[0]
+
+
+class _Greatest(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    size: int
+    mtime: int
+    id: str
+
+
+_GREATEST: dict[Path, dict[str, _Greatest]] = {}  # a log's folder: each segment's, kept
+_greatest_decoder = msgspec.msgpack.Decoder(dict[str, _Greatest])
 _ID_AT = slice(7, 7 + 26)  # a canonical event line starts `{"id":"` and its id
 
 
-def _holds_after(path: Path, after: str) -> bool:
-    """Whether the segment may hold an id after `after`: its greatest id, read off its lines'
-    starts and kept per size and mtime (only the last segment grows), is after it."""
-    info = os.stat(path, follow_symlinks=False)
-    kept = _RANGES.get(path)
-    if kept is None or kept[:2] != (info.st_size, info.st_mtime_ns):
-        data, mtime = read_segment(path)
-        kept = (len(data), mtime, _greatest_id(complete(data)[0]))
-        _RANGES[path] = kept
-    return kept[2] > after
+def greatest_ids(root: Path, log: str) -> list[tuple[str, str]]:
+    """Each segment of a log, in order, with its greatest id. Read off its lines' starts and
+    kept per size and mtime (only the last segment grows), in memory and in
+    `.local/cache/<log>.ids.msgpack`, so a process reads only the segments that changed."""
+    folder = root / layout.log_dir(log)
+    kept = _GREATEST.get(folder)
+    if kept is None:
+        kept = _GREATEST[folder] = _load_greatest(root, log)
+    changed = False
+    found: list[tuple[str, str]] = []
+    for name in layout.segments(root, log):
+        info = os.stat(folder / name, follow_symlinks=False)
+        held = kept.get(name)
+        if held is None or (held.size, held.mtime) != (info.st_size, info.st_mtime_ns):
+            data, mtime = read_segment(folder / name)
+            held = kept[name] = _Greatest(len(data), mtime, _greatest_id(complete(data)[0]))
+            changed = True
+        found.append((name, held.id))
+    if changed:
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+            layout.atomic_write(_greatest_path(root, log), msgspec.msgpack.encode(kept), durable=False)
+    return found
+
+
+def _load_greatest(root: Path, log: str) -> dict[str, _Greatest]:
+    try:
+        return _greatest_decoder.decode(_greatest_path(root, log).read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+
+
+def _greatest_path(root: Path, log: str) -> Path:
+    return layout.cache_file(root, log).with_suffix(".ids.msgpack")
 
 
 def _greatest_id(data: bytes) -> str:

@@ -164,6 +164,12 @@ class Store:
         layout.check_key(log)
         return segments.holding(self.root, log, text)
 
+    def newest(self, log: str, n: int) -> list[Event]:
+        """The `n` events of a log with the greatest ids, in id order, decoding only the
+        segments that hold them."""
+        layout.check_key(log)
+        return segments.newest(self.root, log, n)
+
     def state(self, log: str) -> tuple[State, list[Quarantine]]:
         """The folded state of a log (through the fold cache) and its quarantined lines."""
         layout.check_key(log)

@@ -556,8 +556,11 @@ def test_events_after_an_id_are_every_later_one_when_an_import_appended_older_id
     """An import appends events with their own, older ids after the native ones, so the last
     segments hold ids before those of the segments ahead of them. `read_after` still gives
     every event after an id, as the whole log does, for ids before, inside and after the
-    imported run."""
+    imported run, and `Store.newest` the events with the greatest ids; both after the last
+    segment grew, and with a line not in canonical bytes; and a new process (its greatest
+    ids read from the cache file) gives the same."""
     from service.model import ids
+    from service.store import segments
     from service.store.segments import read_after
 
     store = Store.init(tmp_path)
@@ -577,10 +580,19 @@ def test_events_after_an_id_are_every_later_one_when_an_import_appended_older_id
     ]:
         expected = [e.id for e in whole if after is None or e.id > after]
         assert [e.id for e in read_after(tmp_path, "app", after)] == expected, after
+    for n in [1, 5, 999, 1000, 1001, 2500, 3300, 4000]:  # the greatest ids, wherever they sit
+        assert [e.id for e in store.newest("app", n)] == [e.id for e in whole[-n:]], n
     more = append_n(store, 3)  # the last segment grew since its greatest id was kept
     assert [e.id for e in read_after(tmp_path, "app", native[-1].id)] == [e.id for e in more]
     segment = tmp_path / "projects/app/log/000000.jsonl"  # a line not in canonical bytes: decoded
     lines = segment.read_bytes().splitlines(keepends=True)
     segment.write_bytes(b"".join([lines[0].replace(b'{"id":', b'{ "id":'), *lines[1:]]))
     assert [e.id for e in read_after(tmp_path, "app", old[-1])] == [e.id for e in [*native, *more]]
+    assert [e.id for e in store.newest("app", 4)] == [native[-1].id, *(e.id for e in more)]
+    segments._GREATEST.clear()  # as a new process: the greatest ids from the cache file
+    assert (tmp_path / ".local/cache/app.ids.msgpack").exists()
+    assert [e.id for e in read_after(tmp_path, "app", native[-2].id)] == [
+        native[-1].id,
+        *(e.id for e in more),
+    ]
     store.close()
