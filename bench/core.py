@@ -1,5 +1,5 @@
-"""Core benchmarks: `self context`, a write (`self goal add`) and `self status` as whole
-processes, full refold rate, peak memory; the write and status rows side by side for every
+"""Core benchmarks: `self context`, a write (`self goal add`), `self status` and `self log -n
+20` as whole processes, full refold rate, peak memory; the write and status rows side by side for every
 size, each beside the smallest size's figure, with the growth exponent between sizes.
 
 Usage: python bench/core.py [--stores DIR] [SIZES...]   (default 1000 10000 100000)
@@ -97,19 +97,24 @@ def peaked(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return took, int(done.stderr.strip().splitlines()[-1]) / 1024
 
 
-WRITES, STATUSES = 5, 3
+WRITES, STATUSES, LOGS = 5, 3, 3
 
 
 def writes_and_status(env: dict[str, str]) -> dict[str, float]:
-    """Medians of `self goal add` and `self status` processes, with the peak of each kind."""
+    """Medians of `self goal add`, `self status` and `self log -n 20` processes, with the peak
+    of each kind."""
     subprocess.run([SELF, "status"], env=env, check=True, stdout=subprocess.DEVNULL)  # caches made
     adds = [peaked([SELF, "goal", "add", f"bench goal {n}"], env) for n in range(WRITES)]
     status = [peaked([SELF, "status"], env) for _ in range(STATUSES)]
+    subprocess.run([SELF, "log", "-n", "20"], env=env, check=True, stdout=subprocess.DEVNULL)  # ids kept
+    logs = [peaked([SELF, "log", "-n", "20"], env) for _ in range(LOGS)]
     return {
         "write_s": statistics.median(t for t, _ in adds),
         "write_peak_mib": max(m for _, m in adds),
         "status_s": statistics.median(t for t, _ in status),
         "status_peak_mib": max(m for _, m in status),
+        "log_s": statistics.median(t for t, _ in logs),
+        "log_peak_mib": max(m for _, m in logs),
     }
 
 
@@ -200,13 +205,17 @@ ROWS = (
     ("context_warm_s", "context", None),
     ("write_s", "write", "write_peak_mib"),
     ("status_s", "status", "status_peak_mib"),
+    ("log_s", "log -n 20", "log_peak_mib"),
 )
 
 
 def growth(rows: list[tuple[int, dict[str, float]]]) -> None:
     """Each operation at each size against the smallest size, with the growth exponent k of
     time ~ events^k from the size before."""
-    print(f"write = `self goal add` (median of {WRITES}), status = `self status` (median of {STATUSES}):")
+    print(
+        f"write = `self goal add` (median of {WRITES}), status = `self status` (median of {STATUSES}), "
+        f"log = `self log -n 20` (median of {LOGS}):"
+    )
     base_n, base = rows[0]
     for key, name, peak in ROWS:
         if math.isnan(base[key]):
