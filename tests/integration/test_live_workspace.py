@@ -17,6 +17,17 @@ from service.model.events import Origin
 ANN = Origin("human", True, None, "ann")
 
 
+async def add_project(live: LiveWorkspace) -> None:
+    """Project `app`, made through the writer, as the posts below need it."""
+    from service.model.commands import project_add
+
+    made = await live.writer.submit_async(
+        lambda batch: View(live, None, ANN, batch).write("", lambda s, c, k: project_add(s, k, "app", None)),
+        5.0,
+    )
+    assert made.error is None
+
+
 def test_kept_answers_are_bounded_and_dropped_when_the_state_moves(tmp_path: Path) -> None:
     data = Data(tmp_path / "data")
     data.add("acme").close()
@@ -44,7 +55,6 @@ def test_the_writer_leaves_the_clock_at_the_last_id_it_committed(tmp_path: Path)
 
     from service.live.posting import post
     from service.model import posted
-    from service.model.commands import project_add
 
     data = Data(tmp_path / "data")
     data.add("acme").close()
@@ -54,13 +64,7 @@ def test_the_writer_leaves_the_clock_at_the_last_id_it_committed(tmp_path: Path)
         body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
 
         async def write() -> list[str]:
-            made = await live.writer.submit_async(
-                lambda batch: View(live, None, ANN, batch).write(
-                    "", lambda s, c, k: project_add(s, k, "app", None)
-                ),
-                5.0,
-            )
-            assert made.error is None
+            await add_project(live)
             ids: list[str] = []
             for _ in range(3):
                 job = await live.writer.submit_async(
@@ -173,7 +177,6 @@ def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Pat
     from service.live import writer
     from service.live.posting import post
     from service.model import posted
-    from service.model.commands import project_add
 
     data = Data(tmp_path / "data")
     data.add("acme").close()
@@ -190,12 +193,7 @@ def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Pat
         body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
 
         async def write() -> float:
-            await live.writer.submit_async(
-                lambda batch: View(live, None, ANN, batch).write(
-                    "", lambda s, c, k: project_add(s, k, "app", None)
-                ),
-                5.0,
-            )
+            await add_project(live)
             job = await live.writer.submit_async(
                 lambda batch: post(live, posted.decode(body), ANN, batch), 5.0
             )
@@ -226,7 +224,6 @@ def test_clients_posting_in_a_loop_share_their_commits(
     from service.live import writer
     from service.live.posting import post
     from service.model import posted
-    from service.model.commands import project_add
 
     monkeypatch.setattr(writer, "GATHER_S", 0.2)  # wide, for a loaded machine: the loop comes back at once
     monkeypatch.setattr(writer, "IDLE_S", 0.1)
@@ -249,13 +246,7 @@ def test_clients_posting_in_a_loop_share_their_commits(
             return commits
 
         async def run() -> list[list[str]]:
-            made = await live.writer.submit_async(
-                lambda batch: View(live, None, ANN, batch).write(
-                    "", lambda s, c, k: project_add(s, k, "app", None)
-                ),
-                5.0,
-            )
-            assert made.error is None
+            await add_project(live)
             return list(await asyncio.gather(*(client(n, 12) for n in range(16))))
 
         commits = asyncio.run(run())
@@ -281,7 +272,6 @@ def test_a_lone_client_or_one_expected_but_not_on_its_way_holds_no_commit_for_lo
     from service.live import writer
     from service.live.posting import post
     from service.model import posted
-    from service.model.commands import project_add
 
     monkeypatch.setattr(writer, "GATHER_S", 2.0)
     data = Data(tmp_path / "data")
@@ -292,13 +282,7 @@ def test_a_lone_client_or_one_expected_but_not_on_its_way_holds_no_commit_for_lo
         body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
 
         async def run() -> float:
-            made = await live.writer.submit_async(
-                lambda batch: View(live, None, ANN, batch).write(
-                    "", lambda s, c, k: project_add(s, k, "app", None)
-                ),
-                5.0,
-            )
-            assert made.error is None
+            await add_project(live)
             start = time.monotonic()
             for n in range(20):
                 job = await live.writer.submit_async(
