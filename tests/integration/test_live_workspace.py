@@ -3,6 +3,7 @@ move drops them."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,35 @@ from service.data.workspaces import Data
 from service.live.hub import Hub
 from service.live.space import LiveWorkspace
 from service.live.view import View
+from service.live.writer import Job
 from service.model.events import Origin
 
 ANN = Origin("human", True, None, "ann")
+
+
+NOTE = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveWorkspace]:
+    """Workspace `acme` of a new DATA, held by a hub that is closed afterwards."""
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    hub = Hub(data)
+    try:
+        yield hub.workspace("acme")
+    finally:
+        hub.close()
+
+
+async def post_note(live: LiveWorkspace, client: Hashable = None, timeout: float = 10.0) -> Job:
+    """One note posted to project `app` through the writer, as `client`."""
+    from service.live.posting import post
+    from service.model import posted
+
+    return await live.writer.submit_async(
+        lambda batch: post(live, posted.decode(NOTE), ANN, batch), timeout, client=client
+    )
 
 
 async def add_project(live: LiveWorkspace) -> None:
@@ -48,36 +75,22 @@ def test_kept_answers_are_bounded_and_dropped_when_the_state_moves(tmp_path: Pat
         hub.close()
 
 
-def test_the_writer_leaves_the_clock_at_the_last_id_it_committed(tmp_path: Path) -> None:
+def test_the_writer_leaves_the_clock_at_the_last_id_it_committed(live: LiveWorkspace) -> None:
     """A batch issues its ids in memory; its commit moves `.local/clock` past them (written
     in place, not through a new file), so a CLI writing next issues later ids."""
     import asyncio
 
-    from service.live.posting import post
-    from service.model import posted
+    async def write() -> list[str]:
+        await add_project(live)
+        ids: list[str] = []
+        for _ in range(3):
+            job = await post_note(live, timeout=5.0)
+            ids += [e.id for e in job.events]
+        return ids
 
-    data = Data(tmp_path / "data")
-    data.add("acme").close()
-    hub = Hub(data)
-    try:
-        live = hub.workspace("acme")
-        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
-
-        async def write() -> list[str]:
-            await add_project(live)
-            ids: list[str] = []
-            for _ in range(3):
-                job = await live.writer.submit_async(
-                    lambda batch: post(live, posted.decode(body), ANN, batch), 5.0
-                )
-                ids += [e.id for e in job.events]
-            return ids
-
-        ids = asyncio.run(write())
-        clock = data.path("acme") / ".local" / "clock"
-        assert len(ids) == 3 and clock.read_bytes() == max(ids).encode() + b"\n"
-    finally:
-        hub.close()
+    ids = asyncio.run(write())
+    clock = live.store.root / ".local" / "clock"
+    assert len(ids) == 3 and clock.read_bytes() == max(ids).encode() + b"\n"
 
 
 def test_readers_asking_for_an_answer_being_rendered_wait_for_that_one_rendering(tmp_path: Path) -> None:
@@ -166,7 +179,7 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
         hub.close()
 
 
-def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Path) -> None:
+def test_the_git_index_follows_the_commits_once_the_writer_is_idle(live: LiveWorkspace) -> None:
     """`.git/index` is not written after each commit of a run of writes, but once no job came
     for INDEX_AFTER_S, and then git sees a clean worktree."""
     import asyncio
@@ -175,46 +188,33 @@ def test_the_git_index_follows_the_commits_once_the_writer_is_idle(tmp_path: Pat
     import time
 
     from service.live import writer
-    from service.live.posting import post
-    from service.model import posted
 
-    data = Data(tmp_path / "data")
-    data.add("acme").close()
-    root = data.path("acme")
-    hub = Hub(data)
+    root = live.store.root
 
     def status() -> str:
         argv = ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]
         quiet = os.environ | {"GIT_OPTIONAL_LOCKS": "0"}  # git status does not write the index
         return subprocess.run(argv, capture_output=True, text=True, check=True, env=quiet).stdout
 
-    try:
-        live = hub.workspace("acme")
-        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
+    async def write() -> float:
+        await add_project(live)
+        job = await post_note(live, timeout=5.0)
+        assert job.error is None
+        return time.monotonic()
 
-        async def write() -> float:
-            await add_project(live)
-            job = await live.writer.submit_async(
-                lambda batch: post(live, posted.decode(body), ANN, batch), 5.0
-            )
-            assert job.error is None
-            return time.monotonic()
-
-        index = root / ".git" / "index"
-        before = index.stat().st_mtime_ns
-        written = asyncio.run(write())
-        assert index.stat().st_mtime_ns == before, "not right after the commit"
-        assert "projects/app/log/000000.jsonl" in status()
-        while index.stat().st_mtime_ns == before and time.monotonic() < written + 10:
-            time.sleep(0.02)
-        assert time.monotonic() - written >= writer.INDEX_AFTER_S * 0.9
-        assert status() == ""
-    finally:
-        hub.close()
+    index = root / ".git" / "index"
+    before = index.stat().st_mtime_ns
+    written = asyncio.run(write())
+    assert index.stat().st_mtime_ns == before, "not right after the commit"
+    assert "projects/app/log/000000.jsonl" in status()
+    while index.stat().st_mtime_ns == before and time.monotonic() < written + 10:
+        time.sleep(0.02)
+    assert time.monotonic() - written >= writer.INDEX_AFTER_S * 0.9
+    assert status() == ""
 
 
 def test_clients_posting_in_a_loop_share_their_commits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    live: LiveWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sixteen clients that each post again as soon as their last post is answered end up in
     the same commits: the writer waits for those of the last commit (`Returning`), so they do
@@ -222,44 +222,32 @@ def test_clients_posting_in_a_loop_share_their_commits(
     import asyncio
 
     from service.live import writer
-    from service.live.posting import post
-    from service.model import posted
 
     monkeypatch.setattr(writer, "GATHER_S", 0.2)  # wide, for a loaded machine: the loop comes back at once
     monkeypatch.setattr(writer, "IDLE_S", 0.1)
-    data = Data(tmp_path / "data")
-    data.add("acme").close()
-    hub = Hub(data)
-    try:
-        live = hub.workspace("acme")
-        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
 
-        async def client(n: int, rounds: int) -> list[str]:
-            commits = []
-            for _ in range(rounds):
-                job = await live.writer.submit_async(
-                    lambda batch: post(live, posted.decode(body), ANN, batch), 10.0, client=n
-                )
-                assert job.error is None and job.commit is not None
-                commits.append(job.commit)
-                await asyncio.sleep(0.001 * (n % 4))  # the answer's way back and the next post's
-            return commits
+    async def client(n: int, rounds: int) -> list[str]:
+        commits = []
+        for _ in range(rounds):
+            job = await post_note(live, client=n)
+            assert job.error is None and job.commit is not None
+            commits.append(job.commit)
+            await asyncio.sleep(0.001 * (n % 4))  # the answer's way back and the next post's
+        return commits
 
-        async def run() -> list[list[str]]:
-            await add_project(live)
-            return list(await asyncio.gather(*(client(n, 12) for n in range(16))))
+    async def run() -> list[list[str]]:
+        await add_project(live)
+        return list(await asyncio.gather(*(client(n, 12) for n in range(16))))
 
-        commits = asyncio.run(run())
-        made = {c for each in commits for c in each}
-        assert all(len(set(each)) == 12 for each in commits), "one commit a post of each client"
-        assert len(made) <= 12 + 2, f"16 clients × 12 posts in {len(made)} commits: they did not share them"
-    finally:
-        hub.close()
+    commits = asyncio.run(run())
+    made = {c for each in commits for c in each}
+    assert all(len(set(each)) == 12 for each in commits), "one commit a post of each client"
+    assert len(made) <= 12 + 2, f"16 clients × 12 posts in {len(made)} commits: they did not share them"
 
 
 @pytest.mark.parametrize("clients", [1, 2])
 def test_a_lone_client_or_one_expected_but_not_on_its_way_holds_no_commit_for_long(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clients: int
+    live: LiveWorkspace, monkeypatch: pytest.MonkeyPatch, clients: int
 ) -> None:
     """One connection posting in a loop is its commit's only client: nothing is waited for.
     One driver posting through two connections in turn: each connection comes back within
@@ -270,30 +258,16 @@ def test_a_lone_client_or_one_expected_but_not_on_its_way_holds_no_commit_for_lo
     import time
 
     from service.live import writer
-    from service.live.posting import post
-    from service.model import posted
 
     monkeypatch.setattr(writer, "GATHER_S", 2.0)
-    data = Data(tmp_path / "data")
-    data.add("acme").close()
-    hub = Hub(data)
-    try:
-        live = hub.workspace("acme")
-        body = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text":"a note"}}]}'
 
-        async def run() -> float:
-            await add_project(live)
-            start = time.monotonic()
-            for n in range(20):
-                job = await live.writer.submit_async(
-                    lambda batch: post(live, posted.decode(body), ANN, batch), 10.0, client=n % clients
-                )
-                assert job.error is None
-            return time.monotonic() - start
+    async def run() -> float:
+        await add_project(live)
+        start = time.monotonic()
+        for n in range(20):
+            job = await post_note(live, client=n % clients)
+            assert job.error is None
+        return time.monotonic() - start
 
-        took = asyncio.run(run())
-        assert took < writer.GATHER_S, (
-            f"20 posts took {took:.2f} s: the writer waited for a client not coming"
-        )
-    finally:
-        hub.close()
+    took = asyncio.run(run())
+    assert took < writer.GATHER_S, f"20 posts took {took:.2f} s: the writer waited for a client not coming"

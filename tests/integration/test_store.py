@@ -589,8 +589,9 @@ def test_events_after_an_id_are_every_later_one_when_an_import_appended_older_id
     segment.write_bytes(b"".join([lines[0].replace(b'{"id":', b'{ "id":'), *lines[1:]]))
     assert [e.id for e in read_after(tmp_path, "app", old[-1])] == [e.id for e in [*native, *more]]
     assert [e.id for e in store.newest("app", 4)] == [native[-1].id, *(e.id for e in more)]
+    kept = dict(segments._GREATEST[tmp_path / "projects/app/log"])
     segments._GREATEST.clear()  # as a new process: the greatest ids from the cache file
-    assert (tmp_path / ".local/cache/app.ids.msgpack").exists()
+    assert segments._load_greatest(tmp_path, "app") == kept, "the file holds every segment's"
     assert [e.id for e in read_after(tmp_path, "app", native[-2].id)] == [
         native[-1].id,
         *(e.id for e in more),
