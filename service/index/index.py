@@ -38,7 +38,7 @@ from service.model.events import Event
 from service.model.fold import distinct
 from service.model.search import Pair
 from service.model.state import Entity, State
-from service.store import Store, layout, segments
+from service.store import Store, segments
 from service.store.cache import model_fingerprint
 
 INDEX_FORMAT = 4  # 2: the heads table; 3: each record's `created`; 4: a table per workspace, bm25
@@ -323,21 +323,13 @@ class SearchIndex:
 
 
 def _after(store: Store, log: str, last_id: str | None) -> list[Event] | None:
-    """The distinct events after `last_id`, in id order; None when there is no mark.
-
-    New events are appended, so segments are read from the last back to the first that holds
-    an event up to `last_id`. One that sits further back (a log rewritten by hand) is missed
-    here and caught by the caller: the count of events no longer adds up, and the log is
-    indexed again."""
+    """The distinct events after `last_id`, in id order (`segments.read_after`: every
+    segment holding a later id, wherever it sits); None when there is no mark. A log
+    rewritten by hand is caught by the caller: the count of events no longer adds up, and
+    the log is indexed again."""
     if last_id is None:
         return None
-    found: list[Event] = []
-    for name in reversed(layout.segments(store.root, log)):
-        events = segments.scan(store.root, log, [name]).events
-        found += [e for e in events if e.id > last_id]
-        if any(e.id <= last_id for e in events):
-            break
-    return distinct(found)[0]
+    return distinct(segments.read_after(store.root, log, last_id))[0]
 
 
 @contextlib.contextmanager
