@@ -2,8 +2,8 @@
 so a revoke works at once), its workspace and its role (`service.model.team`). Each thread
 keeps its own connection to DATA/auth.sqlite open: a check is one indexed query.
 
-`check` is the litestar guard of every `/api/v1` route: it runs before litestar reads the
-query or the body, so a caller that may not call is refused before any of its input is judged
+`check` guards every `/api/v1` route (its `before_request` hook): it runs before litestar
+reads the query or the body, so a caller that may not call is refused before any of its input is judged
 (a bad query value from no token is a 401, not a 400). The route names its action in
 `opt={"action": …}` and its workspace as the path parameter `ws`. The grant it finds is kept
 for the rest of that one request (the handler's own `authorize` reads the token once, the
@@ -21,7 +21,6 @@ from service.api.errors import Forbidden, Unauthenticated
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
-    from litestar.handlers.base import BaseRouteHandler
 
     from service.api.grants import Grants
     from service.api.limits import Limiter
@@ -131,13 +130,16 @@ def _admit(data: Data, connection: Connection, action: Action) -> None:
         authorize(data, connection, str(workspace), action)
 
 
-async def check(connection: Connection, handler: BaseRouteHandler) -> None:
-    """The guard: the route's action (`opt["action"]`) on the workspace its path names."""
+async def check(connection: Connection) -> None:
+    """The guard: the route's action (`opt["action"]`) on the workspace its path names. It
+    runs as the route's `before_request` hook, which litestar calls before it reads the query
+    or the body, as it would a guard; a guard is handed a copy of the route's handler, made
+    for each request (a tenth of a post's time on the event loop)."""
     import anyio.to_thread
 
     from service.model.team import ACTIONS
 
-    action = handler.opt.get("action")
+    action = connection.route_handler.opt.get("action")
     if action not in ACTIONS:  # a route that names no action is refused to everyone
         raise Forbidden("this route names no action a role allows")
     data: Data = connection.app.state["data"]

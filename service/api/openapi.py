@@ -126,7 +126,8 @@ def inline(kind: Any) -> dict[str, Any]:
 
 def protected(action: str) -> dict[str, Any]:
     """The decorator arguments of a route the token guard checks for `action` (read, search,
-    command, admin: `service/model/team.py`): the guard, the action, bearer security."""
+    command, admin: `service/model/team.py`): the guard (`guard.check`, run before the
+    request's input is read), the action, bearer security."""
     from service.api.guard import check
 
-    return {"guards": [check], "opt": {"action": action}, "security": SECURITY}
+    return {"before_request": check, "opt": {"action": action}, "security": SECURITY}

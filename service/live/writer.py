@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
 
 MAX_JOBS = 512  # jobs in one batch: bounds one commit's size and its readers' wait
-GATHER_S = 0.01  # the longest a commit waits for the clients likely to post again at once
-IDLE_S = 0.002  # ... but no longer than this without a job coming
+GATHER_S = 0.025  # the longest a commit waits for the clients likely to post again at once
+IDLE_S = 0.002  # ... but no longer than this without a job coming, once their answers went out
 LOOP_S = 0.05  # a client whose next post came this soon after its answer posts in a loop
 INDEX_AFTER_S = 0.5  # `.git/index` is written once no job came for this long
 
@@ -86,6 +86,7 @@ class Job:
         self.run = run
         self.client = client
         self.queued = 0.0  # when the job was queued (time.monotonic)
+        self.answered = 0.0  # when the event loop took its answer to send it (0: not yet)
         self.on_done = on_done
         self.alone = alone
         self.result: object = None
@@ -109,16 +110,26 @@ class Returning:
     def __init__(self) -> None:
         self._answered: dict[Hashable, float] = {}  # client: when its last commit was answered
         self.expected: set[Hashable] = set()
+        self._theirs: list[Job] = []  # the last commit's jobs of the expected clients
 
-    def committed(self, posts: list[tuple[Hashable, float]], now: float) -> None:
-        """The commit answered `now` held `posts`: (client, when it was queued) each, client
-        None for a job with no client."""
+    def committed(self, jobs: list[Job], now: float) -> None:
+        """The commit answered `now` held `jobs` (a job with no client is no one's)."""
         answered = self._answered
-        named = [(c, at) for c, at in posts if c is not None]
-        self.expected = {c for c, at in named if c in answered and at - answered[c] < LOOP_S}
-        answered.update(dict.fromkeys((c for c, _ in named), now))
+        named = [job for job in jobs if job.client is not None]
+        looping = [j for j in named if j.client in answered and j.queued - answered[j.client] < LOOP_S]
+        self.expected = {job.client for job in looping}
+        self._theirs = looping
+        answered.update(dict.fromkeys((job.client for job in named), now))
         if len(answered) > 4 * MAX_JOBS:
             self._answered = {c: t for c, t in answered.items() if now - t < LOOP_S}
+
+    def sent(self) -> float | None:
+        """When the last of the expected clients' answers went out; None while one has not:
+        a client cannot post again before it has its answer, which the event loop may still
+        be sending to the others of that commit."""
+        if any(job.answered == 0.0 for job in self._theirs):
+            return None
+        return max((job.answered for job in self._theirs), default=0.0)
 
 
 class Writer:
@@ -160,6 +171,8 @@ class Writer:
             await asyncio.wait_for(asyncio.shield(settled), timeout)
         except TimeoutError:
             raise WriteTimeout(timeout) from None
+        finally:
+            job.answered = time.monotonic()
         return job
 
     def unindexed(self, paths: list[str]) -> None:
@@ -180,39 +193,17 @@ class Writer:
             except queue.Empty:
                 self._index()
                 continue
-            jobs, ending = self._take(first)
+            jobs, ending = gather(self._queue, first, self._returning)
             for group in _groups(jobs):
                 if group[0].alone:
                     self._alone(group[0])
                 else:
                     self._commit(group)
-                    self._returning.committed([(job.client, job.queued) for job in group], time.monotonic())
+                    self._returning.committed(group, time.monotonic())
             if ending:
                 if self._unindexed:
                     self._index()
                 return
-
-    def _take(self, first: Job | None) -> tuple[list[Job], bool]:
-        """The jobs for the next commits, `first` and every one waiting; and, for up to
-        GATHER_S, those of the clients likely to post again at once (`Returning`), as long as
-        jobs keep coming (none for IDLE_S: they are not on their way). True with them once the
-        writer is to stop."""
-        jobs = [first] if first is not None else []
-        ending = first is None
-        deadline = time.monotonic() + GATHER_S
-        expected = self._returning.expected - {job.client for job in jobs}
-        while len(jobs) < MAX_JOBS and not ending:
-            wait = min(deadline - time.monotonic(), IDLE_S) if expected else 0.0
-            try:
-                more = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if more is None:
-                ending = True
-            else:
-                jobs.append(more)
-                expected.discard(more.client)
-        return jobs, ending
 
     def _commit(self, jobs: list[Job]) -> None:
         live = self.live
@@ -267,6 +258,46 @@ class Writer:
         pays for it once."""
         self.live.store.update_index(sorted(self._unindexed))
         self._unindexed.clear()
+
+
+def gather(
+    waiting: queue.SimpleQueue[Job | None], first: Job | None, returning: Returning
+) -> tuple[list[Job], bool]:
+    """The jobs for the next commits, `first` and every one `waiting`; and, for up to
+    GATHER_S, those of the clients likely to post again at once (`returning`), as long as
+    they may be on their way: until their answers went out, then while jobs keep coming (none
+    for IDLE_S: they are not). True with them once the writer is to stop (a None job)."""
+    jobs = [first] if first is not None else []
+    ending = first is None
+    heard = time.monotonic()
+    deadline = heard + GATHER_S
+    expected = returning.expected - {job.client for job in jobs}
+    while len(jobs) < MAX_JOBS and not ending:
+        wait = _wait(returning, heard, deadline) if expected else 0.0
+        try:
+            more = waiting.get(timeout=wait) if wait > 0 else waiting.get_nowait()
+        except queue.Empty:
+            if wait > 0 and returning.sent() is None and time.monotonic() < deadline:
+                continue  # an answer of theirs is still going out
+            break
+        if more is None:
+            ending = True
+        else:
+            jobs.append(more)
+            expected.discard(more.client)
+            heard = time.monotonic()
+    return jobs, ending
+
+
+def _wait(returning: Returning, heard: float, deadline: float) -> float:
+    """How long to wait for the next job: IDLE_S after the last job came or the last answer
+    of the expected clients went out, whichever is later; in steps of IDLE_S while one of
+    those answers has not; never past `deadline`."""
+    now = time.monotonic()
+    sent = returning.sent()
+    if sent is None:
+        return min(deadline - now, IDLE_S)
+    return min(deadline, max(heard, sent) + IDLE_S) - now
 
 
 def _unset() -> None:

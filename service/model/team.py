@@ -7,6 +7,7 @@ are ordered: each allows everything the one below it does, and more.
 
 from __future__ import annotations
 
+import functools
 from typing import Literal, get_args
 
 from service.model.commands import SLUG
@@ -26,6 +27,7 @@ _ADDS: dict[Role, frozenset[Action]] = {
 }
 
 
+@functools.cache
 def allowed(role: Role) -> frozenset[Action]:
     """Every action `role` allows on the workspace it is granted for."""
     rank = ROLES.index(role)
