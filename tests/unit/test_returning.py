@@ -89,15 +89,15 @@ def test_a_commit_waits_for_answers_still_going_out_then_takes_the_posts_they_br
     second group's posts, queued meanwhile. No post can come before its answer went out, so
     the writer waits (not stopping after IDLE_S) and then takes all sixteen into one commit.
     Stopping after IDLE_S instead took eight, and the groups kept alternating."""
-    monkeypatch.setattr(writer, "GATHER_S", 2.0)
-    monkeypatch.setattr(writer, "IDLE_S", 0.05)
+    monkeypatch.setattr(writer, "GATHER_S", 5.0)
+    monkeypatch.setattr(writer, "IDLE_S", 0.2)  # wide, for a loaded machine: the posts come 5 ms apart
     returning, theirs = expecting(range(8))
     waiting: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
     for n in range(8, 16):
         waiting.put(job(n))
 
     def answer_then_post() -> None:
-        time.sleep(0.3)  # the event loop sends the answers: longer than IDLE_S
+        time.sleep(1.0)  # the event loop sends the answers: longer than IDLE_S
         for each in theirs:
             each.answered = time.monotonic()
             time.sleep(0.005)
@@ -131,4 +131,4 @@ def test_once_their_answers_went_out_a_commit_waits_no_more_than_idle_s(
     start = time.monotonic()
     jobs, _ = gather(waiting, job(9), returning)
     took = time.monotonic() - start
-    assert len(jobs) == 1 and 0.9 < took < 1.5, took
+    assert len(jobs) == 1 and 0.9 < took < 3.0, took
