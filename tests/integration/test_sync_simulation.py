@@ -11,7 +11,7 @@ state (the caches agree with a refold), every event ever appended — its bytes,
 its id, so two writers minting one id would show — is present exactly once on the remote
 and everywhere, and so is every event acknowledged by a successful sync.
 
-SELF_SYNC_SCHEDULES sets how many schedules run (default 60; CI runs 500).
+SELF_SYNC_SCHEDULES sets how many schedules run (default 60; CI runs 250).
 """
 
 from __future__ import annotations
