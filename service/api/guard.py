@@ -3,11 +3,12 @@ so a revoke works at once), its workspace and its role (`service.model.team`). E
 keeps its own connection to DATA/auth.sqlite open: a check is one indexed query.
 
 `check` guards every `/api/v1` route (its `before_request` hook): it runs before litestar
-reads the query or the body, so a caller that may not call is refused before any of its input is judged
-(a bad query value from no token is a 401, not a 400). The route names its action in
-`opt={"action": …}` and its workspace as the path parameter `ws`. The grant it finds is kept
-for the rest of that one request (the handler's own `authorize` reads the token once, the
-request's log line names its user), and the rate limit is charged where the caller is known."""
+reads the query or the body, so a caller that may not call is refused before any of its
+input is judged (a bad query value from no token is a 401, not a 400). The route names its
+action in `opt={"action": …}` and its workspace as the path parameter `ws`. The grant it
+finds is kept for the rest of that one request (the handler's own `authorize` reads the
+token once, the request's log line names its user), and the rate limit is charged where the
+caller is known."""
 
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ async def check(connection: Connection) -> None:
     """The guard: the route's action (`opt["action"]`) on the workspace its path names. It
     runs as the route's `before_request` hook, which litestar calls before it reads the query
     or the body, as it would a guard; a guard is handed a copy of the route's handler, made
-    for each request (a tenth of a post's time on the event loop)."""
+    for each request (about 5% of a post's time on the event loop)."""
     import anyio.to_thread
 
     from service.model.team import ACTIONS

@@ -109,16 +109,18 @@ class Returning:
 
     def __init__(self) -> None:
         self._answered: dict[Hashable, float] = {}  # client: when its last commit was answered
-        self.expected: set[Hashable] = set()
-        self._theirs: list[Job] = []  # the last commit's jobs of the expected clients
+        self._theirs: list[Job] = []  # the last commit's jobs of the clients posting in a loop
+
+    @property
+    def expected(self) -> set[Hashable]:
+        """The clients the next commit waits for."""
+        return {job.client for job in self._theirs}
 
     def committed(self, jobs: list[Job], now: float) -> None:
         """The commit answered `now` held `jobs` (a job with no client is no one's)."""
         answered = self._answered
         named = [job for job in jobs if job.client is not None]
-        looping = [j for j in named if j.client in answered and j.queued - answered[j.client] < LOOP_S]
-        self.expected = {job.client for job in looping}
-        self._theirs = looping
+        self._theirs = [j for j in named if j.client in answered and j.queued - answered[j.client] < LOOP_S]
         answered.update(dict.fromkeys((job.client for job in named), now))
         if len(answered) > 4 * MAX_JOBS:
             self._answered = {c: t for c, t in answered.items() if now - t < LOOP_S}
