@@ -132,6 +132,8 @@ def bench_size(size: int, root: Path, cold: bool) -> dict[str, float]:
     # no fold cache yet: a full fold, and the caches built
     first, first_peak = peaked(context, env) if built or cold else (math.nan, math.nan)
     os.sync()  # the caches just written (350 MB at 1M) flushed, not left to slow what follows
+    sliced = store_dir / ".local" / "cache" / "bench.hot.msgpack"
+    slice_mb = sliced.stat().st_size / 1e6 if sliced.exists() else math.nan
     warm = statistics.median(timed(context, env) for _ in range(5))
     timed([SELF, "state", "add", "one more record", "--label", "note"], env)
     after_append = timed(context, env)
@@ -149,6 +151,7 @@ def bench_size(size: int, root: Path, cold: bool) -> dict[str, float]:
         "context_first_s": first,
         "context_first_peak_mib": first_peak,
         "context_warm_s": warm,
+        "slice_mb": slice_mb,
         "context_after_append_s": after_append,
         "refold_s": took,
         "refold_events_per_s": events / took,
@@ -188,7 +191,8 @@ def main() -> None:
                 f"{size:>9,} events: context first {r['context_first_s']:.3f} s "
                 f"(peak {r['context_first_peak_mib']:.0f} MiB), "
                 f"warm {r['context_warm_s']:.3f} s, "
-                f"after one append {r['context_after_append_s']:.3f} s | refold {r['refold_s']:.2f} s = "
+                f"after one append {r['context_after_append_s']:.3f} s, "
+                f"hot slice {r['slice_mb']:.2f} MB | refold {r['refold_s']:.2f} s = "
                 f"{r['refold_events_per_s']:,.0f} events/s, peak {r['refold_peak_mib']:.0f} MiB"
             )
             if size == 10_000:  # not a ratio: the two figures come from different events and runs

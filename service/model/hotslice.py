@@ -4,15 +4,21 @@ Context on a huge log must not load every record. A record is *hot* when context
 as a row or names it in a command; every other live record only adds to a count. The store
 keeps hot records in a small snapshot and the cold ones where single records can be fetched,
 and folds new events into the slice after fetching the records those events name.
+
+The ledger's facts (`State.ledger`) are sliced the same way: the slice keeps the facts whose
+derived views a reader of the slice asks for (`kept_facts`) and every fact those views read,
+so a view comes out of the slice as it comes out of the whole state. The rest sit in the cold
+table with their records and come back with them (`complete`).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 
 import msgspec
 
+from service.model.chains import GROUNDED
 from service.model.events import (
     Assertion,
     Event,
@@ -27,7 +33,7 @@ from service.model.events import (
 )
 from service.model.ledger import moot
 from service.model.render import neighbours
-from service.model.state import Entity, Report, State
+from service.model.state import Entity, Fact, Report, State
 
 WORK_STATES = ("in-progress", "blocked", None, "done", "retired")  # status's work counts, in order
 
@@ -65,10 +71,12 @@ def status_reads(e: Entity) -> bool:
 
 
 class ColdRecord(msgspec.Struct, gc=False):
-    """A record outside the slice, with the reports filed against it."""
+    """A record outside the slice, with the reports filed against it and, for a ledger
+    record, its fact (which the slice may also hold, when a view it keeps reads it)."""
 
     entity: Entity
     reports: list[Report] = msgspec.field(default_factory=list)
+    fact: Fact | None = None
 
 
 def is_work(e: Entity) -> bool:
@@ -173,11 +181,12 @@ def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
             if entity_id in state.reports:
                 hot.reports[entity_id] = state.reports[entity_id]
         else:
-            cold.append(ColdRecord(e, state.reports.get(entity_id, [])))
+            cold.append(ColdRecord(e, state.reports.get(entity_id, []), state.ledger.get(entity_id)))
             add_cold(counts, e)
     for key, reports in state.reports.items():
         if key not in state.entities:  # filed before (or without) the record they name
             hot.reports[key] = reports
+    hot.ledger = kept_facts(state.ledger, hot.entities)
     return hot, cold, counts
 
 
@@ -187,6 +196,8 @@ def bring_in(hot: State, counts: ColdCounts, records: list[ColdRecord]) -> None:
         hot.entities[record.entity.id] = record.entity
         if record.reports:
             hot.reports[record.entity.id] = record.reports
+        if record.fact is not None:
+            hot.ledger.setdefault(record.entity.id, record.fact)
         add_cold(counts, record.entity, -1)
 
 
@@ -198,7 +209,7 @@ def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdReco
         if e is None or kept(hot, e):
             continue
         del hot.entities[entity_id]
-        leaving.append(ColdRecord(e, hot.reports.pop(entity_id, [])))
+        leaving.append(ColdRecord(e, hot.reports.pop(entity_id, []), hot.ledger.get(entity_id)))
         add_cold(counts, e)
     return leaving
 
@@ -211,7 +222,58 @@ def with_records(hot: State, records: list[ColdRecord]) -> State:
         hot.entities[record.entity.id] = record.entity
         if record.reports:
             hot.reports[record.entity.id] = record.reports
+        if record.fact is not None:
+            hot.ledger.setdefault(record.entity.id, record.fact)
     return hot
+
+
+# --- the ledger's facts ----------------------------------------------------------------------
+
+
+def cites(fact: Fact) -> Iterable[str]:
+    """The facts a derived view of `fact` reads: its grounds, its prerequisites and its
+    successor (a chain is followed through supersessions, reading each successor's reason)."""
+    for members in fact.supports:
+        yield from members
+    yield from fact.depends_on
+    if fact.superseded_by:
+        yield fact.superseded_by
+
+
+def asked(fact: Fact) -> bool:
+    """A fact whose view a reader of the slice asks for whatever it renders: a current claim
+    or decision with grounds or prerequisites (status and context count what those owe) or
+    that answers a question (a question is resolved by its current answers)."""
+    return fact.current and fact.kind in GROUNDED and bool(fact.supports or fact.depends_on or fact.answers)
+
+
+def kept_facts(facts: dict[str, Fact], entities: Collection[str]) -> dict[str, Fact]:
+    """The facts a slice keeps: those `asked` for, those of the records it keeps, and every
+    fact their views read (closed under `cites`)."""
+    roots = [i for i, fact in facts.items() if i in entities or asked(fact)]
+    found = dict.fromkeys(roots)
+    stack = list(roots)
+    while stack:
+        for cited in cites(facts[stack.pop()]):
+            if cited in facts and cited not in found:
+                found[cited] = None
+                stack.append(cited)
+    return {i: facts[i] for i in facts if i in found}
+
+
+def complete(hot: State, start: Iterable[str], fetch: Callable[[list[str]], list[ColdRecord]]) -> None:
+    """Bring into the slice every fact the views of `start` read that it lacks, fetching them
+    (and what they read in turn) by id. The slice's other facts already hold what they read."""
+    frontier = set(start)
+    while frontier:
+        wanted = sorted(
+            {c for i in frontier if (fact := hot.ledger.get(i)) for c in cites(fact) if c not in hot.ledger}
+        )
+        fetched = [r for r in fetch(wanted) if r.fact is not None] if wanted else []
+        for record in fetched:
+            assert record.fact is not None
+            hot.ledger[record.entity.id] = record.fact
+        frontier = {r.entity.id for r in fetched}
 
 
 class Kept:

@@ -26,7 +26,7 @@ from service.model.state import Entity, State
 from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
 
-HOT_FORMAT = 3
+HOT_FORMAT = 4
 REWRITE_TAIL = 200  # tail events after which the slice is written back
 
 
@@ -89,10 +89,20 @@ class Hot(msgspec.Struct, gc=False):
 
     def fetch(self, wanted: Collection[str]) -> list[Entity]:
         """The records of `wanted` outside the slice (those that exist), by id."""
-        found = [r.entity for r in self.left if r.entity.id in wanted]
+        return [r.entity for r in self.cold_records(wanted)]
+
+    def cold_records(self, wanted: Collection[str]) -> list[ColdRecord]:
+        """The records of `wanted` outside the slice (those that exist), each with its
+        reports and fact."""
+        found = [r for r in self.left if r.entity.id in wanted]
         with contextlib.closing(_open_table(self.table)) as table:
-            found += [r.entity for r in _fetch(table, sorted(wanted))]
+            found += self._outside(_fetch(table, sorted(wanted)))
         return found
+
+    def _outside(self, rows: list[ColdRecord]) -> list[ColdRecord]:
+        """`rows` read from the table but those of records in the slice: a record brought in
+        keeps its row, as it was when it left, until it leaves again."""
+        return [r for r in rows if r.entity.id not in self.state.entities]
 
     def records(self, prefixes: Iterable[str]) -> list[ColdRecord] | None:
         """The records outside the slice that each of `prefixes` may name: those whose id
@@ -109,12 +119,12 @@ class Hot(msgspec.Struct, gc=False):
                         "SELECT record FROM cold WHERE id >= ? AND id < ? LIMIT ?",
                         (start, start + _PAST, MAX_NAMED + 1),
                     ).fetchall()
-                    by_id = [_record_decoder.decode(row[0]) for row in rows]
+                    if len(rows) + sum(r.entity.id.startswith(start) for r in self.left) > MAX_NAMED:
+                        return None  # counted before the slice's own are left out: rows past the limit
+                    by_id = self._outside([_record_decoder.decode(row[0]) for row in rows])
                     by_id += [r for r in self.left if r.entity.id.startswith(start)]
-                    if len(by_id) > MAX_NAMED:
-                        return None
                 rows = table.execute("SELECT record FROM cold WHERE alias = ?", (prefix,)).fetchall()
-                by_alias = [_record_decoder.decode(row[0]) for row in rows]
+                by_alias = self._outside([_record_decoder.decode(row[0]) for row in rows])
                 by_alias += [r for r in self.left if _aliased(r.entity, prefix)]
                 found.update((r.entity.id, r) for r in (*by_id, *by_alias))
         return [found[i] for i in sorted(found)]
@@ -162,6 +172,7 @@ def hot(root: Path, log: str) -> Hot:
             snap.digest = tail.digest
             snap.last_id = snap.state.last_id
             if len(tail.events) >= REWRITE_TAIL:
+                snap.state.ledger = hotslice.kept_facts(snap.state.ledger, snap.state.entities)
                 _save(snap_path, snap, table)
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
@@ -177,7 +188,9 @@ def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Qua
     records = sliced.records(prefixes)
     if records is None:
         return None
-    return hotslice.with_records(sliced.state, records), sliced.quarantined
+    state = hotslice.with_records(sliced.state, records)
+    hotslice.complete(state, [r.entity.id for r in records], sliced.cold_records)
+    return state, sliced.quarantined
 
 
 def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[ColdRecord] | None:
@@ -189,6 +202,7 @@ def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) 
     missing = sorted(i for i in touched if i not in snap.state.entities)
     hotslice.bring_in(snap.state, snap.cold, _fetch(table, missing))
     cache.advance(snap.state, events)
+    hotslice.complete(snap.state, touched, lambda wanted: _fetch(table, wanted))
     leaving = hotslice.push_out(snap.state, snap.cold, touched)
     _store(table, leaving)
     return leaving

@@ -155,3 +155,23 @@ def test_a_prefix_starting_many_cold_ids_reads_the_whole_state() -> None:
         assert hot_cache.view(root, "app", [shared]) is None
         viewed = hot_cache.view(root, "app", [made[3].id])
         assert viewed is not None and made[3].id in viewed[0].entities
+
+
+def test_a_record_brought_into_the_slice_is_read_as_it_is_now_not_as_it_left() -> None:
+    """A cold record made hot keeps its old row in the table; a command naming it reads the
+    record the slice holds (before, the row read by prefix replaced it)."""
+    with checked_tempdir() as tmp:
+        root = Path(tmp)
+        record = ids.next_id(None, 1_800_000_000_000, 0)
+        payload = {"entity": record, "text": "r", "labels": ["note"], "links": [], "criteria": [],
+                   "exposure": "search", "priority": None}  # fmt: skip
+        append(root, [Event(record, NOW, "entity.confirmed", Origin("human", True), "app",
+                            msgspec.Raw(msgspec.json.encode(payload)), None)])  # fmt: skip
+        assert record not in hot_cache.hot(root, "app").state.entities
+        placed = ids.next_id(record, 1_800_000_000_001, 1)
+        moved = {"entity": record, "exposure": "full", "why": "shown"}
+        append(root, [Event(placed, NOW, "entity.placed", Origin("human", True), "app",
+                            msgspec.Raw(msgspec.json.encode(moved)), None)])  # fmt: skip
+        for prefix in (record, record[:12]):
+            viewed = hot_cache.view(root, "app", [prefix])
+            assert viewed is not None and viewed[0].entities[record].exposure == "full"
