@@ -33,7 +33,7 @@ from service.model.events import (
 )
 from service.model.ledger import moot
 from service.model.render import neighbours
-from service.model.state import Entity, Fact, Report, State
+from service.model.state import Entity, Fact, State
 
 WORK_STATES = ("in-progress", "blocked", None, "done", "retired")  # status's work counts, in order
 
@@ -71,11 +71,10 @@ def status_reads(e: Entity) -> bool:
 
 
 class ColdRecord(msgspec.Struct, gc=False):
-    """A record outside the slice, with the reports filed against it and, for a ledger
-    record, its fact (which the slice may also hold, when a view it keeps reads it)."""
+    """A record outside the slice with, for a ledger record, its fact (which the slice may
+    also hold, when a view it keeps reads it)."""
 
     entity: Entity
-    reports: list[Report] = msgspec.field(default_factory=list)
     fact: Fact | None = None
 
 
@@ -170,22 +169,25 @@ def touched(state: State, events: list[Event]) -> set[str] | None:
     return found | paired | replaced
 
 
+def filed(touched: Collection[str]) -> list[str]:
+    """The keys of `State.reports` a fold of events touching `touched` reads or writes: a
+    report is filed under the unit it names, or under "" when it names none."""
+    return sorted({*touched, ""})
+
+
 def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
-    """Partition a whole state into its slice, the cold records and their counts."""
+    """Partition a whole state into its slice, the cold records and their counts. The slice
+    holds no reports: context and status read none, and a command reads those of the records
+    it names (`touched`, `view`), which the store keeps beside the cold records."""
     hot = msgspec.structs.replace(state, entities={}, reports={})
     cold: list[ColdRecord] = []
     counts = ColdCounts()
     for entity_id, e in state.entities.items():
         if kept(state, e):
             hot.entities[entity_id] = e
-            if entity_id in state.reports:
-                hot.reports[entity_id] = state.reports[entity_id]
         else:
-            cold.append(ColdRecord(e, state.reports.get(entity_id, []), state.ledger.get(entity_id)))
+            cold.append(ColdRecord(e, state.ledger.get(entity_id)))
             add_cold(counts, e)
-    for key, reports in state.reports.items():
-        if key not in state.entities:  # filed before (or without) the record they name
-            hot.reports[key] = reports
     hot.ledger = kept_facts(state.ledger, hot.entities)
     return hot, cold, counts
 
@@ -194,8 +196,6 @@ def bring_in(hot: State, counts: ColdCounts, records: list[ColdRecord]) -> None:
     """Move fetched cold records into the slice before events about them are folded."""
     for record in records:
         hot.entities[record.entity.id] = record.entity
-        if record.reports:
-            hot.reports[record.entity.id] = record.reports
         if record.fact is not None:
             hot.ledger.setdefault(record.entity.id, record.fact)
         add_cold(counts, record.entity, -1)
@@ -209,19 +209,17 @@ def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdReco
         if e is None or kept(hot, e):
             continue
         del hot.entities[entity_id]
-        leaving.append(ColdRecord(e, hot.reports.pop(entity_id, []), hot.ledger.get(entity_id)))
+        leaving.append(ColdRecord(e, hot.ledger.get(entity_id)))
         add_cold(counts, e)
     return leaving
 
 
 def with_records(hot: State, records: list[ColdRecord]) -> State:
-    """The slice with cold records added to it (each with its reports): a state a command
-    reads as it reads the whole state, when `records` hold every record it names
-    (`requests.named`). `hot` is changed in place and returned."""
+    """The slice with cold records added to it: a state a command reads as it reads the whole
+    state, when `records` hold every record it names (`requests.named`) and its reports hold
+    theirs. `hot` is changed in place and returned."""
     for record in records:
         hot.entities[record.entity.id] = record.entity
-        if record.reports:
-            hot.reports[record.entity.id] = record.reports
         if record.fact is not None:
             hot.ledger.setdefault(record.entity.id, record.fact)
     return hot

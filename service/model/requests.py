@@ -209,7 +209,8 @@ def named(command: AnyCommand) -> tuple[str, ...] | None:
     """Every record reference (an id, an id prefix or an imported alias) `handle` may resolve
     for `command`, so a store can read those records alone; None when the command reads the
     whole state (an import). Anything else `handle` reads of a state — the live records a cap
-    counts, placements waiting, the ledger's facts, projects — a hot slice holds."""
+    counts, placements waiting, the ledger's facts the named records' views read, projects —
+    a hot slice holds or brings in with them (`store/hot.py: view`), reports included."""
     if isinstance(command, ImportDocket):
         return None
     found: list[str] = []

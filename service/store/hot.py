@@ -2,9 +2,10 @@
 
 `.local/cache/<log>.hot.msgpack` holds the slice (`service.model.hotslice`) and the counts of
 the live records outside it; `<log>.cold.sqlite` holds the records outside it, one row each,
-keyed by id (so the ids next to a shown one, which decide its short id, are two lookups).
-New events are folded into the slice after fetching the cold records they name, and
-records that stop being hot go back to the cold table. A meta row ties the table to the
+keyed by id (so the ids next to a shown one, which decide its short id, are two lookups),
+and every record's reports, one row a record. New events are folded into the slice after
+fetching the cold records they name and the reports filed under them, and records that stop
+being hot go back to the cold table. A meta row ties the table to the
 snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
 from the whole state.
 """
@@ -22,11 +23,11 @@ from service.model import hotslice, ids
 from service.model.events import Event
 from service.model.hotslice import ColdCounts, ColdRecord
 from service.model.render import neighbours
-from service.model.state import Entity, State
+from service.model.state import Entity, Report, State
 from service.store import cache, layout
 from service.store.segments import Mark, Quarantine
 
-HOT_FORMAT = 4
+HOT_FORMAT = 5
 REWRITE_TAIL = 200  # tail events after which the slice is written back
 
 
@@ -49,6 +50,7 @@ class Hot(msgspec.Struct, gc=False):
     quarantined: list[Quarantine]
     table: Path
     left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
+    filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
 
     @property
     def unsaved(self) -> list[str]:
@@ -90,6 +92,13 @@ class Hot(msgspec.Struct, gc=False):
     def fetch(self, wanted: Collection[str]) -> list[Entity]:
         """The records of `wanted` outside the slice (those that exist), by id."""
         return [r.entity for r in self.cold_records(wanted)]
+
+    def reports(self, keys: Collection[str]) -> dict[str, list[Report]]:
+        """The reports filed under each of `keys` that has any."""
+        with contextlib.closing(_open_table(self.table)) as table:
+            found = _reports(table, sorted(keys))
+        found.update((k, v) for k, v in self.filed.items() if k in keys)
+        return {k: v for k, v in found.items() if v}
 
     def cold_records(self, wanted: Collection[str]) -> list[ColdRecord]:
         """The records of `wanted` outside the slice (those that exist), each with its
@@ -148,6 +157,7 @@ _AFTER = "(SELECT min(id) FROM cold WHERE id > w.id)"
 
 _decoder = msgspec.msgpack.Decoder(HotSnapshot)
 _record_decoder = msgspec.msgpack.Decoder(ColdRecord)
+_reports_decoder = msgspec.msgpack.Decoder(list[Report])
 _encoder = msgspec.msgpack.Encoder()
 
 
@@ -163,10 +173,12 @@ def hot(root: Path, log: str) -> Hot:
         if tail is None or not cache.extends(snap, tail.events):
             return _rebuild(root, log, (snap_path, table_path), table)
         left: list[ColdRecord] = []
+        filed: dict[str, list[Report]] = {}
         if tail.events:
-            leaving = _advance(snap, tail.events, table)
-            if leaving is None:
+            advanced = _advance(snap, tail.events, table)
+            if advanced is None:
                 return _rebuild(root, log, (snap_path, table_path), table)
+            leaving, reports = advanced
             snap.quarantined.extend(tail.quarantined)
             snap.segments = snap.segments[:-1] + tail.marks
             snap.digest = tail.digest
@@ -176,36 +188,54 @@ def hot(root: Path, log: str) -> Hot:
                 _save(snap_path, snap, table)
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
-                left = leaving
-        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, left)
+                left, filed = leaving, reports
+        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, left, filed)
 
 
 def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Quarantine]] | None:
-    """The slice of `log` with the cold records `prefixes` may name brought into it: what a
-    command naming those records reads of the whole state (`requests.named`); None when a
-    prefix names too many of them."""
+    """The slice of `log` with the cold records `prefixes` may name brought into it, with the
+    facts their views read and the reports of every record they may name: what a command
+    naming those records reads of the whole state (`requests.named`); None when a prefix
+    names too many of them."""
     sliced = hot(root, log)
     records = sliced.records(prefixes)
     if records is None:
         return None
     state = hotslice.with_records(sliced.state, records)
     hotslice.complete(state, [r.entity.id for r in records], sliced.cold_records)
+    state.reports = sliced.reports(_named(state, list(prefixes)))
     return state, sliced.quarantined
 
 
-def _advance(snap: HotSnapshot, events: list[Event], table: sqlite3.Connection) -> list[ColdRecord] | None:
-    """Fold `events` into the slice; the ids of records that left it, or None when one of
-    the events needs the whole state."""
+def _named(state: State, prefixes: list[str]) -> list[str]:
+    """The ids of `state`'s records each of `prefixes` may name: by id prefix or by alias."""
+    starts = [p.strip().lower() for p in prefixes if p.strip()]
+    return [
+        i
+        for i, e in state.entities.items()
+        if any(i.startswith(start) for start in starts) or any(_aliased(e, p) for p in prefixes)
+    ]
+
+
+def _advance(
+    snap: HotSnapshot, events: list[Event], table: sqlite3.Connection
+) -> tuple[list[ColdRecord], dict[str, list[Report]]] | None:
+    """Fold `events` into the slice, with the reports they read and write brought in and
+    put back; the records that left it and the reports written, or None when one of the
+    events needs the whole state."""
     touched = hotslice.touched(snap.state, events)
     if touched is None:
         return None
     missing = sorted(i for i in touched if i not in snap.state.entities)
     hotslice.bring_in(snap.state, snap.cold, _fetch(table, missing))
+    snap.state.reports = _reports(table, hotslice.filed(touched))
     cache.advance(snap.state, events)
     hotslice.complete(snap.state, touched, lambda wanted: _fetch(table, wanted))
     leaving = hotslice.push_out(snap.state, snap.cold, touched)
+    reports, snap.state.reports = snap.state.reports, {}
     _store(table, leaving)
-    return leaving
+    _store_reports(table, reports)
+    return leaving, reports
 
 
 def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Connection) -> Hot:
@@ -224,7 +254,9 @@ def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Conn
         whole.quarantined,
     )
     table.execute("DELETE FROM cold")
+    table.execute("DELETE FROM reports")
     _store(table, cold)
+    _store_reports(table, state.reports)
     _save(paths[0], snapshot, table)
     return Hot(sliced, counts, whole.quarantined + fragment, paths[1])
 
@@ -274,6 +306,7 @@ def _open_table(path: Path) -> sqlite3.Connection:
         table.execute("DELETE FROM meta")
         table.commit()
     table.execute("CREATE INDEX IF NOT EXISTS cold_alias ON cold (alias) WHERE alias IS NOT NULL")
+    table.execute("CREATE TABLE IF NOT EXISTS reports (record TEXT PRIMARY KEY, reports BLOB NOT NULL)")
     return table
 
 
@@ -296,4 +329,20 @@ def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
     table.executemany(
         "INSERT OR REPLACE INTO cold VALUES (?, ?, ?)",
         ((r.entity.id, _encoder.encode(r), _alias(r)) for r in records),
+    )
+
+
+def _reports(table: sqlite3.Connection, keys: list[str]) -> dict[str, list[Report]]:
+    found: dict[str, list[Report]] = {}
+    for start in range(0, len(keys), 500):
+        batch = keys[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        rows = table.execute(f"SELECT record, reports FROM reports WHERE record IN ({marks})", batch)
+        found.update((key, _reports_decoder.decode(blob)) for key, blob in rows)
+    return found
+
+
+def _store_reports(table: sqlite3.Connection, reports: dict[str, list[Report]]) -> None:
+    table.executemany(
+        "INSERT OR REPLACE INTO reports VALUES (?, ?)", ((k, _encoder.encode(v)) for k, v in reports.items())
     )

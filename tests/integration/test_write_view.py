@@ -175,3 +175,53 @@ def test_a_record_brought_into_the_slice_is_read_as_it_is_now_not_as_it_left() -
         for prefix in (record, record[:12]):
             viewed = hot_cache.view(root, "app", [prefix])
             assert viewed is not None and viewed[0].entities[record].exposure == "full"
+
+
+def _line(event_id: str, kind: str, payload: dict[str, Any]) -> Event:
+    return Event(
+        event_id, NOW, kind, Origin("human", True), "app", msgspec.Raw(msgspec.json.encode(payload)), None
+    )
+
+
+@pytest.mark.parametrize("rewrite", [1, 10**6])
+@pytest.mark.parametrize("exposure", ["full", "search"])
+def test_a_unit_s_reports_come_with_it_in_and_out_of_the_slice(
+    exposure: str, rewrite: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slice holds no reports: a done folded into it, and a done a command issues on it,
+    read the unit's reports from beside the cold records, whether the unit is in the slice
+    (full) or not (search), and whether the tail that filed them was written back (1) or is
+    folded again by each read (10**6)."""
+    monkeypatch.setattr(hot_cache, "REWRITE_TAIL", rewrite)
+    with checked_tempdir() as tmp:
+        root = Path(tmp)
+        made = [ids.next_id(None, 1_800_000_000_000, 0)]
+        for n in range(1, 5):
+            made.append(ids.next_id(made[-1], 1_800_000_000_000 + n, n))
+        unit, early, report, done, second = made
+        payload = {"entity": unit, "text": "ship", "labels": ["work"], "links": [], "criteria": [],
+                   "exposure": exposure, "priority": None}  # fmt: skip
+        begun = [
+            _line(unit, "entity.confirmed", payload),
+            _line(early, "report.added", {"text": "begun", "work": unit}),
+        ]
+        append(root, begun)
+        hot_cache.hot(root, "app")  # built with the first report: the second is folded into it
+        evidence = {"text": "built", "work": unit, "commit": "9d2f4fc49cf782c5268b31a2e0bb8740a684c3b5"}
+        append(root, [_line(report, "report.added", evidence)])
+        whole = fold_all([*begun, _line(report, "report.added", evidence)])
+        viewed = hot_cache.view(root, "app", [unit[:12]])
+        assert viewed is not None and [r.id for r in viewed[0].reports[unit]] == [early, report]
+        command = rq.Done(record=unit[:12])
+        issued = outcome(viewed[0], WorkspaceConfig(), command)
+        assert issued == outcome(whole, WorkspaceConfig(), command)
+        assert isinstance(issued, bytes) and b"entity.done" in issued  # not refused for want of evidence
+        append(root, [_line(done, "entity.done", {"entity": unit})])
+        sliced = hot_cache.hot(root, "app")
+        assert sliced.state.reports == {}
+        assert unit not in sliced.state.entities  # done and at search or shown as done: out
+        assert sliced.fetch([unit])[0].execution == "done"
+        again = {"text": "after", "work": unit}
+        append(root, [_line(second, "report.added", again)])
+        viewed = hot_cache.view(root, "app", [unit])
+        assert viewed is not None and [r.id for r in viewed[0].reports[unit]] == [early, report, second]

@@ -16,7 +16,7 @@ from service.model.events import Event, canonical, decode_unchecked
 from service.model.fold import fold, fold_all
 from service.model.hotslice import ColdRecord
 from service.model.render import neighbours
-from service.model.state import State
+from service.model.state import Report, State
 from tests.strategies import History
 
 PROPERTY = settings(
@@ -193,7 +193,11 @@ def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
 
 
 def advance_slice(
-    hot: State, cold: dict[str, ColdRecord], counts: hotslice.ColdCounts, tail: list[Event]
+    hot: State,
+    cold: dict[str, ColdRecord],
+    counts: hotslice.ColdCounts,
+    reports: dict[str, list[Report]],
+    tail: list[Event],
 ) -> bool:
     """What the store's hot cache does with appended events (service/store/hot.py)."""
     touched = hotslice.touched(hot, tail)
@@ -201,10 +205,13 @@ def advance_slice(
         return False
     fetched = [cold.pop(i) for i in sorted(touched) if i not in hot.entities and i in cold]
     hotslice.bring_in(hot, counts, fetched)
+    hot.reports = {k: reports[k] for k in hotslice.filed(touched) if k in reports}
     fold(tail, hot)
     hotslice.complete(hot, touched, lambda wanted: [cold[i] for i in wanted if i in cold])
     for record in hotslice.push_out(hot, counts, touched):
         cold[record.entity.id] = record
+    reports.update(hot.reports)
+    hot.reports = {}
     return True
 
 
@@ -226,17 +233,20 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(
     events: list[Event], cuts: list[int], data: st.DataObject
 ) -> None:
     first = min([*cuts, len(events)])
-    hot, cold_records, counts = hotslice.split(fold(events[:first]))
+    start = fold(events[:first])
+    hot, cold_records, counts = hotslice.split(start)
     hot = msgspec.msgpack.decode(msgspec.msgpack.encode(hot), type=State)  # as read from the cache
     cold = {r.entity.id: r for r in cold_records}
+    reports = dict(start.reports)
     done = first
     for cut in [*sorted(c for c in cuts if c > first), len(events)]:
         if cut <= done:
             continue
-        if not advance_slice(hot, cold, counts, events[done:cut]):
+        if not advance_slice(hot, cold, counts, reports, events[done:cut]):
             return
         done = cut
         whole = fold_all(events[:done])
+        assert reports == whole.reports
         sliced_views(hot, whole)
         if data.draw(st.booleans()):  # as the store prunes the slice it writes back
             hot.ledger = hotslice.kept_facts(hot.ledger, hot.entities)
