@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -316,13 +317,15 @@ def _table_last_id(table: sqlite3.Connection) -> str | None:
 
 
 def _fetch(table: sqlite3.Connection, ids: list[str]) -> list[ColdRecord]:
-    found: list[ColdRecord] = []
-    for start in range(0, len(ids), 500):
-        batch = ids[start : start + 500]
-        marks = ",".join("?" * len(batch))
-        rows = table.execute(f"SELECT record FROM cold WHERE id IN ({marks})", batch)
-        found += [_record_decoder.decode(row[0]) for row in rows]
-    return found
+    return [_record_decoder.decode(row[0]) for row in _keyed(table, "SELECT record FROM cold WHERE id", ids)]
+
+
+def _keyed(table: sqlite3.Connection, select: str, keys: list[str]) -> Iterator[tuple[Any, ...]]:
+    """The rows of `select … IN (keys)`, asked 500 keys at a time (SQLite before 3.32 binds
+    at most 999 parameters a statement)."""
+    for start in range(0, len(keys), 500):
+        batch = keys[start : start + 500]
+        yield from table.execute(f"{select} IN ({','.join('?' * len(batch))})", batch)
 
 
 def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
@@ -333,13 +336,8 @@ def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
 
 
 def _reports(table: sqlite3.Connection, keys: list[str]) -> dict[str, list[Report]]:
-    found: dict[str, list[Report]] = {}
-    for start in range(0, len(keys), 500):
-        batch = keys[start : start + 500]
-        marks = ",".join("?" * len(batch))
-        rows = table.execute(f"SELECT record, reports FROM reports WHERE record IN ({marks})", batch)
-        found.update((key, _reports_decoder.decode(blob)) for key, blob in rows)
-    return found
+    rows = _keyed(table, "SELECT record, reports FROM reports WHERE record", keys)
+    return {key: _reports_decoder.decode(blob) for key, blob in rows}
 
 
 def _store_reports(table: sqlite3.Connection, reports: dict[str, list[Report]]) -> None:
