@@ -267,11 +267,9 @@ def complete(hot: State, start: Iterable[str], fetch: Callable[[list[str]], list
         wanted = sorted(
             {c for i in frontier if (fact := hot.ledger.get(i)) for c in cites(fact) if c not in hot.ledger}
         )
-        fetched = [r for r in fetch(wanted) if r.fact is not None] if wanted else []
-        for record in fetched:
-            assert record.fact is not None
-            hot.ledger[record.entity.id] = record.fact
-        frontier = {r.entity.id for r in fetched}
+        fetched = {r.entity.id: r.fact for r in fetch(wanted) if r.fact is not None} if wanted else {}
+        hot.ledger.update(fetched)
+        frontier = set(fetched)
 
 
 class Kept:

@@ -96,14 +96,14 @@ class Hot(msgspec.Struct, gc=False):
 
     def reports(self, keys: Collection[str]) -> dict[str, list[Report]]:
         """The reports filed under each of `keys` that has any."""
+        wanted = set(keys)
         with contextlib.closing(_open_table(self.table)) as table:
-            found = _reports(table, sorted(keys))
-        found.update((k, v) for k, v in self.filed.items() if k in keys)
-        return {k: v for k, v in found.items() if v}
+            found = _reports(table, sorted(wanted))
+        found.update((k, v) for k, v in self.filed.items() if k in wanted)
+        return found
 
     def cold_records(self, wanted: Collection[str]) -> list[ColdRecord]:
-        """The records of `wanted` outside the slice (those that exist), each with its
-        reports and fact."""
+        """The records of `wanted` outside the slice (those that exist), each with its fact."""
         found = [r for r in self.left if r.entity.id in wanted]
         with contextlib.closing(_open_table(self.table)) as table:
             found += self._outside(_fetch(table, sorted(wanted)))

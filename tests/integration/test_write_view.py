@@ -105,6 +105,12 @@ def outcome(state: State, config: WorkspaceConfig, command: rq.AnyCommand) -> ob
     return msgspec.json.encode(events)
 
 
+def _line(event_id: str, kind: str, payload: dict[str, Any]) -> Event:
+    return Event(
+        event_id, NOW, kind, Origin("human", True), "app", msgspec.Raw(msgspec.json.encode(payload)), None
+    )
+
+
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -148,8 +154,7 @@ def test_a_prefix_starting_many_cold_ids_reads_the_whole_state() -> None:
             last = ids.next_id(last, 1_800_000_000_000, n)
             payload = {"entity": last, "text": f"r{n}", "labels": ["note"], "links": [], "criteria": [],
                        "exposure": "search", "priority": None}  # fmt: skip
-            made.append(Event(last, NOW, "entity.confirmed", Origin("human", True), "app",
-                              msgspec.Raw(msgspec.json.encode(payload)), None))  # fmt: skip
+            made.append(_line(last, "entity.confirmed", payload))
         append(root, made)
         shared = made[0].id[:10]
         assert hot_cache.view(root, "app", [shared]) is None
@@ -165,22 +170,14 @@ def test_a_record_brought_into_the_slice_is_read_as_it_is_now_not_as_it_left() -
         record = ids.next_id(None, 1_800_000_000_000, 0)
         payload = {"entity": record, "text": "r", "labels": ["note"], "links": [], "criteria": [],
                    "exposure": "search", "priority": None}  # fmt: skip
-        append(root, [Event(record, NOW, "entity.confirmed", Origin("human", True), "app",
-                            msgspec.Raw(msgspec.json.encode(payload)), None)])  # fmt: skip
+        append(root, [_line(record, "entity.confirmed", payload)])
         assert record not in hot_cache.hot(root, "app").state.entities
         placed = ids.next_id(record, 1_800_000_000_001, 1)
         moved = {"entity": record, "exposure": "full", "why": "shown"}
-        append(root, [Event(placed, NOW, "entity.placed", Origin("human", True), "app",
-                            msgspec.Raw(msgspec.json.encode(moved)), None)])  # fmt: skip
+        append(root, [_line(placed, "entity.placed", moved)])
         for prefix in (record, record[:12]):
             viewed = hot_cache.view(root, "app", [prefix])
             assert viewed is not None and viewed[0].entities[record].exposure == "full"
-
-
-def _line(event_id: str, kind: str, payload: dict[str, Any]) -> Event:
-    return Event(
-        event_id, NOW, kind, Origin("human", True), "app", msgspec.Raw(msgspec.json.encode(payload)), None
-    )
 
 
 @pytest.mark.parametrize("rewrite", [1, 10**6])

@@ -217,7 +217,7 @@ def advance_slice(
 
 def sliced_views(hot: State, whole: State) -> None:
     """The slice holds every fact a reader asks for, each fact it holds derives as in the
-    whole state, and it holds no more than `kept_facts` would keep once pruned."""
+    whole state, and pruning it keeps the facts pruning the whole state would."""
     asked = {i for i, fact in whole.ledger.items() if hotslice.asked(fact) or i in hot.entities}
     assert asked <= set(hot.ledger)
     from_slice = ledger_views.derive(hot)
