@@ -31,8 +31,8 @@ from service.data.workspaces import Data
 from service.model.events import Event, ProjectAdded, canonical
 from service.store import layout
 from service.store.gitcommit import commit_files
-from tests.builders import Log
-from tests.servers import free_port
+from tests.support.builders import Log
+from tests.support.servers import free_port
 
 WORDS = [f"w{i}" for i in range(2000)] + ["deploy", "index", "search", "sync"]
 # (query, project named): a word about 1 record in 170 holds, two of them, one every

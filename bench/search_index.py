@@ -20,7 +20,7 @@ from service.data.workspaces import Data
 from service.index import SearchIndex
 from service.model.events import canonical
 from service.store import layout
-from tests.builders import Log
+from tests.support.builders import Log
 
 WORDS = [f"w{i}" for i in range(2000)] + ["deploy", "index", "search", "sync"]
 QUERIES = ["deploy", "deploy sync", "w1", "w", "nothing-like-this"]

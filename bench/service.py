@@ -53,7 +53,7 @@ from generate import build  # noqa: E402
 
 from service.auth.tokens import Auth  # noqa: E402
 from service.data.workspaces import Data  # noqa: E402
-from tests.servers import free_port  # noqa: E402
+from tests.support.servers import free_port  # noqa: E402
 
 WS, SLUG = "team", "app"
 SELF = shutil.which("self") or str(Path(sys.executable).with_name("self"))
@@ -365,7 +365,7 @@ def webhook(events: int, rounds: int, tmp: Path) -> None:
 
     from service.model.events import Assertion, Origin, make
     from service.sync import Options, clone, remotes, sync
-    from tests.servers import git_daemon, proxy
+    from tests.support.servers import git_daemon, proxy
 
     base = tmp / "git"
     base.mkdir()
@@ -508,8 +508,8 @@ def webhook(events: int, rounds: int, tmp: Path) -> None:
 def git_endpoint(events: int, rounds: int, tmp: Path) -> None:
     """Pushes a second by 8 git pushers and clones, the service's git endpoint beside C git's
     `git http-backend` serving a bare copy of the same store (behind the tests' CGI server)."""
-    from tests.e2e import gitclient, pushers
-    from tests.integration.sync_support import http_git
+    from tests.support import gitclient, pushers
+    from tests.support.sync_support import http_git
 
     data, _, _ = make_data(tmp / "gitdata", events)
     with Auth(data) as auth:

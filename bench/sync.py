@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import machine
 from generate import build
 
-from tests.servers import Counter, git_daemon, proxy
+from tests.support.servers import Counter, git_daemon, proxy
 
 SELF = str(Path(sys.executable).with_name("self"))
 GIT = shutil.which("git") or "git"

@@ -2,7 +2,7 @@
 
 At the end of the session every store under pytest's base temporary folder (where every
 test's `tmp_path`, the e2e template and module stores, and the e2e tests' `self` processes
-write) is walked by `tests/eventcheck.py`; a line that does not validate fails the session
+write) is walked by `tests/support/eventcheck.py`; a line that does not validate fails the session
 with its file and line. A run of the whole suite must have validated at least
 `MINIMUM_EVENTS` events, so a walk that finds nothing cannot pass.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.eventcheck import TEMPDIRS, Tally, check_tree
+from tests.support.eventcheck import TEMPDIRS, Tally, check_tree
 
 pytest_plugins = ["pytester"]
 

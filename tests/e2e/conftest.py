@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import PROJECT, Store, base_env, describe, run_self
+from tests.support.selfrun import PROJECT, Store, base_env, describe, run_self
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.selfrun import SELF, base_env, describe, run_self
-from tests.e2e.serving import Service, admin, token
+from tests.support.selfrun import SELF, base_env, describe, run_self
+from tests.support.serving import Service, admin, token
 
 WS, SLUG, GOAL = "acme", "web", "ship the first page"
 THEIRS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.e2e.selfrun import Store
+from tests.support.selfrun import Store
 
 
 def row(table: list[dict[str, Any]], verb: str) -> dict[str, Any]:

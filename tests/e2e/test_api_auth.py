@@ -31,8 +31,8 @@ from typing import Any, Literal
 import httpx
 import pytest
 
-from tests.e2e.apiteam import CALLERS, PROBLEM, REFUSED, SLUG, WS, Team, app_routes, running_team
-from tests.e2e.serving import admin, token, token_id
+from tests.support.apiteam import CALLERS, PROBLEM, REFUSED, SLUG, WS, Team, app_routes, running_team
+from tests.support.serving import admin, token, token_id
 
 Action = Literal["public", "read", "command", "admin", "signin"]
 Body = Callable[[str], Any] | None

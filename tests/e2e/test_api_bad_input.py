@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.apiteam import OTHER, PROBLEM, SLUG, WS, Team, running_team
+from tests.support.apiteam import OTHER, PROBLEM, SLUG, WS, Team, running_team
 
 API = f"/api/v1/workspaces/{WS}"
 COMMANDS = f"{API}/commands?project={SLUG}"

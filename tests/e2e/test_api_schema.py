@@ -13,7 +13,7 @@ from typing import Any, get_args
 import msgspec
 import pytest
 
-from tests.e2e.apiteam import PROBLEM, SLUG, WS, Team, app_routes, running_team
+from tests.support.apiteam import PROBLEM, SLUG, WS, Team, app_routes, running_team
 
 API = f"/api/v1/workspaces/{WS}"
 JSON_MEDIA = "application/json"

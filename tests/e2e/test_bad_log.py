@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.support.selfrun import Store, base_env, describe, run_self
 
 
 def test_malformed_line_is_located_and_the_rest_still_reads(store: Store) -> None:

@@ -20,7 +20,7 @@ from service.app import execute, locate
 from service.model.events import as_dict
 from service.model.requests import AnyCommand
 from service.store import Store as OnDisk
-from tests.e2e.selfrun import PROJECT, Store
+from tests.support.selfrun import PROJECT, Store
 
 
 def _setup(store: Store) -> dict[str, str]:

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.e2e.selfrun import SELF, Store
+from tests.support.selfrun import SELF, Store
 
 PER_WRITER = 30
 LOOP = """

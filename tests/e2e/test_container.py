@@ -40,7 +40,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.selfrun import REPO, base_env, describe, run_self
+from tests.support.selfrun import REPO, base_env, describe, run_self
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.e2e.selfrun import Store, describe
+from tests.support.selfrun import Store, describe
 
 HUGE = 60_000  # characters: under the 64 KiB event cap, far over any budget
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import SELF, Store, describe
+from tests.support.selfrun import SELF, Store, describe
 
 ATTEMPTS = 60  # targeted kills at most; most land inside the lock's lifetime
 WANTED = 3  # locks left behind before the test is satisfied

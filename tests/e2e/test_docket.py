@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests import docket_reader
-from tests.e2e.selfrun import Store, describe
+from tests.support import docket_reader
+from tests.support.selfrun import Store, describe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
 FIRST, SECOND = FIXTURES / "first.jsonl", FIXTURES / "second.jsonl"

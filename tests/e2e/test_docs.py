@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.e2e.selfrun import REPO, base_env
+from tests.support.selfrun import REPO, base_env
 
 README = REPO / "README.md"
 MARK = "@@@ quick-start line "
@@ -177,7 +177,7 @@ def test_a_teams_setup_runs_line_by_line(tmp_path: Path) -> None:
     """The service, the admin commands, a CLI writing into the hosted store, a second CLI
     syncing with it, a writer over HTTP and an agent reading context over HTTP: the same
     context the CLI prints, holding what each of them wrote."""
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     port = str(free_port())
     lines = [line.replace("8765", port) for line in sh_lines("A team's setup")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, describe
+from tests.support.selfrun import Store, describe
 
 CASES = {
     "done without evidence": (

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.e2e.selfrun import Store, describe
+from tests.support.selfrun import Store, describe
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 
 from dulwich import porcelain
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.support.selfrun import Store, base_env, describe, run_self
 
 
 def checkout(folder: Path, branch: str, upstream: str | None) -> Path:

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from service.store import Store
-from tests.e2e import gitclient as gc
-from tests.e2e.selfrun import base_env, describe, run_self
-from tests.e2e.serving import Listener, Service, admin, token, token_id
-from tests.forge import GITLINK, SEGMENT, SYMLINK, forge, hostile_trees
+from tests.support import gitclient as gc
+from tests.support.forge import GITLINK, SEGMENT, SYMLINK, forge, hostile_trees
+from tests.support.selfrun import base_env, describe, run_self
+from tests.support.serving import Listener, Service, admin, token, token_id
 
 WS, OTHER, SLUG = "acme", "other", "app"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e import gitclient as gc
-from tests.e2e import pushers
-from tests.e2e.serving import Service, admin, token
-from tests.integration.sync_support import http_git
+from tests.support import gitclient as gc
+from tests.support import pushers
+from tests.support.serving import Service, admin, token
+from tests.support.sync_support import http_git
 
 WS = "acme"
 GIT_PUSHERS, SELF_PUSHERS, ROUNDS, SELF_ROUNDS = 6, 2, 50, 50

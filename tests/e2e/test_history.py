@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from tests.e2e.selfrun import Store
+from tests.support.selfrun import Store
 
 
 @pytest.fixture(scope="module")

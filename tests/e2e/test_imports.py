@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import SELF, Store, base_env, describe
+from tests.support.selfrun import SELF, Store, base_env, describe
 
 HEAVY = ("litestar", "rich", "sqlite_utils", "structlog")
 

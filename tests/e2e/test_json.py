@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.selfrun import Store, describe
+from tests.support.selfrun import Store, describe
 
 ROW_KEYS = {
     "id",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.selfrun import Store, describe
+from tests.support.selfrun import Store, describe
 
 CONTRACT = {"kind", "state", "support", "review_owed", "blocked_by", "applicable", "resolved", "resolved_by"}
 

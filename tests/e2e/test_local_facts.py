@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from tests.e2e.selfrun import Store
+from tests.support.selfrun import Store
 
 
 def test_pid_stays_local_and_status_judges_the_process(store: Store) -> None:

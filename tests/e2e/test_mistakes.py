@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.support.selfrun import Store, base_env, describe, run_self
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.e2e.selfrun import Store, describe
+from tests.support.selfrun import Store, describe
 
 LONG = "a longer goal that fits the cap alone but not beside another"
 

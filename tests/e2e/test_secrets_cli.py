@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, describe
-from tests.integration.sync_support import free_port, http_git
+from tests.support.selfrun import Store, describe
+from tests.support.sync_support import free_port, http_git
 
 GH = "ghp_" + "Q7w9E1r3T5y7U9i1O3p5A7s9D1f3G5h7J9k1"
 PLAIN = "tok3f9a8c1e7b2d"
@@ -119,7 +119,7 @@ def test_a_control_character_is_refused_as_one(store: Store, text: str, shown: s
 
 
 def test_help_sanitize_prints_the_rule() -> None:
-    from tests.e2e.selfrun import base_env, run_self
+    from tests.support.selfrun import base_env, run_self
 
     proc = run_self(("help", "sanitize"), base_env())
     assert proc.returncode == 0, describe(proc)

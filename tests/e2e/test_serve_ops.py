@@ -20,9 +20,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.selfrun import SELF, base_env, describe, run_self
-from tests.e2e.serving import Service, admin, token
-from tests.servers import free_port
+from tests.support.selfrun import SELF, base_env, describe, run_self
+from tests.support.servers import free_port
+from tests.support.serving import Service, admin, token
 
 WS, SLUG = "acme", "web"
 PROBLEM = "application/problem+json"

@@ -28,10 +28,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.selfrun import base_env, describe, run_self
-from tests.e2e.serving import Service, admin, token
 from tests.e2e.test_serve_writes import Listener
-from tests.servers import GIT, free_port, git_daemon
+from tests.support.selfrun import base_env, describe, run_self
+from tests.support.servers import GIT, free_port, git_daemon
+from tests.support.serving import Service, admin, token
 
 WS, SLUG = "acme", "web"
 HOOK_ENV = "SELFHUB_TEST_HOOK_SECRET"
@@ -497,7 +497,7 @@ def test_a_dead_backend_keeps_writes_and_pushes_them_once_back(tmp_path: Path, b
 
 
 def test_a_backend_over_https_takes_its_token_from_the_environment(tmp_path: Path) -> None:
-    from tests.integration.sync_support import http_git
+    from tests.support.sync_support import http_git
 
     base = tmp_path / "git"
     base.mkdir()

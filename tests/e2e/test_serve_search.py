@@ -14,8 +14,8 @@ import msgspec
 import pytest
 
 from service.api.bodies import SearchAnswer
-from tests.e2e.selfrun import base_env, describe, run_self
-from tests.e2e.serving import Service, admin, token
+from tests.support.selfrun import base_env, describe, run_self
+from tests.support.serving import Service, admin, token
 
 WS, OTHER = "acme", "other"
 PROBLEM = "application/problem+json"

@@ -18,8 +18,8 @@ import pytest
 
 from service.model import ids
 from service.store import Store
-from tests.e2e.selfrun import base_env, describe, run_self
-from tests.e2e.serving import Listener, Service, admin, token
+from tests.support.selfrun import base_env, describe, run_self
+from tests.support.serving import Listener, Service, admin, token
 
 WS, SLUG = "acme", "web"
 EVENTS = f"/api/v1/workspaces/{WS}/events"

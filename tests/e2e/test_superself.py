@@ -6,8 +6,8 @@ import re
 import shutil
 from pathlib import Path
 
-from tests.e2e.selfrun import Store
-from tests.samples import SUPERSELF_SAMPLE as SAMPLE
+from tests.support.samples import SUPERSELF_SAMPLE as SAMPLE
+from tests.support.selfrun import Store
 
 ROW = re.compile(r"^(\S+)  (\S+)  (full|index|search)(?: p(\d+))?  (.*?)(  \(proposed\))?$")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import SELF, Store, base_env, describe, run_self
+from tests.support.selfrun import SELF, Store, base_env, describe, run_self
 
 CLONES = 3
 ROUNDS = 10  # 30 syncs, three at a time

@@ -7,9 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
-from tests.integration.bad_servers import OPENINGS, REASON, refusing, trickler
-from tests.integration.sync_support import bare, git_daemon
+from tests.support.bad_servers import OPENINGS, REASON, refusing, trickler
+from tests.support.selfrun import Store, base_env, describe, run_self
+from tests.support.sync_support import bare, git_daemon
 
 
 def _one_line(proc: subprocess.CompletedProcess[str]) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
-from tests.integration.sync_support import free_port, http_git
+from tests.support.selfrun import Store, base_env, describe, run_self
+from tests.support.sync_support import free_port, http_git
 
 
 def bare(path: Path) -> Path:

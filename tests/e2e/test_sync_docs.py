@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.e2e.selfrun import REPO, base_env
+from tests.support.selfrun import REPO, base_env
 
 README = REPO / "README.md"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
-from tests.forge import forge, head, hostile_trees, reset
-from tests.servers import git_daemon
+from tests.support.forge import forge, head, hostile_trees, reset
+from tests.support.selfrun import Store, base_env, describe, run_self
+from tests.support.servers import git_daemon
 
 Daemon = tuple[Path, int]  # the folder it serves, its port
 CASES = {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
+from tests.support.selfrun import Store, base_env, describe, run_self
 
 AHEAD = {"SELF_CLOCK_OFFSET_MS": "5000"}
 

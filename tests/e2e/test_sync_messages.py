@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import Store, base_env, describe, run_self
-from tests.servers import refusing_port
+from tests.support.selfrun import Store, base_env, describe, run_self
+from tests.support.servers import refusing_port
 
 
 class _Failing(http.server.BaseHTTPRequestHandler):

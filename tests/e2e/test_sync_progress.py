@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import SELF, TIMEOUT, Store, base_env
-from tests.integration.sync_support import ORIGIN, TS, bare, git_daemon, http_git
+from tests.support.selfrun import SELF, TIMEOUT, Store, base_env
+from tests.support.sync_support import ORIGIN, TS, bare, git_daemon, http_git
 
 USER, TOKEN = "alice", "tok-0c4f2b9e81"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.selfrun import SELF, base_env, describe, run_self
+from tests.support.selfrun import SELF, base_env, describe, run_self
 
 PER_PROCESS = 12
 LOOP = """

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.apiteam import SLUG, WS, Team, running_team
+from tests.support.apiteam import SLUG, WS, Team, running_team
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.sync_support import close_all
+from tests.support.sync_support import close_all
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from dulwich.repo import Repo
 
 from service.store import gitindex
 from service.store.gitcommit import FILE_MODE, update_index
-from tests.integration.sync_support import append, new_store, status_clean
+from tests.support.sync_support import append, new_store, status_clean
 
 
 def _repo(tmp_path: Path, names: list[str]) -> Repo:

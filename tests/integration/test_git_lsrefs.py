@@ -12,7 +12,7 @@ import pytest
 
 from service.endpoint import lsrefs, pkt
 from service.endpoint.errors import BadRequest
-from tests.servers import GIT
+from tests.support.servers import GIT
 
 ARGUMENTS = [
     [],

@@ -12,8 +12,8 @@ from dulwich.repo import Repo
 
 from service.store import Store, gitcommit
 from service.store.errors import RefMoved
-from tests.integration.sync_support import git
 from tests.integration.test_store import append_n
+from tests.support.sync_support import git
 
 
 def test_git_reads_every_object_and_keeps_a_reflog_of_every_move(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from service.model.fold import fold_all
 from service.model.status import build_status
 from service.store import cache, layout
 from service.store import hot as hot_cache
-from tests.eventcheck import checked_tempdir
-from tests.strategies import histories
+from tests.support.eventcheck import checked_tempdir
+from tests.support.strategies import histories
 
 TODAY = "2026-11-30"
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,8 +24,9 @@ from service.sync.engine import Fetched
 from service.sync.intake import RemoteRefused
 from service.sync.prefetch import prefetch
 from service.sync.transport import MAIN
-from tests.forge import forge, head, hostile_trees
-from tests.integration.sync_support import (
+from tests.support.forge import forge, head, hostile_trees
+from tests.support.servers import Counter, proxy
+from tests.support.sync_support import (
     FAST,
     append,
     bare,
@@ -35,7 +36,6 @@ from tests.integration.sync_support import (
     pair,
     replica,
 )
-from tests.servers import Counter, proxy
 
 
 @pytest.fixture(autouse=True)

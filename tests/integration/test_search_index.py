@@ -23,9 +23,9 @@ from service.model.events import Event, Origin, canonical
 from service.model.fold import fold_all
 from service.store import layout
 from service.workspace import Workspace
-from tests.builders import AGENT, Log
-from tests.eventcheck import checked_tempdir
-from tests.strategies import (
+from tests.support.builders import AGENT, Log
+from tests.support.eventcheck import checked_tempdir
+from tests.support.strategies import (
     LABELS,
     SEARCH_LOGS,
     search_logs,

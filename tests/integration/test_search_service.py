@@ -26,8 +26,8 @@ from service.model.state import State
 from service.store import layout
 from service.store.gitcommit import commit_files
 from service.workspace import Workspace
-from tests.eventcheck import checked_tempdir
-from tests.strategies import (
+from tests.support.eventcheck import checked_tempdir
+from tests.support.strategies import (
     EXPOSURES,
     LABELS,
     search_logs,

@@ -11,7 +11,7 @@ import pytest
 from service.store import Store
 from service.store import store as store_module
 from service.sync import sync
-from tests.integration.sync_support import FAST, append, files, pair, same, status_clean, track
+from tests.support.sync_support import FAST, append, files, pair, same, status_clean, track
 
 
 def _fetched(tmp_path: Path) -> tuple[Store, Store, str, str]:

@@ -18,7 +18,7 @@ from service.store import Store, gitcommit, layout
 from service.store.clock import high_water
 from service.sync import NotSelfhub, Options, SyncError, Unreachable, clone, remotes, sync
 from service.sync.remembered import last_synced
-from tests.integration.sync_support import (
+from tests.support.sync_support import (
     FAST,
     append,
     bare,

@@ -17,7 +17,7 @@ from service.model.fold import fold_all
 from service.model.state import State
 from service.store import Store, cache
 from service.sync import sync
-from tests.integration.sync_support import FAST, append, close_all, pair
+from tests.support.sync_support import FAST, append, close_all, pair
 
 
 class Folds:

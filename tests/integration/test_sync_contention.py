@@ -12,7 +12,7 @@ import pytest
 
 from service.sync import Options, sync
 from service.sync.errors import KeptMoving, SyncError
-from tests.integration.sync_support import FAST, append, event_ids, pair, remote_ids
+from tests.support.sync_support import FAST, append, event_ids, pair, remote_ids
 
 
 def test_a_push_during_the_fetch_of_a_path_remote_is_retried(tmp_path: Path) -> None:

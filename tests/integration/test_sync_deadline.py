@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from service.sync import Options, SyncError, Unreachable, clone, remotes, sync
-from tests.integration.bad_servers import OPENINGS, REASON, black_hole, refusing, trickler
-from tests.integration.sync_support import append, bare, files, git_daemon, http_git, new_store
+from tests.support.bad_servers import OPENINGS, REASON, black_hole, refusing, trickler
+from tests.support.sync_support import append, bare, files, git_daemon, http_git, new_store
 
 TIMEOUT, DEADLINE = 1.0, 2.0
 SLACK = 3.0  # process scheduling on a busy two-core machine

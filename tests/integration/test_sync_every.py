@@ -11,7 +11,7 @@ import pytest
 from service.store import Store
 from service.sync import Summary, UnknownRemote, clone, remotes, sync
 from service.sync.every import Round, sync_every, sync_selected
-from tests.integration.sync_support import FAST, append, bare, event_ids, git, new_store, remote_ids, track
+from tests.support.sync_support import FAST, append, bare, event_ids, git, new_store, remote_ids, track
 
 
 def pair(root: Path) -> tuple[Store, Store, Path, Path]:

@@ -20,8 +20,8 @@ from service.sync.intake import (
     RemoteRefused,
     UnsafeEntry,
 )
-from tests.forge import SEGMENT, forge, head, hostile_trees, leaky_event, read, reset
-from tests.integration.sync_support import FAST, append, bare, files, git_daemon, new_store, replica, track
+from tests.support.forge import SEGMENT, forge, head, hostile_trees, leaky_event, read, reset
+from tests.support.sync_support import FAST, append, bare, files, git_daemon, new_store, replica, track
 
 EXPECTED: dict[str, tuple[type[RemoteRefused], str, str]] = {
     # case: (error, the path named, what the message says)

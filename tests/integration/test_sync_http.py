@@ -12,7 +12,7 @@ import pytest
 
 from service.sync import AuthFailed, Options, SyncError, clone, remotes, sync
 from service.sync.credentials import lookup
-from tests.integration.sync_support import append, bare, files, http_git, new_store, same, track
+from tests.support.sync_support import append, bare, files, http_git, new_store, same, track
 
 USER, TOKEN = "alice", "tok-3f9a8c1e7b2d"
 FAST = Options(tries=8, timeout=10, pause=0.01, max_pause=0.05)

@@ -18,7 +18,7 @@ from service.store.clock import high_water
 from service.store.errors import StoreError
 from service.sync import SyncError, clone, doctor, sync
 from service.sync.every import sync_every
-from tests.integration.sync_support import (
+from tests.support.sync_support import (
     FAST,
     ORIGIN,
     TS,
@@ -201,7 +201,7 @@ def test_an_edit_is_refused_even_after_a_local_sync_with_nothing_to_push(tmp_pat
 
 def test_a_merge_of_two_published_histories_never_takes_an_edit(tmp_path: Path) -> None:
     """Two remotes: the event was edited on Y, the local history is on X; no merge is made."""
-    from tests.integration.sync_support import World
+    from tests.support.sync_support import World
 
     w = World(tmp_path)
     [event] = append(w.a, 1, text="the original words")
@@ -238,7 +238,7 @@ def test_a_bad_clock_offset_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_merge_of_two_published_histories_refuses_an_id_far_ahead(tmp_path: Path) -> None:
-    from tests.integration.sync_support import World
+    from tests.support.sync_support import World
 
     w = World(tmp_path)
     late = at(now_ms() + 2 * DAY_MS)

@@ -13,7 +13,7 @@ from service.store import Store, gitcommit
 from service.sync import logs
 from service.sync.identity import EventsDiffer
 from service.sync.merge import IDENTITY, MESSAGE, merge, merged_lines
-from tests.integration.sync_support import append, new_store, track
+from tests.support.sync_support import append, new_store, track
 
 
 def fetch(into: Store, source: Store) -> bytes:

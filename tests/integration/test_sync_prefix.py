@@ -10,7 +10,7 @@ import pytest
 
 from service.store import Store, gitcommit
 from service.sync import Options, clone, prefix, remotes, sync
-from tests.integration.sync_support import append, bare, new_store, remote_ids, track
+from tests.support.sync_support import append, bare, new_store, remote_ids, track
 
 FAST = Options(tries=3, timeout=5, pause=0.01, max_pause=0.05)
 LOG = "projects/app/log"

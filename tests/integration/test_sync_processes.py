@@ -15,7 +15,7 @@ import pytest
 
 from service.store import Store
 from service.sync import Options, clone, remotes, sync
-from tests.integration.sync_support import (
+from tests.support.sync_support import (
     bare,
     close_all,
     event_ids,
@@ -38,7 +38,7 @@ import json, random, sys, time
 from pathlib import Path
 from service.store import Store
 from service.sync import Options, sync
-from tests.integration.sync_support import append
+from tests.support.sync_support import append
 
 root, events, batch = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 store = Store.open(root)

@@ -11,7 +11,7 @@ import pytest
 from service.model.events import ProjectAdded, make
 from service.store import Store
 from service.sync import remotes, sync
-from tests.integration.sync_support import FAST, ORIGIN, TS, bare, close_all, track
+from tests.support.sync_support import FAST, ORIGIN, TS, bare, close_all, track
 
 
 @pytest.fixture(autouse=True)

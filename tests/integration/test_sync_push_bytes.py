@@ -21,7 +21,8 @@ from test_sync_ssh import sshd as sshd  # the fixture, for the ssh case
 from service.store import Store, gitcommit
 from service.sync import Options, clone, remotes, sync
 from service.sync.packing import affix_delta
-from tests.integration.sync_support import (
+from tests.support.servers import proxy
+from tests.support.sync_support import (
     append,
     bare,
     files,
@@ -33,7 +34,6 @@ from tests.integration.sync_support import (
     status_clean,
     track,
 )
-from tests.servers import proxy
 
 USER, TOKEN = "alice", "tok-7a1c0e5d2b"
 OPTIONS = Options(tries=8, timeout=10, pause=0.01, max_pause=0.05)
@@ -184,7 +184,7 @@ def test_pushed_remote_equals_the_local_tree(
 
 def _add_projects(store: Store, slugs: list[str]) -> None:
     from service.model.events import ProjectAdded, make
-    from tests.integration.sync_support import ORIGIN, TS
+    from tests.support.sync_support import ORIGIN, TS
 
     with store.transaction("") as tx:
         tx.append(

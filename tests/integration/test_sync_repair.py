@@ -11,7 +11,8 @@ import msgspec
 from service.model.events import canonical
 from service.store import Store
 from service.sync import doctor, sync
-from tests.integration.sync_support import (
+from tests.support.strategies import raw
+from tests.support.sync_support import (
     FAST,
     append,
     event_ids,
@@ -23,7 +24,6 @@ from tests.integration.sync_support import (
     status_clean,
     track,
 )
-from tests.strategies import raw
 
 SEGMENT = "projects/app/log/000000.jsonl"
 

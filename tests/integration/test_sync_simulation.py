@@ -31,8 +31,8 @@ from service.model.events import canonical
 from service.store import Store, gitcommit
 from service.store import store as store_module
 from service.sync import Options, clone, logs, remotes, sync
-from tests.eventcheck import checked_tempdir
-from tests.integration.sync_support import (
+from tests.support.eventcheck import checked_tempdir
+from tests.support.sync_support import (
     append,
     clock_offset,
     event_ids,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from service.sync import AuthFailed, Options, clone, remotes, sync
-from tests.integration.sync_support import append, bare, files, new_store, same, track
-from tests.servers import free_port, stop, wait_port
+from tests.support.servers import free_port, stop, wait_port
+from tests.support.sync_support import append, bare, files, new_store, same, track
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 KEYGEN = shutil.which("ssh-keygen")

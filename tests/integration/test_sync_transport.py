@@ -14,7 +14,7 @@ import pytest
 from service.model.events import Assertion, make
 from service.store import Store
 from service.sync import Options, clone, remotes, sync
-from tests.integration.sync_support import ORIGIN, TS, append, bare, git_daemon, http_git, new_store, track
+from tests.support.sync_support import ORIGIN, TS, append, bare, git_daemon, http_git, new_store, track
 
 USER, TOKEN = "alice", "tok-5e1d9a7c3b"
 NOISE = 40_000  # bytes of incompressible text in the published events

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from service.store import Store, gitcommit
 from service.sync import Options, Summary, clone, sync
 from service.sync.merge import IDENTITY, MESSAGE
-from tests.integration.sync_support import (
+from tests.support.sync_support import (
     FAST,
     World,
     append,

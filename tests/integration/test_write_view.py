@@ -22,9 +22,9 @@ from service.model.fold import fold_all
 from service.model.handle import handle
 from service.model.state import State
 from service.store import hot as hot_cache
-from tests.eventcheck import checked_tempdir
 from tests.integration.test_hot_slice import append
-from tests.strategies import histories
+from tests.support.eventcheck import checked_tempdir
+from tests.support.strategies import histories
 
 NOW = "2026-11-30T09:00:00.000Z"
 CAPS = (

@@ -17,7 +17,7 @@ from service.model.events import (
 )
 from service.model.overview import overview, render_overview
 from service.model.state import Project
-from tests.builders import AGENT, Log
+from tests.support.builders import AGENT, Log
 
 TODAY = "2026-12-01"
 

@@ -14,7 +14,7 @@ from service.model.config import WorkspaceConfig
 from service.model.context import MAX_BUDGET, MIN_BUDGET, build_context, check_budget, fit, render_agent
 from service.model.errors import Invalid
 from service.model.events import EntityWhy
-from tests.builders import Log
+from tests.support.builders import Log
 
 TODAY = "2026-12-01"
 RATES = (0.25, 0.5, 1.0, 4.0)

@@ -15,7 +15,7 @@ from service.model.search import search
 from service.model.state import State
 from service.model.status import build_status, render_status
 from service.model.views import list_rows, work_list, work_list_text
-from tests.samples import SUPERSELF_SAMPLE as SAMPLE
+from tests.support.samples import SUPERSELF_SAMPLE as SAMPLE
 
 TODAY = "2026-12-01"
 

@@ -1,6 +1,6 @@
 """`self export docket` writes a ledger Docket's own reader accepts, whatever it holds.
 
-Docket's reader is rebuilt from its source as a checker (`tests/docket_reader.py`, one
+Docket's reader is rebuilt from its source as a checker (`tests/support/docket_reader.py`, one
 `Version` per stored `ledger.py`), first held to Docket's fixtures here: a ledger numbered in
 one sequence shared by the kinds reads in every version that knows its lines, one numbered
 per kind only in the version that numbers that way. Then an export holding every kind of
@@ -18,8 +18,8 @@ import pytest
 
 from service.model import docket, exchange, ledger
 from service.model.config import WorkspaceConfig
-from tests import docket_reader
-from tests.docket_ledgers import RECORD_KINDS, renumbered
+from tests.support import docket_reader
+from tests.support.docket_ledgers import RECORD_KINDS, renumbered
 from tests.unit.test_ledger import Book
 from tests.unit.test_ledger_docket import Log, rows_of
 

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from service.model import docket
-from tests.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
+from tests.support.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
 from tests.unit.test_docket_round_trip import imported, rows
 
 

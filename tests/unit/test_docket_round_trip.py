@@ -4,7 +4,7 @@ reader accepts: random Docket ledgers imported, exported and imported again give
 The ledgers come in both numberings Docket writes: ids in one sequence shared by the three
 kinds (`c1`, `d2`, `q3`: its earlier versions) and each kind on its own (`c1`, `c2`, `d1`: as
 it numbers now). The export numbers in one shared sequence, the one numbering every stored
-version of Docket's reader accepts (`tests/docket_reader.py` holds the file to those readers).
+version of Docket's reader accepts (`tests/support/docket_reader.py` holds the file to those readers).
 A ledger numbered that way comes back with its own ids, and its rows compare as they are. A
 ledger numbered per kind is renumbered by the export, so its rows compare modulo that
 renaming: the export writes the records in the ledger's order, so the n-th record line of
@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from service.model import exchange, views
 from service.model.state import State
-from tests import docket_reader
-from tests.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
+from tests.support import docket_reader
+from tests.support.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
 from tests.unit.test_ledger_docket import Log
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from service.model.events import Assertion, Origin, canonical, make
-from tests.eventcheck import NOT_AN_EVENT, check_tree, problem
-from tests.samples import SUPERSELF_SAMPLE
+from tests.support.eventcheck import NOT_AN_EVENT, check_tree, problem
+from tests.support.samples import SUPERSELF_SAMPLE
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = SUPERSELF_SAMPLE / "store"

@@ -26,7 +26,7 @@ from service.model.events import (
 )
 from service.model.fold import fold, fold_all
 from service.model.state import State
-from tests.strategies import MAX_RANDOM, START_MS, histories, iso, raw
+from tests.support.strategies import MAX_RANDOM, START_MS, histories, iso, raw
 
 settings.register_profile(
     "model-properties",

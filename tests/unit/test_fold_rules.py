@@ -10,9 +10,9 @@ from service.model import ids
 from service.model.events import Event, Origin, decode_line
 from service.model.fold import fold_all
 from service.model.state import Entity, State
-from tests.builders import as_imported
-from tests.samples import SUPERSELF_SAMPLE as SAMPLE
-from tests.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
+from tests.support.builders import as_imported
+from tests.support.samples import SUPERSELF_SAMPLE as SAMPLE
+from tests.support.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
 START_MS = 1_780_000_000_000
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from service.model import ids
 from service.model.errors import Invalid
-from tests.strategies import MAX_RANDOM, START_MS
+from tests.support.strategies import MAX_RANDOM, START_MS
 
 PROPERTY = settings(max_examples=300, deadline=None)
 STEP_MASK = (1 << ids.STEP_BITS) - 1

@@ -32,7 +32,7 @@ from service.model.fold import fold_all
 from service.model.posted import decode
 from service.model.state import State
 from service.store import append
-from tests.builders import HUMAN, Log
+from tests.support.builders import HUMAN, Log
 
 
 def marked(event: Event) -> Event:

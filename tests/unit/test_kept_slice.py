@@ -18,7 +18,7 @@ from service.model.fold import fold_all
 from service.model.hotslice import Kept, split
 from service.model.state import State
 from service.model.status import build_status
-from tests.strategies import histories
+from tests.support.strategies import histories
 
 TODAY = "2026-11-30"
 NOW = "2026-11-30T09:00:00.000Z"

@@ -596,7 +596,7 @@ def test_events_without_ledger_fields_keep_their_bytes() -> None:
 
 
 def test_legacy_decisions_are_adopted_ledger_records() -> None:
-    from tests.builders import Log
+    from tests.support.builders import Log
 
     log = Log()
     d = log.add("decision.confirmed", b'{"text":"use git"}')

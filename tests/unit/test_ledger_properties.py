@@ -17,7 +17,7 @@ from service.model.fold import fold, fold_all
 from service.model.hotslice import ColdRecord
 from service.model.render import neighbours
 from service.model.state import Report, State
-from tests.strategies import History
+from tests.support.strategies import History
 
 PROPERTY = settings(
     max_examples=100,

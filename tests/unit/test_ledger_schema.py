@@ -13,7 +13,7 @@ from service.model.events import Event, as_dict, canonical, payload_of
 from service.model.fold import fold_all
 from service.model.schema import document
 from service.model.views import entity_row, ledger_extras
-from tests.strategies import histories
+from tests.support.strategies import histories
 from tests.unit.test_ledger_properties import ledger_histories
 
 SCHEMA = document()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from service.model import fold
 from service.model.events import Event, as_dict, canonical, decode_unchecked
 from service.sync import identity, logs, merge
-from tests.strategies import histories, raw
+from tests.support.strategies import histories, raw
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -17,7 +17,7 @@ from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid, Refused
 from service.model.events import Origin
 from service.model.problems import BAD_INPUT, CODES, REFUSED, document
-from tests.builders import Log
+from tests.support.builders import Log
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "service" / "model"

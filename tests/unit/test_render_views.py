@@ -28,7 +28,7 @@ from service.model.views import (
     work_show,
     work_show_text,
 )
-from tests.builders import AGENT, Log
+from tests.support.builders import AGENT, Log
 
 
 def test_entity_row_has_exactly_the_contract_keys() -> None:

@@ -19,7 +19,7 @@ from service.model.sanitize import (
     value_fact,
 )
 from service.model.secret_formats import mask_tokens, token_fact
-from tests.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
+from tests.support.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
 GH_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2  # 44 characters, the shape of a real one
 SHA = "9d2f4fc49cf782c5268b31a2e0bb8740a684c3b5"

@@ -15,7 +15,7 @@ from service.model.events import (
 )
 from service.model.state import State
 from service.model.status import build_status, render_status, waiting_count, work_counts
-from tests.builders import AGENT, Log
+from tests.support.builders import AGENT, Log
 
 TODAY = "2026-12-01"
 

@@ -18,7 +18,7 @@ from service.model.context import collect
 from service.model.events import Event, decode_line
 from service.model.fold import fold_all
 from service.model.state import State, shared_with
-from tests.builders import HUMAN
+from tests.support.builders import HUMAN
 
 ERA = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy" / "entity-era"
 LOG = ERA / "store" / "projects" / "app" / "log.jsonl"

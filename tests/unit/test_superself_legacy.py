@@ -23,7 +23,7 @@ from service.model.fold import fold_all
 from service.model.state import Entity, State
 from service.model.status import build_status, render_status, waiting_count
 from service.model.views import is_pending, is_waiting
-from tests.builders import Log, as_imported
+from tests.support.builders import Log, as_imported
 
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy"
 PRE = LEGACY / "pre-cutover"

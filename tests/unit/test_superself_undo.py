@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from service.model.events import Blocked, EntityWhy, Link, Linked
 from service.model.state import State
-from tests.builders import Log
+from tests.support.builders import Log
 
 
 def undo(log: Log, entity: str, annulled: str) -> str:

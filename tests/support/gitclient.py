@@ -9,7 +9,7 @@ from pathlib import Path
 
 from service.model import ids
 from service.store import clock
-from tests.forge import line
+from tests.support.forge import line
 
 Done = subprocess.CompletedProcess[str]
 

@@ -2,7 +2,7 @@
 
 The `git` binary is used here, by the tests, to stand up servers and to look at results;
 selfhub itself never runs it. Servers listen on 127.0.0.1 on free ports and are stopped by
-the pid they were started with; the port helpers and `git daemon` live in tests/servers.py,
+the pid they were started with; the port helpers and `git daemon` live in tests/support/servers.py,
 which bench/sync.py uses too.
 """
 
@@ -25,10 +25,10 @@ from service.store import Store
 from service.store.clock import OFFSET_ENV
 from service.sync import Options, Summary, clone, remotes, sync
 from service.sync.remembered import last_synced
-from tests.servers import GIT
-from tests.servers import free_port as free_port  # the servers, re-exported for the sync tests
-from tests.servers import git_daemon as git_daemon
-from tests.servers import wait_port as wait_port
+from tests.support.servers import GIT
+from tests.support.servers import free_port as free_port  # the servers, re-exported for the sync tests
+from tests.support.servers import git_daemon as git_daemon
+from tests.support.servers import wait_port as wait_port
 
 FAST = Options(tries=8, timeout=5, pause=0.01, max_pause=0.05)
 ORIGIN = Origin("agent", True)

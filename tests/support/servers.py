@@ -2,7 +2,7 @@
 server to listen, stopping it by the process it was started as, `git daemon`, and a TCP proxy
 that counts the bytes each way.
 
-The sync tests reach these through tests/integration/sync_support.py; bench/sync.py, run
+The sync tests reach these through tests/support/sync_support.py; bench/sync.py, run
 from the repository root, imports this module directly.
 """
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.selfrun import base_env, describe, run_self
-from tests.e2e.serving import Service, admin, token, token_id
+from tests.support.selfrun import base_env, describe, run_self
+from tests.support.serving import Service, admin, token, token_id
 
 WS, OTHER, SLUG = "acme", "other", "web"
 PROBLEM = "application/problem+json"

@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.selfrun import SELF, base_env, describe, run_self
-from tests.servers import free_port
+from tests.support.selfrun import SELF, base_env, describe, run_self
+from tests.support.servers import free_port
 
 START_S = 20.0
 

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.e2e import gitclient as gc
-from tests.e2e.selfrun import base_env, run_self
-from tests.servers import GIT
+from tests.support import gitclient as gc
+from tests.support.selfrun import base_env, run_self
+from tests.support.servers import GIT
 
 MAX_TRIES = 500
 MAX_SYNCS = 50

@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CONFORMANCE = Path(__file__).resolve().parent / "fixtures" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "fixtures" / "conformance"
 SUPERSELF_SAMPLE = CONFORMANCE / "superself-sample"
 SUPERSELF_SAMPLE_LOG = SUPERSELF_SAMPLE / "store" / "projects" / "app" / "log.jsonl"
