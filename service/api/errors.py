@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from service.model.errors import SelfhubError
+
 if TYPE_CHECKING:
     from litestar import Request, Response
 
 PROBLEM_JSON = "application/problem+json"
 
 
-class ApiError(Exception):
+class ApiError(SelfhubError):
     """Root of every error the HTTP front end raises: an answer with a status and a code."""
 
     status = 500

@@ -17,7 +17,7 @@ def problem(exc: BaseException) -> dict[str, object] | None:
     if isinstance(exc, ModelError):
         return document(exc.code, exc.detail(), exc.field)
     if isinstance(exc, StoreError | LiveError):
-        return document(getattr(exc, "code", "store"), str(exc))
+        return document(exc.code, str(exc))
     return None
 
 
@@ -36,5 +36,5 @@ def adapter_code(exc: BaseException) -> str | None:
     from service.store.errors import StoreError
 
     if isinstance(exc, StoreError | DataError | AuthError):
-        return str(getattr(exc, "code", "store"))
+        return exc.code
     return None

@@ -3,8 +3,10 @@ end adds what to run next (the CLI: `cli/problems.py`, by the error's `code` and
 
 from __future__ import annotations
 
+from service.model.errors import SelfhubError
 
-class AuthError(Exception):
+
+class AuthError(SelfhubError):
     """Root of every error the auth adapter raises."""
 
     code = "store"

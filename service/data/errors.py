@@ -3,8 +3,10 @@ front end adds what to run next (the CLI: `cli/problems.py`, by the error's `cod
 
 from __future__ import annotations
 
+from service.model.errors import SelfhubError
 
-class DataError(Exception):
+
+class DataError(SelfhubError):
     """Root of every error the data directory raises."""
 
     code = "store"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from service.model.errors import SelfhubError
 
-class EndpointError(Exception):
+
+class EndpointError(SelfhubError):
     """Root of the git endpoint's errors."""
 
     status = 400

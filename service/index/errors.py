@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from service.model.errors import SelfhubError
 
-class SearchIndexError(Exception):
+
+class SearchIndexError(SelfhubError):
     """Root of every error the search index raises."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from service.model.errors import SelfhubError
 
-class LiveError(Exception):
+
+class LiveError(SelfhubError):
     """Root of every error `service.live` raises."""
 
     code = "store"

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from service.model.errors import SelfhubError
 from service.model.state import Fact
 
 DEFAULT_REASON = "revise"  # a supersession that does not say how flags what stood on it
@@ -56,8 +57,9 @@ def follow(facts: dict[str, Fact], start: str) -> Chain:
         here = nxt
 
 
-class _Loop(Exception):
-    """A prerequisite walk came back to a decision it is still explaining."""
+class _Loop(SelfhubError):
+    """A prerequisite walk came back to a decision it is still explaining (caught by the walk
+    that crossed a supersession; never raised out of `Blockers`)."""
 
 
 class Blockers:

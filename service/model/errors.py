@@ -1,4 +1,10 @@
-"""The error root of the model and its two families.
+"""The one error root of selfhub (`SelfhubError`), the model's errors and their two families.
+
+Every error selfhub raises on purpose is a `SelfhubError`: the model's here, each adapter's and
+front end's through its package's root (`StoreError`, `SyncError`, `DataError`, `AuthError`,
+`SearchIndexError`, `LiveError`, `EndpointError`, `ApiError`, `WebError`), defined in the model
+because every layer may import it (`tests/unit/test_one_error_root.py` checks). Warnings are
+not errors: they stay `Warning`s.
 
 `Invalid` is bad input; `Refused` is a rule saying no. Each carries a stable `code`
 (`service.model.problems.CODES` maps it to the CLI's exit code and to an HTTP status), the
@@ -29,7 +35,15 @@ def slot(field: str) -> str:
     return "{" + field + "}"
 
 
-class ModelError(Exception):
+class SelfhubError(Exception):
+    """Root of every error selfhub raises. `code` is its row in `service.model.problems.CODES`
+    (the CLI's exit code, the HTTP status of its problem document); a family's root sets its
+    default, a class its own. An error without a code of its own answers as unexpected."""
+
+    code: str = "server"
+
+
+class ModelError(SelfhubError):
     """Root of every error the pure core raises."""
 
     default_code = "invalid-value"

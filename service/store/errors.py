@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from service.model.errors import fill, plain
+from service.model.errors import SelfhubError, fill, plain
 
 
-class StoreError(Exception):
+class StoreError(SelfhubError):
     """Root of every error the store raises."""
 
     code = "store"

@@ -28,6 +28,7 @@ from dulwich.objects import ZERO_SHA, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from service.model.errors import SelfhubError
 from service.store.gitcommit import STALE_LOCK
 from service.sync import credentials
 from service.sync.clients import Deadline, client_for
@@ -41,8 +42,9 @@ Stage = Callable[[str, int, int], None]  # (what, done, total): a step the serve
 _STAGE = re.compile(rb"([A-Za-z][A-Za-z ]{0,39}):\s*(?:\d+%\s*)?\(?(\d+)/(\d+)\)?")
 
 
-class Moved(Exception):
-    """The remote's main is not where the compare-and-swap expects it."""
+class Moved(SelfhubError):
+    """The remote's main is not where the compare-and-swap expects it (raised inside a push's
+    ref update and caught by `Connection.push`, which answers why the push did not land)."""
 
     def __init__(self, found: ObjectID | None) -> None:
         super().__init__("the remote moved")
