@@ -1,6 +1,8 @@
-"""The write routes: events posted as they are (`POST …/events`) and command values of the
-application layer (`POST …/commands`). Each authorizes, decodes the body, and hands one job
-to the workspace's writer (`service/live/writer.py`), answering once its commit is durable."""
+"""The write routes: events posted as they are (`POST …/events`) and command values
+(`POST …/commands`). Each authorizes, decodes the body, and hands the workspace's writer
+(`service/live/writer.py`) one job: a call of the application layer (`service.app.post`,
+`service.app.execute`, as the CLI makes) on a view whose transactions are the writer's batch.
+It answers once the batch's commit is durable."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from service.model.requests import AnyCommand
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
-    from service.live.writer import Batch
+    from service.store.unit import Unit as Batch
 
 WRITE_TIMEOUT_S = 30.0
 
@@ -33,7 +35,8 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     """Append events as given (`type`, `project`, `payload`, `refs`?, `id`?): the service gives
     the id (unless given), the time and `origin.by`; 201 with the ids and the commit, 200 when
     every id given was written before with the same content (a retry)."""
-    from service.live.posting import post as write
+    from service.app import post
+    from service.live.view import View
     from service.model import posted
 
     given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
@@ -42,7 +45,7 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     events = posted.decode(body)
     live = await _live(request, ws)
     job = await live.writer.submit_async(
-        lambda batch: write(live, events, origin, batch), WRITE_TIMEOUT_S, client=_client(request)
+        lambda batch: post(View(live, None, origin, batch), events), WRITE_TIMEOUT_S, client=_client(request)
     )
     result = job.answer()
     assert isinstance(result, posted.Posted)

@@ -14,10 +14,11 @@ from service.app.locate import locate, store_root, valid_slug
 
 if TYPE_CHECKING:
     from service.model.events import Event
+    from service.model.posted import Posted, PostEvents
     from service.model.requests import AnyCommand
     from service.workspace import Workspace as Workspace  # the type `locate` returns
 
-__all__ = ["execute", "locate", "problem", "store_root", "valid_slug"]
+__all__ = ["execute", "locate", "post", "problem", "store_root", "valid_slug"]
 
 
 def execute(workspace: Workspace, command: AnyCommand) -> list[Event]:
@@ -25,6 +26,13 @@ def execute(workspace: Workspace, command: AnyCommand) -> list[Event]:
     from service.app import writes  # imported by a write only: `self context` stays light
 
     return writes.execute(workspace, command)
+
+
+def post(workspace: Workspace, body: PostEvents) -> Posted:
+    """The events of one post written as given, all or none (`service/app/posting.py`)."""
+    from service.app import posting
+
+    return posting.post(workspace, body)
 
 
 def problem(exc: BaseException) -> dict[str, object] | None:

@@ -197,11 +197,22 @@ class MemoryStore:
             finally:
                 transaction.closed = True
 
+    @contextmanager
+    def unit(self) -> Iterator[MemoryUnit]:
+        with self._lock:
+            yield MemoryUnit(self)
+
     def write(self, log: str, events: list[Event], last_id: str | None) -> None:
         """Append new events through the append gate: every line is checked before any is kept."""
+        self.keep(log, self.admit(log, events, last_id), events)
+
+    def admit(self, log: str, events: list[Event], last_id: str | None) -> list[bytes]:
+        """The lines of new events bound for `log`, each through the append gate."""
         local = self.local_facts()
-        lines = [admitted(log, event, writable=True, local=local) for event in in_order(events, last_id)]
-        self.lines.setdefault(log, []).extend(lines)
+        return [admitted(log, event, writable=True, local=local) for event in in_order(events, last_id)]
+
+    def keep(self, log: str, lines: list[bytes], events: list[Event]) -> None:
+        self.lines.setdefault(_key(log), []).extend(lines)
         self.clock.observe(e.id for e in events)
 
 
@@ -243,6 +254,35 @@ class MemoryTransaction:
     def _check_open(self) -> None:
         if self.closed:
             raise RuntimeError("this transaction has ended; start a new one")
+
+
+class MemoryUnit:
+    """A unit of work over every log of a `MemoryStore`: its events are kept as it adds them
+    (the store's lock is held meanwhile), every log's events checked before any is kept."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.config = store.config()
+        self.now = store.clock.now()
+        self.now_ms = store.clock.ms
+        self._states: dict[str, State] = {}
+
+    def state(self, log: str) -> State:
+        if log not in self._states:
+            self._states[log] = self.store.state(log)[0]
+        return self._states[log]
+
+    def new_id(self, floor: str | None) -> str:
+        return self.store.clock.issue(1, floor)[0]
+
+    def logged(self, log: str, event_id: str) -> Event | None:
+        return next((e for e in self.store.read(log).events if e.id == event_id), None)
+
+    def add_all(self, events: dict[str, list[Event]]) -> None:
+        lines = {log: self.store.admit(log, batch, self.state(log).last_id) for log, batch in events.items()}
+        for log, batch in events.items():
+            self.store.keep(log, lines[log], batch)
+            self._states.pop(log, None)
 
 
 def _key(log: str) -> str:

@@ -77,6 +77,39 @@ class TransactionPort(Protocol):
     def append(self, events: list[Event]) -> None: ...
 
 
+class UnitPort(Protocol):
+    """One locked unit of work over every log of a store, committed as one: events posted as
+    they are (`service/app/posting.py`) may go to several logs, all or none."""
+
+    @property
+    def config(self) -> WorkspaceConfig: ...
+    @property
+    def now(self) -> str:
+        """The instant every event of the unit is dated."""
+        ...
+
+    @property
+    def now_ms(self) -> int:
+        """The same instant in milliseconds since the epoch."""
+        ...
+
+    def state(self, log: str) -> State:
+        """The log's state, with the unit's events so far folded in."""
+        ...
+
+    def new_id(self, floor: str | None) -> str:
+        """An id after every id the store issued or saw and after `floor`."""
+        ...
+
+    def logged(self, log: str, event_id: str) -> Event | None:
+        """The committed event of that id (of any log, when it is among those kept lately)."""
+        ...
+
+    def add_all(self, events: dict[str, list[Event]]) -> None:
+        """Check every event with the append gate, then fold them in; none if one is refused."""
+        ...
+
+
 class LocalPort(Protocol):
     """What one machine keeps beside a store: recorded processes, linked checkouts, the
     gate's rulings."""
@@ -109,3 +142,6 @@ class StorePort(Protocol):
     def config(self) -> WorkspaceConfig: ...
     def save_config(self, config: WorkspaceConfig) -> None: ...
     def transaction(self, log: str) -> AbstractContextManager[TransactionPort]: ...
+    def unit(self) -> AbstractContextManager[UnitPort]:
+        """A unit of work over every log, committed when it closes without an error."""
+        ...

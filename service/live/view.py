@@ -1,52 +1,132 @@
-"""A workspace as the application layer sees it, on the service's in-memory states: every
-read and command the CLI has, folded once and advanced by appends. In the writer thread a
-write gathers its events into the batch being committed instead of committing alone."""
+"""A workspace as the application layer sees it, on the service's in-memory states.
+
+`LiveStore` is the store port (`service/app/ports.py`) over a live workspace: the states and
+slices it holds in memory, and, in the writer thread, the batch being committed as the
+transaction every write runs in. So a command posted to the service runs through the same
+`Workspace.write` and `service.app.execute` as the CLI's: only the port differs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from service.model.commands import Clock
+from service.model.config import WorkspaceConfig
 from service.model.events import Event, Origin
 from service.model.hotslice import ColdCounts, Kept
 from service.model.state import Entity, State
 from service.store import Quarantine
-from service.workspace import Command, Workspace
+from service.store.local import Local
+from service.store.segments import Log
+from service.workspace import Workspace
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
-    from service.live.writer import Batch
+    from service.store.unit import Unit as Batch
 
 
 class View(Workspace):
+    """The application layer's workspace on a live workspace's states, held still while a
+    read uses it, or on the writer's batch while a job runs."""
+
+    store: LiveStore
+
     def __init__(
         self, live: LiveWorkspace, project: str | None, origin: Origin, batch: Batch | None = None
     ) -> None:
-        super().__init__(live.store, project, origin)
+        super().__init__(LiveStore(live, batch), project, origin)
+
+    @property
+    def live(self) -> LiveWorkspace:
+        return self.store.live
+
+
+class LiveStore:
+    """The store port on a live workspace: reads from its states in memory (the store on disk
+    for what they do not keep: history, settings), writes into the writer's batch."""
+
+    def __init__(self, live: LiveWorkspace, batch: Batch | None) -> None:
         self.live = live
         self.batch = batch
 
-    def folded(self, log: str) -> tuple[State, list[Quarantine]]:
+    @property
+    def local(self) -> Local:
+        return self.live.store.local
+
+    def logs(self) -> list[str]:
+        return self.live.store.logs()
+
+    def read(self, log: str) -> Log:
+        return self.live.store.read(log)
+
+    def holding(self, log: str, text: str) -> list[Event]:
+        return self.live.store.holding(log, text)
+
+    def newest(self, log: str, n: int) -> list[Event]:
+        return self.live.store.newest(log, n)
+
+    def state(self, log: str) -> tuple[State, list[Quarantine]]:
         return self.live.state(log)
+
+    def refold(self, log: str) -> tuple[State, list[Quarantine]]:
+        return self.live.store.refold(log)
 
     def hot(self, log: str) -> Sliced:
         """The slice kept in memory beside the log's state (the CLI reads the slice cache on
         disk instead; context and status come out the same)."""
         return Sliced(self.live.sliced(log), self.live.state(log)[1])
 
-    def write(self, log: str, command: Command, names: Sequence[str] | None = None) -> list[Event]:
-        """Run `command` on the live state of `log` (whole, in memory: `names` is not needed)
-        and add its events to the writer's batch."""
+    def config(self) -> WorkspaceConfig:
+        return self.live.store.config()
+
+    def save_config(self, config: WorkspaceConfig) -> None:
+        self.live.store.save_config(config)
+
+    @contextmanager
+    def transaction(self, log: str) -> Iterator[BatchTransaction]:
+        """A write of one log in the writer's batch: its events are checked and folded into
+        the live state as it appends them, and committed with the batch."""
+        yield BatchTransaction(self._writing(), log)
+
+    @contextmanager
+    def unit(self) -> Iterator[Batch]:
+        """The writer's batch: every log, committed as one with the other jobs."""
+        yield self._writing()
+
+    def _writing(self) -> Batch:
         if self.batch is None:
             raise RuntimeError("a read view cannot write: submit the command to the workspace's writer")
-        batch = self.batch
-        state = self.state(log)
-        clock = Clock(lambda: batch.new_id(state.last_id), batch.now, self.origin, log)
-        events = command(state, self.config(), clock)
-        batch.add(log, events)
-        return events
+        return self.batch
+
+
+class BatchTransaction:
+    """The transaction port on one log of the writer's batch."""
+
+    def __init__(self, batch: Batch, log: str) -> None:
+        self.batch = batch
+        self.log = log
+
+    @property
+    def state(self) -> State:
+        return self.batch.state(self.log)
+
+    def view(self, names: Sequence[str] | None) -> State:
+        return self.state  # the whole state is in memory: nothing to bring in
+
+    @property
+    def config(self) -> WorkspaceConfig:
+        return self.batch.config
+
+    def next_ids(self, n: int) -> list[str]:
+        return [self.batch.new_id(self.state.last_id) for _ in range(n)]
+
+    def now(self) -> str:
+        return self.batch.now
+
+    def append(self, events: list[Event]) -> None:
+        self.batch.add(self.log, events)
 
 
 @dataclass(frozen=True)

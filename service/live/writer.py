@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import queue
-import secrets
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
@@ -17,10 +16,8 @@ from typing import TYPE_CHECKING
 
 from service.live import outside
 from service.live.errors import CommitFailed, Stopping, WriteTimeout
-from service.model import ids, order
-from service.model.errors import Invalid
 from service.model.events import Event
-from service.store import clock
+from service.store.unit import Unit
 
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
@@ -32,42 +29,9 @@ LOOP_S = 0.05  # a client whose next post came this soon after its answer posts 
 INDEX_AFTER_S = 0.5  # `.git/index` is written once no job came for this long
 
 
-class Batch:
-    """The events of the jobs of one commit, with the ids and the time they share."""
-
-    def __init__(self, live: LiveWorkspace) -> None:
-        self.live = live
-        self.now = clock.now()
-        self.local = live.store.local_facts()
-        self.config = live.store.config()
-        self.lines: dict[str, list[bytes]] = {}
-        self.events: list[Event] = []
-        self._last = clock.high_water(live.store.clock_file)
-
-    def new_id(self, floor: str | None) -> str:
-        """An id after every id issued or seen and after `floor` (the log's last)."""
-        last = max((i for i in (self._last, floor) if i is not None), default=None)
-        self._last = ids.next_id(last, clock.wall_ms(), secrets.randbits(80))
-        return self._last
-
-    def add(self, log: str, events: list[Event]) -> None:
-        self.add_all({log: events})
-
-    def add_all(self, events: dict[str, list[Event]]) -> None:
-        """Check every event (the append gate's checks, in id order after each log's last),
-        then fold them into the live state; nothing is folded if one is refused."""
-        checked: dict[str, list[bytes]] = {}
-        for log, batch in events.items():
-            found = order.not_after((e.id for e in batch), self.live.state(log)[0].last_id)
-            if found is not None:
-                raise Invalid(f"event {found[0]} is not after {found[1]}, the last id of its log", field="id")
-            checked[log] = self.live.store.check(log, batch, self.local)
-        for log, batch in events.items():
-            if batch:
-                self.live.apply(log, batch)
-                self.lines.setdefault(log, []).extend(checked[log])
-                self.events.extend(batch)
-                self._last = max(self._last or "", batch[-1].id)
+def new_batch(live: LiveWorkspace) -> Unit:
+    """The unit of work of one commit, on the live states: each job sees the ones before it."""
+    return Unit(live.store, lambda log: live.state(log)[0], live.apply, live.feed.get)
 
 
 class Job:
@@ -146,7 +110,7 @@ class Writer:
         self._thread.start()
 
     async def submit_async(
-        self, run: Callable[[Batch], object], timeout: float, client: Hashable = None
+        self, run: Callable[[Unit], object], timeout: float, client: Hashable = None
     ) -> Job:
         """Queue a job and wait, on the event loop and without holding a thread, until its
         commit is durable (or it was refused)."""
@@ -212,7 +176,7 @@ class Writer:
         try:
             with live.store.locked(), self._holding():
                 outside.take(live)  # written by another process since: judged and folded first
-                batch = Batch(live)
+                batch = new_batch(live)
                 for job in jobs:
                     _run(job, batch)
                 if batch.events:
@@ -322,7 +286,7 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _run(job: Job, batch: Batch) -> None:
+def _run(job: Job, batch: Unit) -> None:
     mark = len(batch.events)
     try:
         job.result = job.run(batch)

@@ -77,14 +77,30 @@ def _overwrite(path: Path, data: bytes) -> None:
     overwrite(path, data)
 
 
+class Issuer:
+    """Issues ids from a high-water mark: each after the mark, after the floor it is given
+    and after the one before. The one rule for new ids: a transaction on disk issues through
+    it (`issue`), and so does the service's group commit (`service/live/writer.py: Batch`)."""
+
+    def __init__(self, mark: str | None) -> None:
+        self.last = mark
+
+    def issue(self, floor: str | None) -> str:
+        """A new id after every id issued or seen and after `floor` (the log's last)."""
+        last = max((i for i in (self.last, floor) if i is not None), default=None)
+        self.last = ids.next_id(last, wall_ms(), secrets.randbits(80))
+        return self.last
+
+    def seen(self, last: str) -> None:
+        """An id held by events appended meanwhile: the next one is issued after it."""
+        if self.last is None or last > self.last:
+            self.last = last
+
+
 def issue(path: Path, n: int, floor: str | None) -> list[str]:
     """`n` new ids, each greater than the mark, than `floor` and than the one before."""
-    mark = high_water(path)
-    last = max((m for m in (mark, floor) if m is not None), default=None)
-    out: list[str] = []
-    for _ in range(n):
-        last = ids.next_id(last, wall_ms(), secrets.randbits(80))
-        out.append(last)
+    issuer = Issuer(high_water(path))
+    out = [issuer.issue(floor) for _ in range(n)]
     if out:
         atomic_write(path, out[-1].encode("ascii") + b"\n", durable=True)
     return out

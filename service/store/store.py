@@ -32,6 +32,7 @@ from service.store.segments import Log, Quarantine, read_log
 
 if TYPE_CHECKING:
     from service.store.hot import Hot
+    from service.store.unit import Unit
 
 EXCLUDE_LINE = ".local/"
 
@@ -213,6 +214,30 @@ class Store:
                 yield transaction
             finally:
                 transaction.closed = True
+
+    @contextmanager
+    def unit(self) -> Iterator[Unit]:
+        """Under the lock: a unit of work over every log (`unit.py`), committed as one commit
+        when it closes without an error."""
+        from service.store.unit import Unit
+
+        with self.locked():
+            states: dict[str, State] = {}
+
+            def state_of(log: str) -> State:
+                if log not in states:
+                    states[log] = self.state(log)[0]
+                return states[log]
+
+            def apply(log: str, events: list[Event]) -> None:
+                cache.advance(state_of(log), events)
+
+            unit = Unit(self, state_of, apply)
+            yield unit
+            for log in unit.lines:
+                self._check_writable(log)
+            if unit.events:
+                self.write_lines(unit.lines, [e.id for e in unit.events])
 
     def _check_writable(self, log: str) -> None:
         """Refuse a write up front when a folder it writes in is read-only for this user:

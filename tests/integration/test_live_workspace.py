@@ -36,11 +36,11 @@ def live(tmp_path: Path) -> Iterator[LiveWorkspace]:
 
 async def post_note(live: LiveWorkspace, client: Hashable = None, timeout: float = 10.0) -> Job:
     """One note posted to project `app` through the writer, as `client`."""
-    from service.live.posting import post
+    from service.app import post
     from service.model import posted
 
     return await live.writer.submit_async(
-        lambda batch: post(live, posted.decode(NOTE), ANN, batch), timeout, client=client
+        lambda batch: post(View(live, None, ANN, batch), posted.decode(NOTE)), timeout, client=client
     )
 
 

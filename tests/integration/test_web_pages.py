@@ -13,9 +13,9 @@ import msgspec
 import pytest
 
 from service.api import reads
+from service.app import post
 from service.data.workspaces import Data
 from service.live.hub import Hub
-from service.live.posting import post
 from service.live.space import LiveWorkspace
 from service.live.view import View
 from service.model import posted
@@ -31,7 +31,7 @@ def _post(live: LiveWorkspace, events: list[dict[str, object]]) -> list[str]:
     body = posted.decode(msgspec.json.encode({"events": events}))
 
     async def write() -> list[str]:
-        job = await live.writer.submit_async(lambda batch: post(live, body, ANN, batch), 10.0)
+        job = await live.writer.submit_async(lambda batch: post(View(live, None, ANN, batch), body), 10.0)
         assert job.error is None, job.error
         return [e.id for e in job.events]
 
