@@ -1,9 +1,24 @@
-"""The application layer: what a front end (the CLI today, the HTTP service next) calls.
+"""The application layer: what every front end calls — the CLI (`cli/`) and the HTTP service
+(`service/api/`, `service/web/`).
 
 `locate` finds the workspace store and the project once; `execute` runs a command value
-(`service.model.requests`) in a store transaction on the log the model's rule names. Each
-front end parses its input into a command, makes one call here and renders the events or
-the error (`service.model.problems` maps each error code to an exit code and an HTTP status).
+(`service.model.requests`) in a store transaction on the log the model's rule names, and
+`post` writes events posted as they are (`POST …/events`). Each front end parses its input
+into a command, makes one call here and renders the events or the error
+(`service.model.problems` maps each error code to an exit code and an HTTP status; `problem`
+makes the RFC 9457 document an HTTP front end answers).
+
+The modules: `writes` (a command run on fresh state under the store lock), `posting` (posted
+events), `queries` (one function per read, each returning the document `--json` prints) and
+`texts` (their text renders), `gate` (`self gate`), `settings` (a new store, projects, the
+alias table, the token estimate, the Superself import), `exchange` (Docket files in and out,
+the Parquet export), `remotes` (the remote table, sync, doctor, clone), `team` (a service's
+data directory for `self admin`), `agents` (`self agent`), `errors` (problem documents).
+The application layer and the wiring (`service/workspace.py`) reach a store only through the
+store port (`ports.py`), which the store on disk satisfies and so do the service's live
+workspaces (`service/live/view.py`) and the in-memory store (`memory.py`, on which
+`tests/unit/test_app_on_memory_store.py` runs this layer and
+`tests/integration/test_memory_store_parity.py` holds it to the store on disk).
 """
 
 from __future__ import annotations
