@@ -1,4 +1,5 @@
-"""The README is true: its Quick start runs as written, its Commands table names every command."""
+"""The docs are true: the README's Quick start and the guides' walkthroughs run as written, and
+the Commands table of docs/commands.md names every command."""
 
 from __future__ import annotations
 
@@ -12,25 +13,79 @@ from pathlib import Path
 from tests.support.selfrun import REPO, base_env
 
 README = REPO / "README.md"
+CONCEPTS = REPO / "docs" / "concepts.md"
+COMMANDS = REPO / "docs" / "commands.md"
+TEAM_SERVICE = REPO / "docs" / "team-service.md"
 MARK = "@@@ quick-start line "
 
-# Commands the CLI has that the README's Commands table does not name yet. The table's
-# `self work …` row lists add/start/…/exited but not the `confirm` and `retract` every
-# alias verb (work included) carries. README.md is outside the e2e owner's files; the
-# strict xfail below turns into a failure the day the table names them.
+
+def section(path: Path, title: str) -> str:
+    """The part of the Markdown file `path` under the heading `title` (any level), up to the
+    next heading of that level or above; a `#` line inside a fenced block is not a heading."""
+    found, level, fenced = False, 0, False
+    lines: list[str] = []
+    for line in path.read_text("utf-8").splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"(#{1,6}) (.*)\n?$", line)
+        if heading and found and len(heading.group(1)) <= level:
+            break
+        if heading and not found and heading.group(2).strip() == title:
+            found, level = True, len(heading.group(1))
+        if found:
+            lines.append(line)
+    assert found, f"{path.relative_to(REPO)} has no section {title!r}"
+    return "".join(lines)
 
 
-def section(title: str) -> str:
-    text = README.read_text("utf-8")
-    start = text.index(f"## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
+def sh_lines(path: Path, title: str) -> list[str]:
+    """The non-blank lines of the first ```sh block of a section."""
+    block = re.search(r"```sh\n(.*?)```", section(path, title), re.S)
+    assert block, f"{path.relative_to(REPO)}'s {title} has no ```sh block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+# Every ```sh block of the README and the guides, by the heading it sits under: run as
+# written by a test here or in test_sync_docs.py, or not run, saying why.
+RUN = {
+    ("README.md", "Quick start"),
+    ("docs/concepts.md", "Decisions and why"),
+    ("docs/team-service.md", "A team's setup"),
+    ("docs/sync.md", "Sync with your team"),
+}
+NOT_RUN = {
+    ("README.md", "Install"): "installs the package and runs the whole suite",
+    ("README.md", "Start the service"): "serves until stopped; A team's setup runs the same commands",
+    ("docs/deploy.md", "Deploy"): "needs a Docker engine; tests/e2e/test_container.py builds the image",
+    ("docs/deploy.md", "With compose"): "needs a Docker engine; test_container.py runs it as compose does",
+    ("docs/deploy.md", "On Kubernetes"): "needs a cluster; test_deploy_manifests.py checks the manifests",
+}
+
+
+def sh_blocks() -> set[tuple[str, str]]:
+    """(file, the heading above it) of every ```sh block in README.md and docs/*.md."""
+    found = set()
+    for path in [README, *sorted((REPO / "docs").glob("*.md"))]:
+        heading, fenced = "", False
+        for line in path.read_text("utf-8").splitlines():
+            if line.startswith("```"):
+                if not fenced and line.strip() == "```sh":
+                    found.add((str(path.relative_to(REPO)), heading))
+                fenced = not fenced
+            elif not fenced and (title := re.match(r"#{1,6} (.*)$", line)):
+                heading = title.group(1).strip()
+    return found
+
+
+def test_every_sh_block_is_run_or_says_why_not() -> None:
+    blocks = sh_blocks()
+    assert blocks >= RUN, f"walkthroughs the tests run are gone: {sorted(RUN - blocks)}"
+    unknown = blocks - RUN - set(NOT_RUN)
+    assert not unknown, f"```sh blocks no test runs (run them, or add them to NOT_RUN): {sorted(unknown)}"
 
 
 def quick_start_lines() -> list[str]:
-    block = re.search(r"```sh\n(.*?)```", section("Quick start"), re.S)
-    assert block, "README.md's Quick start has no ```sh block"
-    return [line for line in block.group(1).splitlines() if line.strip()]
+    return sh_lines(README, "Quick start")
 
 
 def test_quick_start_runs_line_by_line(tmp_path: Path) -> None:
@@ -45,12 +100,6 @@ def test_quick_start_runs_line_by_line(tmp_path: Path) -> None:
         f"`self context --plain` does not show the goal {goal!r}:\n{outputs[context_at]}"
     )
     assert (tmp_path / "team-state" / "workspace.json").is_file(), "no store was created"
-
-
-def sh_lines(title: str) -> list[str]:
-    block = re.search(r"```sh\n(.*?)```", section(title), re.S)
-    assert block, f"README.md's {title} has no ```sh block"
-    return [line for line in block.group(1).splitlines() if line.strip()]
 
 
 def run_lines(tmp_path: Path, lines: list[str]) -> dict[int, str]:
@@ -81,7 +130,7 @@ def run_lines(tmp_path: Path, lines: list[str]) -> dict[int, str]:
 
 
 def test_decisions_and_why_runs_line_by_line(tmp_path: Path) -> None:
-    lines = sh_lines("Decisions and why")
+    lines = sh_lines(CONCEPTS, "Decisions and why")
     outputs = run_lines(tmp_path, lines)
     status = next(i for i, line in enumerate(lines) if line.startswith("self status"))
     assert "review owed: 1" in outputs[status] and "revise (now" in outputs[status], outputs[status]
@@ -93,7 +142,7 @@ def test_decisions_and_why_runs_line_by_line(tmp_path: Path) -> None:
 def test_the_gate_hook_snippet_runs(tmp_path: Path) -> None:
     import json
 
-    text = section("Decisions and why")
+    text = section(CONCEPTS, "The action gate")
     snippet = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]
     command = snippet["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     hook = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf data"}}
@@ -121,7 +170,7 @@ def documented() -> set[str]:
     backticked words in its description (`confirm`, `add` is implied) name subcommands of them.
     """
     names: set[str] = set()
-    for line in section("Commands").splitlines():
+    for line in section(COMMANDS, "Commands").splitlines():
         if not line.startswith("| `self"):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -166,11 +215,11 @@ def undocumented() -> list[str]:
     return missing
 
 
-def test_every_command_is_in_the_readme_table() -> None:
+def test_every_command_is_in_the_commands_table() -> None:
     commands = [path for path, _ in cli_commands()]
     assert len(commands) > 40, f"the CLI walk found only {commands}"
     missing = sorted(undocumented())
-    assert not missing, f"commands missing from README.md's Commands table: {', '.join(missing)}"
+    assert not missing, f"commands missing from docs/commands.md's table: {', '.join(missing)}"
 
 
 def test_a_teams_setup_runs_line_by_line(tmp_path: Path) -> None:
@@ -180,7 +229,7 @@ def test_a_teams_setup_runs_line_by_line(tmp_path: Path) -> None:
     from tests.support.servers import free_port
 
     port = str(free_port())
-    lines = [line.replace("8765", port) for line in sh_lines("A team's setup")]
+    lines = [line.replace("8765", port) for line in sh_lines(TEAM_SERVICE, "A team's setup")]
     outputs = run_lines(tmp_path, lines)
     served = outputs[next(i for i, line in enumerate(lines) if "context?format=plain" in line)]
     printed = outputs[max(i for i, line in enumerate(lines) if "self context --plain" in line)]

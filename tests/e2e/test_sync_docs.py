@@ -1,24 +1,19 @@
-"""README's "Sync with your team" runs as written: two stores and a bare repository on disk."""
+"""docs/sync.md's walkthrough runs as written: two stores and a bare repository on disk."""
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 
+from tests.e2e.test_docs import sh_lines
 from tests.support.selfrun import REPO, base_env
 
-README = REPO / "README.md"
+SYNC = REPO / "docs" / "sync.md"
 
 
 def block() -> list[str]:
-    text = README.read_text("utf-8")
-    start = text.index("## Sync with your team\n")
-    end = text.find("\n## ", start + 1)
-    found = re.search(r"```sh\n(.*?)```", text[start:end], re.S)
-    assert found, "the Sync section has no ```sh block"
-    return [line for line in found.group(1).splitlines() if line.strip()]
+    return sh_lines(SYNC, "Sync with your team")
 
 
 def test_the_sync_walkthrough_runs_line_by_line(tmp_path: Path) -> None:
