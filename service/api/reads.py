@@ -1,12 +1,14 @@
-"""The read answers, as bytes: the same JSON (and the same plain text) the CLI prints for
-the same store, so a client and `self … --json` can be compared byte for byte. The documents
-behind them (`context_doc`, `rows`, `shown`) are what the web view renders (`service/web`)."""
+"""The read answers, as bytes: each the document an `app/queries` function returns, encoded as
+the CLI prints it (`--json`, or the agent's plain text), so a client and `self … --json` can
+be compared byte for byte. The web view renders the same documents (`service/web`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
+
+from service.app import queries
 
 if TYPE_CHECKING:
     from service.model.context import ContextDoc
@@ -29,30 +31,25 @@ def as_text(text: str) -> bytes:
 
 def context(ws: Workspace, form: Format, budget: int | None) -> bytes:
     """`self context --plain` / `--json` of the workspace's project."""
-    from service.model import context
+    from service.app import texts
 
-    if budget is not None:
-        context.check_budget(budget)
-    config = ws.config()
-    given = budget if budget is not None else config.context_budget
-    if form == "json":
-        return as_json(context_doc(ws, given))
-    return as_text(context.render_agent(ws.context(), given, config.tokens_per_char))
+    read = queries.context(ws, queries.budget(budget))
+    return as_json(read.fitted()) if form == "json" else as_text(texts.context(read, agent=True))
 
 
 def context_doc(ws: Workspace, budget: int | None = None) -> ContextDoc:
-    """`self context --json [--budget N]`: the document fitted to the budget (the store's own
-    without one)."""
-    from service.model import context
+    """`self context --json [--budget N]` of the workspace's project: the document fitted to
+    the budget (the store's own without one)."""
+    from service.model.context import ContextDoc
 
-    config = ws.config()
-    given = budget if budget is not None else config.context_budget
-    return context.fit(ws.context(), given, config.tokens_per_char)
+    doc = queries.context(ws, queries.budget(budget)).fitted()
+    assert isinstance(doc, ContextDoc)  # a workspace with a project selected
+    return doc
 
 
 def status(ws: Workspace) -> bytes:
     """`self status --json` of the workspace's project."""
-    return as_json(ws.status())
+    return as_json(queries.status(ws))
 
 
 def state_rows(ws: Workspace, all_: bool, at: str | None) -> bytes:
@@ -62,13 +59,7 @@ def state_rows(ws: Workspace, all_: bool, at: str | None) -> bytes:
 
 def rows(ws: Workspace, all_: bool, at: str | None = None) -> list[dict[str, Any]]:
     """The rows of `self state list --json [--all] [--at …]`."""
-    from service.model import views
-
-    log = ws.require_project()
-    state = ws.state_at(log, at) if at is not None else ws.state(log)
-    shorts = views.short_ids(state.entities)
-    extras = views.ledger_extras(state)
-    return [views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in views.list_rows(state, all_)]
+    return queries.records(ws, all_, None, at).rows
 
 
 def record(ws: Workspace, prefix: str, history: bool, at: str | None) -> bytes:
@@ -78,12 +69,7 @@ def record(ws: Workspace, prefix: str, history: bool, at: str | None) -> bytes:
 
 def shown(ws: Workspace, prefix: str, history: bool, at: str | None = None) -> dict[str, Any]:
     """The document of `self state show ID --json [--history] [--at …]`."""
-    from service.model import views
-    from service.model.events import as_dict
-
-    entity, events, extra = ws.show(prefix, history, at)
-    row = views.entity_row(entity, entity.id, extra)
-    return {**row, "history": [as_dict(e) for e in events]} if history else row
+    return queries.record(ws, prefix, history, at).document()
 
 
 def projects(ws: Workspace) -> bytes:

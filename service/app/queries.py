@@ -15,7 +15,9 @@ import msgspec
 
 if TYPE_CHECKING:
     from service.model.context import ContextDoc
+    from service.model.events import Event
     from service.model.overview import OverviewDoc
+    from service.model.state import Entity, State
     from service.model.status import StatusDoc
     from service.workspace import Workspace
 
@@ -82,11 +84,26 @@ def search(ws: Workspace, query: str, all_: bool, exposure: str | None) -> Hits:
     return Hits(rows, [f"{e.project or '(workspace)'}  {line}" for e, line in zip(hits, lines, strict=True)])
 
 
-class Records(msgspec.Struct, frozen=True):
-    """`self state list`: the rows listed, and each one's list line."""
+class Records:
+    """`self state list`: the rows listed, and each one's list line (made when asked)."""
 
-    rows: list[Row]
-    lines: list[str]
+    def __init__(self, state: State, listed: list[Entity]) -> None:
+        from service.model import views
+
+        self._state = state
+        self._listed = listed
+        self._shorts = views.short_ids(state.entities)
+        self._extras = views.ledger_extras(state)
+        self.rows: list[Row] = [
+            views.entity_row(e, self._shorts[e.id], self._extras.get(e.id)) for e in listed
+        ]
+
+    @property
+    def lines(self) -> list[str]:
+        from service.model import views
+
+        shorts, extras = self._shorts, self._extras
+        return [views.list_line(e, shorts[e.id], extras.get(e.id), shorts) for e in self._listed]
 
 
 def records(ws: Workspace, all_: bool, label: str | None = None, at: str | None = None) -> Records:
@@ -95,32 +112,36 @@ def records(ws: Workspace, all_: bool, label: str | None = None, at: str | None 
 
     log = ws.require_project()
     state = ws.state_at(log, at) if at is not None else ws.state(log)
-    listed = [e for e in views.list_rows(state, all_) if label is None or label in e.labels]
-    shorts = views.short_ids(state.entities)
-    extras = views.ledger_extras(state)
-    rows = [views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in listed]
-    return Records(rows, [views.list_line(e, shorts[e.id], extras.get(e.id), shorts) for e in listed])
+    return Records(state, [e for e in views.list_rows(state, all_) if label is None or label in e.labels])
 
 
-class Record(msgspec.Struct, frozen=True):
-    """`self state show`: one record's row, its own events when asked, and its text."""
+class Record:
+    """`self state show`: one record's row, its own events when asked, and its text (made
+    when asked)."""
 
-    row: Row
-    history: list[Row] | None
-    text: str
+    def __init__(self, entity: Entity, events: list[Event], extra: dict[str, object] | None, history: bool):
+        from service.model import views
+
+        self._entity, self._extra = entity, extra
+        self.row: Row = views.entity_row(entity, entity.id, extra)
+        self._events = [event_row(e) for e in events]  # none unless the history was asked for
+        self.history: list[Row] | None = self._events if history else None
 
     def document(self) -> Row:
         return self.row if self.history is None else {**self.row, "history": self.history}
 
+    @property
+    def text(self) -> str:
+        from service.model import views
+
+        lines = [views.show_text(self._entity, extra=self._extra)]
+        lines += [f"  {r['id']}  {r['ts']}  {r['type']}  {event_subject(r, full=True)}" for r in self._events]
+        return "\n".join(lines)
+
 
 def record(ws: Workspace, prefix: str, history: bool, at: str | None) -> Record:
-    from service.model import views
-
     entity, events, extra = ws.show(prefix, history, at)
-    lines = [views.show_text(entity, extra=extra)]
-    rows = [event_row(e) for e in events]
-    lines += [f"  {r['id']}  {r['ts']}  {r['type']}  {event_subject(r, full=True)}" for r in rows]
-    return Record(views.entity_row(entity, entity.id, extra), rows if history else None, "\n".join(lines))
+    return Record(entity, events, extra, history)
 
 
 def recent(ws: Workspace, n: int) -> list[Row]:
