@@ -1,17 +1,26 @@
-"""The in-memory store answers as the store on disk does: the same command values, run through
-`execute` on each, give the same events and the same read documents, once each store's ids
-and times are named by their order of appearance."""
+"""The in-memory store answers as the store on disk does, and so does the service's writer (a
+live workspace whose group commit is the transaction): the same command values, run through
+`execute` on each, and the same posted events, run through `post`, give the same events and
+the same read documents, once each store's ids and times are named by their order of
+appearance."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
 
-from service.app import execute, queries
+from service.app import execute, post, queries
 from service.app.memory import MemoryStore
+from service.data.workspaces import Data
+from service.live.hub import Hub
+from service.live.space import LiveWorkspace
+from service.live.view import View
+from service.model import posted
 from service.model.events import Event, Origin, payload_of
 from service.model.requests import Add, AnyCommand, Cover, Done, ProjectAdd, Report, Start
 from service.store import Store
@@ -86,3 +95,105 @@ def test_the_same_commands_give_the_same_events_and_documents(tmp_path: Path) ->
     disk_docs = documents(Workspace(on_disk, "app", HUMAN), first)
     memory_docs = documents(Workspace(in_memory, "app", HUMAN), mine)
     assert named_by_order(disk_docs) == named_by_order(memory_docs)
+
+
+@contextmanager
+def live_workspace(tmp_path: Path) -> Iterator[LiveWorkspace]:
+    """Workspace `acme` of a new DATA, held open as the service holds it."""
+    data = Data(tmp_path / "data")
+    data.add("acme").close()
+    hub = Hub(data)
+    try:
+        yield hub.workspace("acme")
+    finally:
+        hub.close()
+
+
+def through_the_writer(live: LiveWorkspace, write: Callable[[View], object]) -> object:
+    """`write` run by the workspace's writer thread on a view whose transactions are its batch."""
+
+    async def submit() -> object:
+        job = await live.writer.submit_async(lambda batch: write(View(live, None, HUMAN, batch)), 10.0)
+        return job.answer()
+
+    return asyncio.run(submit())
+
+
+def test_the_service_writer_gives_what_the_store_on_disk_and_in_memory_give(tmp_path: Path) -> None:
+    on_disk = Store.init(tmp_path / "store")
+    in_memory = MemoryStore()
+
+    def on_live(project: str | None, command: AnyCommand) -> list[Event]:
+        def write(view: View) -> list[Event]:
+            view.project = project
+            return execute(view, command)
+
+        events = through_the_writer(live, write)
+        assert isinstance(events, list)
+        return events
+
+    with live_workspace(tmp_path) as live:
+        live_events = scenario(on_live)
+        disk_events = scenario(lambda project, command: execute(Workspace(on_disk, project, HUMAN), command))
+        memory_events = scenario(
+            lambda project, command: execute(Workspace(in_memory, project, HUMAN), command)
+        )
+        assert named_by_order(live_events) == named_by_order(disk_events) == named_by_order(memory_events)
+        with live.reading("app", HUMAN) as view:
+            live_docs = documents(view, str(payload_of(live_events[1]).entity))
+        disk_docs = documents(Workspace(on_disk, "app", HUMAN), str(payload_of(disk_events[1]).entity))
+        assert named_by_order(live_docs) == named_by_order(disk_docs)
+        assert live.store.read("app").events == live_events[1:]
+
+
+POSTS = [
+    {"events": [{"type": "project.added", "project": "", "payload": {"slug": "app", "description": "x"}}]},
+    {
+        "events": [
+            {
+                "type": "entity.confirmed",
+                "project": "app",
+                "payload": {"text": "ship it", "labels": ["goal"]},
+            },
+            {
+                "type": "entity.confirmed",
+                "project": "",
+                "payload": {"text": "be kind", "labels": ["convention"]},
+            },
+        ]
+    },
+    {"events": [{"type": "entity.confirmed", "project": "nowhere", "payload": {"text": "lost"}}]},
+]
+
+
+def test_posted_events_run_alike_on_the_service_writer_on_disk_and_in_memory(
+    tmp_path: Path,
+) -> None:
+    """`post` on each store's unit of work: the same events, all of a post or none of it (the
+    third post names no project: refused, nothing written)."""
+    on_disk = Store.init(tmp_path / "store")
+    in_memory = MemoryStore()
+
+    def each(write: Callable[[dict[str, object]], object]) -> list[object]:
+        answers: list[object] = []
+        for body in POSTS:
+            try:
+                answers.append(write(body))
+            except Exception as exc:
+                answers.append(type(exc).__name__ + ": " + str(exc))
+        return answers
+
+    def decoded(body: dict[str, object]) -> posted.PostEvents:
+        return posted.decode(msgspec.json.encode(body))
+
+    with live_workspace(tmp_path) as live:
+        answers = [
+            each(lambda body: through_the_writer(live, lambda view: post(view, decoded(body)))),
+            each(lambda body: post(Workspace(on_disk, None, HUMAN), decoded(body))),
+            each(lambda body: post(Workspace(in_memory, None, HUMAN), decoded(body))),
+        ]
+        assert "is no project of this workspace" in str(answers[0][2])
+        logs = [[s.read(log).events for log in ("", "app")] for s in (live.store, on_disk, in_memory)]
+    assert named_by_order(answers[0]) == named_by_order(answers[1]) == named_by_order(answers[2])
+    assert named_by_order(logs[0]) == named_by_order(logs[1]) == named_by_order(logs[2])
+    assert [len(events) for events in logs[0]] == [2, 1]
