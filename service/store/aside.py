@@ -3,6 +3,9 @@
 Two kinds get there: the torn tail of a log (a write a crash cut short) before anything
 commits the log, and local lines that are not events, which a sync does not publish. Only
 whole, valid lines are ever committed; nothing is deleted, it is moved here.
+
+A write lists the log's folder and reads its last segment once, for the torn-tail check and the
+append alike (`whole_tail`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,20 @@ keeping it costs no write): whatever a later sync does, the published part stays
 The events after it are folded on top, in id order, when each is newer than its last id;
 an event inserted before it (or a base that is no longer a prefix of the log) refolds the
 whole log.
+
+At the end of every sync whose result is the local head (`Store.synced`), the snapshot, if
+there is one, becomes the base and the log's end is noted in `<log>.synced.msgpack`; a snapshot
+that a later read folds to exactly that end becomes the base too (after a sync that was not an
+append there is no snapshot: the next read makes it). When the snapshot no longer matches, the
+base is checked the same way (its segments unchanged, its last one a byte prefix) and the
+events after it are folded on top, one copy per id (`fold.distinct`).
+
+A refold reads and folds one segment at a time while the file order is by id (`_streamed`:
+memory holds the state and one segment's events; at a million events the events took more than
+the state); a log out of order is read whole and folded by `fold_all`.
+`tests/integration/test_sync_cache.py` checks the cached state against `fold_all` after random
+appends, syncs and reads on two replicas, and that a sync inserting newer remote events folds
+only the events after the base.
 """
 
 from __future__ import annotations

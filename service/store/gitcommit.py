@@ -8,6 +8,17 @@ git dir holds `selfhub-lock` naming it. A write killed meanwhile leaves both; th
 takes the store lock, so it knows the lock file is its dead predecessor's and removes it
 (`recover`). A ref lock found without that note is removed once it is `STALE_LOCK` seconds
 old: git holds one for milliseconds.
+
+`index.lock` is removed only with the note (git holds it as long as a `git commit` editor is
+open) or by `self doctor --repair`, which removes every git lock file at least `STALE_LOCK`
+old. `tests/e2e/test_crash_locks.py` kills real `self` processes the moment a lock file
+appears.
+
+What a commit touches: the trees of the parent commit come from those the process wrote last
+(`_written`, the last `KEPT_OBJECTS` of each object store) before the loose objects; the new
+blob, trees and commit are loose objects at zlib level 1 (git's own for loose objects; the
+store sets it). Per commit of eight events posted to the service, on average: 28 opens, 2.4
+directory reads and 7 new files (six objects and the ref's lock), counted with `strace`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ path written already has an entry, the index is version 2 or 3 and carries no ex
 cached tree would go stale), each entry's stat fields and blob id are written over where they
 are, and the checksum at the end is made again. Anything else returns False and the caller
 takes dulwich's whole read and write.
+
+The service writes `.git/index` once its writer was idle for half a second rather than after
+every commit. `tests/integration/test_git_index_patch.py` holds the patched bytes to what
+dulwich writes for the same update, and `git status` clean after writes.
 """
 
 from __future__ import annotations

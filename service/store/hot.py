@@ -8,6 +8,20 @@ fetching the cold records they name and the reports filed under them, and record
 being hot go back to the cold table. A meta row ties the table to the
 snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
 from the whole state.
+
+A slice rebuilt from the whole state is folded as a refold folds it but not written as
+`<log>.msgpack` (`cache.snapshot(keep=False)`: that encoding would be the largest thing in
+memory; only whole-state reads load it, and they write it). A record a waiting proposal would
+supersede stays in the slice until the proposal is confirmed or withdrawn (`State.awaiting`). A
+write reads the slice too: `Transaction.view(requests.named(command))` brings in every cold
+record an id, prefix or alias of the command may name (the table keeps each record's alias); a
+prefix starting more than 64 cold ids, and an import, read the whole state.
+
+`tests/integration/test_hot_slice.py` and `test_write_view.py` hold context, status and
+commands on the slice to the whole state for random histories appended in random batches, and
+`tests/unit/test_ledger_properties.py` the ledger's facts. The service keeps the same slice in
+memory beside each whole state (`hotslice.Kept`, held to the whole state by
+`tests/unit/test_kept_slice.py`).
 """
 
 from __future__ import annotations

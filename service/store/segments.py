@@ -3,6 +3,17 @@
 Fast path: a segment is read in one go and decoded as one JSON array (its newlines turned
 into commas); when that fails or disagrees with the line count, every line is decoded alone
 and the ones that fail are quarantined with their file and line number.
+
+Segments are opened only through `read_segment` and `open_append` (`O_NOFOLLOW`, regular files
+only: `NotRegular` otherwise), so a symbolic link in a log folder is neither read, appended to,
+committed nor pushed.
+
+Each segment's greatest id is read off its canonical lines' starts and kept per size and mtime,
+in memory and in `.local/cache/<log>.ids.msgpack` (`greatest_ids`): `read_after` (`GET
+…/events?after=`, a resumed stream) and `Store.newest` (`self log -n N`) decode only the
+segments that can hold the events asked for, whatever the file order (a sync or an import may
+append older ids after newer ones). A record's history reads only the segments whose bytes hold
+its id (`holding`, `Store.holding`).
 """
 
 from __future__ import annotations
