@@ -1,5 +1,12 @@
 """The fold's handlers of work and projects: execution facts (started, blocked, unblocked, done,
-retired, restored), reports, runs, and a project's registration, archive and restore."""
+retired, restored), reports, runs, and a project's registration, archive and restore.
+
+Two stores made on their own can both register a project under one slug; syncing them puts both
+`project.added` events in the workspace log. The first (in id order) stands; the later one's
+description fills in a missing one, and a different one is kept in a `project-registered-twice`
+health signal (`self fold` lists signals), so no description is lost without a word
+(`tests/integration/test_sync_projects.py`).
+"""
 
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ pulled moves the local head past what the remotes synced before it hold, so thos
 synced once more: in that second round each of them only fast-forwards, unless someone
 pushed meanwhile. Two replicas that sync the same remotes this way leave them on one commit
 instead of each pushing merges the other then merges again.
+
+A remote that fails is named and the others are still synced
+(`tests/integration/test_sync_every.py`).
 """
 
 from __future__ import annotations

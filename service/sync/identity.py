@@ -7,6 +7,14 @@
   ids never reused. The sync stops, this store keeps its copy, and the remote is flagged in
   `.local/sync/differs/<remote>.json` until a sync with it goes through; `self doctor`
   lists the flags.
+
+The second case is never resolved by choosing a copy — not in a rebase, not in
+`merge.merged_lines` — because an edit and a collision look the same and either choice silently
+replaces someone's line: the fix is to put the remote's copy back. A store that never syncs
+such a remote keeps working: `fold.distinct` folds a log damaged by hand deterministically and
+signals `conflicting-copies`. `tests/integration/test_sync_simulation.py` runs every schedule
+with each replica's clock off by its own offset (seconds to ten hours, moving mid-run) and
+checks that every appended event's bytes arrive once everywhere.
 """
 
 from __future__ import annotations

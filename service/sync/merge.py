@@ -7,6 +7,13 @@ copies of an id in other bytes are never chosen between: the merge raises
 `identity.EventsDiffer`. The merge commit is a function of the pair alone: parents sorted,
 a fixed identity, the later parent's time, a fixed message. So two replicas merging the
 same pair make the same commit, byte for byte, and no merge storm follows.
+
+The engine pushes a merge with compare-and-swap in the same retry loop as a rebase, the pack
+holding every commit the remote lacks, each with what it changes against its first parent. A
+merge is checked out only after its push is accepted: a rejected push leaves the local head
+alone, so the next round merges that same head with the remote's new one instead of merging a
+merge. `tests/integration/test_sync_two_remotes.py` syncs a replica with X, then Y, then X
+again and finds both on one commit, every push a fast-forward.
 """
 
 from __future__ import annotations

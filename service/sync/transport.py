@@ -6,6 +6,16 @@ bounded by its `timeout` (the git:// socket's own, the HTTP pool's, ssh's Connec
 keepalives), and the whole connection by its `deadline` (`clients.Deadline`); every failure
 becomes a SyncError whose text holds no secret. A push the server refuses while its main is
 still where we expect is not contention: `Declined`, with what the server said.
+
+Contention on the remote is a rejection like any other, retried by the engine after a jittered
+pause: a push whose compare-and-swap fails, a server that declines the update, and — for a
+remote on a path or `file://`, which dulwich updates in-process — a ref another push holds
+locked (`FileLocked`). A lock there older than `STALE_LOCK` is a killed push's, and the sync
+stops naming it: no lock of selfhub's covers the remote, so removing it could race another
+push. dulwich's in-process fetch reads the remote's refs a second time after copying the
+objects; a push landing in between would name a commit never fetched, so the sync keeps the
+head its wants were computed from. `tests/e2e/test_sync_at_once.py` runs three `self sync`
+processes at once against one path remote, round after round.
 """
 
 from __future__ import annotations
