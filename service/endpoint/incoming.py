@@ -7,6 +7,8 @@ The push gate then reads the pushed commits through `repo` (quarantine first, th
 store). Accepted, the pack moves into the store's pack directory (index first: a git reader
 skips an index whose pack is not there yet, dulwich finds packs by their .pack file);
 refused, the directory goes, and the store never held any of it.
+
+A quarantine a stopped service left behind is removed at the next start (`sweep`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,15 @@
 """A checked push moves main: run by the workspace's writer thread, alone, under the store
 lock, so it is ordered with the API's group commits and every other push (the
-compare-and-swap is against the head the states fold, which nothing else moves meanwhile)."""
+compare-and-swap is against the head the states fold, which nothing else moves meanwhile).
+
+The push gate (`sync/pushed.py`) runs the intake gate with the store's head as its `base`, so
+only the subtrees the push changed are read, and finds the appended lines through
+`store/treediff.py`. `Store.advance` checks out only the changed paths (the store is written
+only through the service), makes the pack and its checkout mark durable with one `syncfs`
+before main moves and the files with one after, and leaves `.git/index` to the writer's idle
+moment. `LiveWorkspace.follow` folds the new events in memory when they come after each log's
+last id, else through the fold cache; the stream gets them before the push is answered.
+"""
 
 from __future__ import annotations
 

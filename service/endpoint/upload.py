@@ -2,7 +2,7 @@
 `info/refs?service=git-upload-pack` and `git-upload-pack` for the workspace's store. A fetch
 only reads, so C git's server is safe here, and it sends the deltas of the store's packs
 (protocol v0 and v2, gzip'd requests). It never answers a push: receive-pack is this
-endpoint's own (`receive.py`), and http.receivepack is off for it besides."""
+endpoint's own (`receiving.py`), and http.receivepack is off for it besides."""
 
 from __future__ import annotations
 

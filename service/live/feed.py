@@ -1,6 +1,10 @@
 """What a workspace committed lately, in commit order: the source of the live stream and of
 `events?after` for recent ids. Writers publish from the writer thread; readers (async stream
-handlers) wait on it without holding a thread each."""
+handlers) wait on it without holding a thread each.
+
+It keeps the last `KEEP` (20,000) events; a reader further behind (a `Last-Event-ID` that old)
+reads the logs.
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,12 @@ into the store directly). Readers never wait for a batch's fsync: the write lock
 only while a job's events are folded, microseconds to milliseconds. A reader may see a
 job's events while its commit is still being fsynced; if that commit fails, the states are
 loaded again from disk and the job is answered with the failure.
+
+Rendered answers are kept per state version and rendered once: callers asking while one is
+rendered wait for that rendering (`rendering`, `routes.remembered`). `settled` is true while
+the writer holds the store lock: main then moves only by its hand, and it takes a write from
+outside first, so a read in that window neither waits for the lock nor takes the writer's
+commit for a write from outside.
 """
 
 from __future__ import annotations

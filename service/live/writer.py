@@ -2,6 +2,14 @@
 waiting, runs each on the live state (each sees the ones before it), and commits them all
 as one fsynced commit (group commit). A job is answered only once that commit is durable;
 one refused job refuses only itself.
+
+Before a commit the writer waits, up to `GATHER_S` (25 ms), for the connections of its last
+commit that post in a loop (back within `LOOP_S` of their answer: `Returning`) — while the
+event loop is still sending their answers, then as long as their posts keep coming, `IDLE_S`
+without one meaning they are not on their way (`gather`) — so clients in a loop share commits
+instead of alternating in two halves; a lone client, or one opening a new connection for each
+post, never makes a commit wait. `.git/index` is written once no job came for `INDEX_AFTER_S`
+(half a second), so a run of lone posts pays for it once.
 """
 
 from __future__ import annotations

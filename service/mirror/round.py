@@ -5,7 +5,13 @@ it brought go to the live stream, whether or not the push that followed went thr
 that only extend their logs (each after its log's last id, the usual fetch) are folded on the
 states in memory (`LiveWorkspace.advanced`); anything else (a rebase that put fetched events
 before local ones, a merge, new settings) folds the new head through the fold cache
-(`LiveWorkspace.moved_to`)."""
+(`LiveWorkspace.moved_to`).
+
+`tests/integration/test_mirror_round.py` holds the states a sync leaves to a refold, whether
+the fetch only appended or put fetched events before local ones, and the stream to exactly the
+events it brought; and a round to one connection for a pull and two for a push, counted at a
+proxy in front of `git daemon`.
+"""
 
 from __future__ import annotations
 

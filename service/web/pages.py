@@ -1,6 +1,12 @@
 """The documents the view's pages render, each made by one call from the read documents the
 API answers (`service/api/reads.py`: status, context, state rows, a record with its history):
-arranged for a person to read, never computed anew. The templates only lay them out."""
+arranged for a person to read, never computed anew. The templates only lay them out.
+
+A page costs what it shows, not the size of the log: the rows of `state list --json` are made
+only for the records a page shows — the records table's page of `PAGE_ROWS`, the project page's
+first `GROUP_ROWS` of each list, a record's relations — with short ids unique among every
+record (`render.shorts_for`).
+"""
 
 from __future__ import annotations
 
