@@ -6,7 +6,7 @@ refused, a relative path taken from the file's folder), and so is the variable's
 
     workspaces = ["acme"]          # made in DATA at start when missing
 
-    [remotes.team-state]           # a workspace mirroring a git remote (README: Backed by…)
+    [remotes.team-state]           # a workspace mirroring a git remote (docs/team-service.md)
     url = "https://github.com/team/state.git"   # no credential: SELF_TOKEN or the credentials file
     webhook_secret_env = "TEAM_STATE_WEBHOOK_SECRET"   # the variable holding the secret (optional)
     poll_s = 60                    # seconds between polls of the remote (0: none)

@@ -1,4 +1,14 @@
-"""The completion gate: the one answer to "may this entity be marked done"."""
+"""The completion gate: the one answer to "may this entity be marked done".
+
+`ruling` says why a done is refused (the error code, field and reason; `refusal` is its text
+with what evidence is). Given `judged=True` — a marked done (`entity.done`, or a legacy close
+of `LEGACY_DONES`) that one of an import's vouchers named before it (`import.superself`,
+`vouchers`: up to `VOUCHED_PER_EVENT` dones each, each voucher placed just before the first
+done it names) — it checks only that the record is live and open. Only the importer writes the
+mark and the voucher: the append gate refuses both on every other write. Called by
+`commands.done` before writing, by the fold's `entity.done` handler when reading (a legacy
+close no voucher names goes through it too), and by `self work show`.
+"""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 The fold keeps a `Fact` per claim, decision and question in `State.ledger`; everything here
 reads only those facts, so it is a pure function of the event set and comes out the same
 from a hot slice of the state as from the whole of it. Nothing derived is ever stored.
-Where the seed leaves a rule open, Docket's own reading is the one kept (README, "Decisions
-and why", has the table); a record's `--scope` plays no part here (Docket uses it to choose
+Where the seed leaves a rule open, Docket's own reading is the one kept (docs/concepts.md,
+"Decisions and why", has the table); a record's `--scope` plays no part here (Docket uses it to choose
 what a briefing shows, never to decide what applies).
 
 - current: not superseded, not retracted (a proposal is current; what it does to other

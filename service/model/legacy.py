@@ -5,8 +5,8 @@ Before its entity cutover Superself wrote one event family per record kind: `goa
 convention is named by its event id and its successors and withdrawals name it in `refs`
 (`supersedes`, `confirms`, `retracts`, `declines`); objectives, milestones and work units
 carry their own ids in the payload. Every rule here follows Superself's fold
-(`apps/cli/src/model.ts`, `objectives.ts`, `entities.ts`); README.md ("Importing from
-Superself") has the table. Records are made and withdrawn through the fold's own handlers
+(`apps/cli/src/model.ts`, `objectives.ts`, `entities.ts`); docs/importing.md ("Importing
+from Superself") has the table. Records are made and withdrawn through the fold's own handlers
 (passed in, so this module does not import the fold); the legacy-only transitions — a
 revision in place, a done Superself's verbs judged, a start that reopens a done unit — edit
 the entity here.

@@ -1,6 +1,11 @@
 """Every error code, what the CLI exits with and which HTTP status an RFC 9457 problem
 document carries for it. One table for every front end: a code raised anywhere is here
-(`tests/unit/test_problems.py` checks)."""
+(`tests/unit/test_problems.py` checks).
+
+`tests/unit/test_problems.py` also checks that no message of the model, the application layer,
+the store, sync, the data directory or auth names a flag or a command: their errors carry
+`{field}` slots and an `about` from which the CLI words its hint (`cli/problems.py`).
+"""
 
 from __future__ import annotations
 
