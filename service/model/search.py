@@ -26,6 +26,8 @@ order (`tests/integration/test_search_service.py` holds them to it).
 
 The arithmetic is FTS5's, operation for operation (`fts5_aux.c: fts5Bm25Function`), so the
 two compute the same doubles and break ties alike.
+
+`tests/integration/test_search_bm25.py` holds this score to FTS5's to the bit on random texts.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 `Store` opens or creates one, reads logs and their folded state (through the fold cache),
 and runs transactions: under the store lock, fresh state in, ids out, events appended
 through the append gate and committed.
+
+A checkout (`checkout`, `advance`) writes only the store's layout paths of a commit
+(`_safe_path`), so nothing a remote's tree names outside it reaches the disk.
 """
 
 from __future__ import annotations
