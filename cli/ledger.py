@@ -7,7 +7,9 @@ import typer
 
 from cli import records
 from cli.common import JsonOpt, emit_json, show, workspace
-from service.app.settings import AliasRow
+from service.app.settings import CLAIM_STATES, AliasRow
+
+STATE_HELP = "|".join(CLAIM_STATES) + "."
 
 
 def _group(app: typer.Typer, name: str) -> typer.Typer:
@@ -48,7 +50,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         cost_if_wrong: str | None = typer.Option(None, "--cost-if-wrong", help="What it costs if wrong."),
         pin: bool = typer.Option(False, "--pin", help="Always in context (full exposure)."),
         state: str | None = typer.Option(
-            None, "--state", help="unassessed|accepted|disputed|rejected.", hidden=not claim
+            None, "--state", help=STATE_HELP, hidden=not claim
         ),
         choice: str | None = typer.Option(None, "--choice", help="The option chosen.", hidden=not decision),
         alternative: list[str] = typer.Option(
@@ -120,7 +122,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         @sub.command("assess")
         def assess(
             record: str,
-            state: str = typer.Option(..., "--state", help="unassessed|accepted|disputed|rejected."),
+            state: str = typer.Option(..., "--state", help=STATE_HELP),
             why: str | None = typer.Option(None, "--why", help="What the assessment rests on."),
             as_json: bool = JsonOpt,
         ) -> None:

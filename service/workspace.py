@@ -19,7 +19,7 @@ from service.model import commands, ids
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
-from service.model.events import Event, Origin
+from service.model.events import WORKSPACE_LOG, Event, Origin
 from service.model.hotslice import ColdCounts, stays_hot
 from service.model.state import Entity, Project, State, shared_with
 from service.store import local
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # imported where used
     from service.model.render import Near
     from service.model.status import StatusDoc
 
-WORKSPACE_LOG = ""
 Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 
 

@@ -25,7 +25,7 @@ from service.model import hotslice, ids
 from service.model.commands import valid_slug
 from service.model.config import WorkspaceConfig, check_settings
 from service.model.event_gate import admitted, in_order
-from service.model.events import Event, Origin
+from service.model.events import WORKSPACE_LOG, Event, Origin
 from service.model.fold import fold_all
 from service.model.hotslice import ColdCounts
 from service.model.render import neighbours
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from service.app.ports import Quarantined
     from service.workspace import Workspace
 
-WORKSPACE_LOG = ""
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 HUMAN = Origin("human", True)
 

@@ -10,13 +10,11 @@ from typing import TYPE_CHECKING
 from service.model import admit, ids, order, posted
 from service.model.errors import Invalid
 from service.model.event_gate import display
-from service.model.events import Event
+from service.model.events import WORKSPACE_LOG, Event
 
 if TYPE_CHECKING:
     from service.app.ports import UnitPort
     from service.workspace import Workspace
-
-WORKSPACE_LOG = ""
 
 
 def post(workspace: Workspace, body: posted.PostEvents) -> posted.Posted:

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from service.model.config import DEFAULT_ALIASES, AliasRow
+from service.model.events import CLAIM_STATES
 
 if TYPE_CHECKING:
     from service.workspace import Workspace
 
-__all__ = ["DEFAULT_ALIASES", "AliasRow"]
+__all__ = ["CLAIM_STATES", "DEFAULT_ALIASES", "AliasRow"]  # what the CLI's flags offer
 
 
 class Created(msgspec.Struct, frozen=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from service.model.config import TOKENS_PER_CHAR
 from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def context(read: Context, agent: bool) -> str:
     return model.compose_all(read.doc)
 
 
-def overview(doc: OverviewDoc, budget: int | None = None, per_char: float = 0.25) -> str:
+def overview(doc: OverviewDoc, budget: int | None = None, per_char: float = TOKENS_PER_CHAR) -> str:
     from service.model.overview import render_overview
 
     return render_overview(doc, budget, per_char)

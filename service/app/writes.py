@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from service.model.events import WORKSPACE_LOG
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -15,7 +17,6 @@ if TYPE_CHECKING:
     from service.model.state import State
     from service.workspace import Command, Workspace
 
-WORKSPACE_LOG = ""
 Summary = dict[str, Any]
 
 

@@ -30,6 +30,7 @@ import sqlite_utils
 
 from service.index.errors import BadLimit, QueryTooLong
 from service.model import search as ranking
+from service.model.events import EXPOSURES  # codes 0, 1, 2 of a key, in their order; any other is 3
 from service.model.render import SHORT_MINIMUM, short_ids
 from service.model.state import Entity
 
@@ -39,7 +40,6 @@ MAX_LIMIT = 200  # results of one search
 DEFAULT_LIMIT = 20
 COMMON = 20_000  # matches at one exposure past which they are counted log by log (`_Match.count`)
 WALK = 256  # ids read on one side of an answered id before every match's id is read instead
-EXPOSURES = ("full", "index", "search")  # codes 0, 1, 2 of a key; any other exposure is 3
 MAX_LOG = (1 << 24) - 1  # logs of a workspace
 _LOG_BITS, _EXPOSURE_BITS = 34, 32
 _EXPOSED = f"((rowid >> {_EXPOSURE_BITS}) & 3) = :code"  # a key's exposure is `code`

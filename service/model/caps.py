@@ -7,10 +7,9 @@ from collections.abc import Iterable, Sequence
 from service.model import render
 from service.model.config import WorkspaceConfig
 from service.model.errors import Refused
+from service.model.events import EXPOSURES, Exposure
 from service.model.state import Entity
 from service.model.tokens import ESTIMATE_NOTE
-
-TIERS = ("full", "index", "search")
 
 
 class CapExceeded(Refused):
@@ -19,15 +18,15 @@ class CapExceeded(Refused):
     default_code = "cap-exceeded"
 
 
-def rank(exposure: str) -> int:
-    return TIERS.index(exposure)
+def rank(exposure: Exposure) -> int:
+    return EXPOSURES.index(exposure)
 
 
-def one_tier_down(exposure: str) -> str:
-    return TIERS[min(rank(exposure) + 1, len(TIERS) - 1)]
+def one_tier_down(exposure: Exposure) -> Exposure:
+    return EXPOSURES[min(rank(exposure) + 1, len(EXPOSURES) - 1)]
 
 
-def over(tier: str, after: int, before: int, config: WorkspaceConfig) -> bool:
+def over(tier: Exposure, after: int, before: int, config: WorkspaceConfig) -> bool:
     """A tier past its cap: it holds more than its cap and more than it did before."""
     limit = config.caps.full_tokens if tier == "full" else config.caps.index_tokens
     return after > limit and after > before

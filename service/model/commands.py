@@ -18,6 +18,7 @@ from service.model import caps, completion, ids
 from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid, Refused, slot
 from service.model.events import (
+    EXPOSURES,
     Assertion,
     Blocked,
     Covered,
@@ -41,7 +42,6 @@ from service.model.events import (
 from service.model.state import Entity, Project, Report, State
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-EXPOSURES = ("full", "index", "search")
 LINK_TYPES = ("member-of", "supersedes", "relates")
 RESERVED_SLUGS = frozenset({"workspace", "projects"})
 
@@ -122,8 +122,8 @@ def _text(text: str, field: str = "text") -> str:
 
 def _exposure(value: str) -> Exposure:
     if value not in EXPOSURES:
-        raise Invalid(f"exposure {value!r} is not one of full, index, search", field="exposure")
-    return cast(Exposure, value)
+        raise Invalid(f"exposure {value!r} is not one of {', '.join(EXPOSURES)}", field="exposure")
+    return value
 
 
 def _scope(value: str) -> Scope:

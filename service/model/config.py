@@ -32,6 +32,10 @@ DEFAULT_ALIASES: dict[str, AliasRow] = {
 }
 
 
+CONTEXT_BUDGET = 3000  # tokens the agent render of context keeps to, unless the workspace sets another
+TOKENS_PER_CHAR = 0.25  # the token estimate's rate, unless the workspace measured its own (`self tokens`)
+
+
 class Caps(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Retention caps per scope, in context tokens."""
 
@@ -41,8 +45,8 @@ class Caps(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class WorkspaceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     caps: Caps = Caps()
-    tokens_per_char: float = 0.25
-    context_budget: int = 3000
+    tokens_per_char: float = TOKENS_PER_CHAR
+    context_budget: int = CONTEXT_BUDGET
     aliases: dict[str, AliasRow] = msgspec.field(default_factory=dict)
     removed_aliases: tuple[str, ...] = ()
 

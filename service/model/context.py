@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from service.model import lapse, tokens
-from service.model.config import WorkspaceConfig
+from service.model.config import CONTEXT_BUDGET, TOKENS_PER_CHAR, WorkspaceConfig
 from service.model.derived import derive, owes, owing, plain, view_row
 from service.model.errors import Invalid
 from service.model.hotslice import ColdCounts, is_hot
@@ -86,8 +86,8 @@ class ContextDoc(msgspec.Struct):
     today: str
     sections: list[Section]
     counts: dict[str, int]
-    budget: int = 3000
-    tokens_per_char: float = 0.25
+    budget: int = CONTEXT_BUDGET
+    tokens_per_char: float = TOKENS_PER_CHAR
 
 
 class Commands(msgspec.Struct, frozen=True):

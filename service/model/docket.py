@@ -23,16 +23,11 @@ from typing import Any
 import msgspec
 
 from service.model.errors import Invalid
-from service.model.events import Evidence
+from service.model.events import LEDGER_KINDS, LEDGER_STATES, SUPERSEDE_REASONS, Evidence
 
 SCHEMA = 2
-KINDS = ("claim", "decision", "question")
+# Docket's kinds, states and supersede reasons are the ledger's (`service.model.events`).
 PREFIX = {"claim": "c", "decision": "d", "question": "q"}
-STATES = {
-    "claim": ("unassessed", "accepted", "disputed", "rejected"),
-    "decision": ("adopted", "revoked"),
-    "question": ("open",),
-}
 # Decision states other tools wrote; Docket's reader knows only adopted and revoked.
 DECISION_SYNONYMS = {
     "accepted": "adopted",
@@ -40,7 +35,6 @@ DECISION_SYNONYMS = {
     "rejected": "revoked",
     "abandoned": "revoked",
 }
-REASONS = ("restate", "revise", "reverse")
 RELATIONS = ("depends_on", "answers", "supersedes")
 RECORD_ID = re.compile(r"([cdq])([1-9][0-9]*)")
 CORRECTION_ID = re.compile(r"([cdq][1-9][0-9]*)\.([1-9][0-9]*)")
@@ -150,7 +144,7 @@ class _Reader:
             self.correction(raw)
         elif kind == "review":
             self.review(raw)
-        elif kind in KINDS:
+        elif kind in LEDGER_KINDS:
             self.record(number, raw)
         elif schema == SCHEMA and isinstance(kind, str):  # a newer Docket's line: Docket skips it too
             self.ignore(f"kind {kind}")
@@ -349,11 +343,11 @@ def normalized(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         raise Invalid("the text is empty")
     state = raw.get("state")
     if state is None:
-        state = STATES[kind][0]
+        state = LEDGER_STATES[kind][0]
     elif kind == "decision" and isinstance(state, str):
         state = DECISION_SYNONYMS.get(state, state)
-    if state not in STATES[kind]:
-        raise Invalid(f"{kind} state {state!r} is not one of {', '.join(STATES[kind])}")
+    if state not in LEDGER_STATES[kind]:
+        raise Invalid(f"{kind} state {state!r} is not one of {', '.join(LEDGER_STATES[kind])}")
     pinned = raw.get("pinned", False)
     if not isinstance(pinned, bool):
         raise Invalid("pinned is not true or false")
@@ -371,8 +365,8 @@ def normalized(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     }
     reason = raw.get("supersede_reason")
     if reason is not None:
-        if reason not in REASONS:
-            raise Invalid(f"supersede_reason {reason!r} is not one of {', '.join(REASONS)}")
+        if reason not in SUPERSEDE_REASONS:
+            raise Invalid(f"supersede_reason {reason!r} is not one of {', '.join(SUPERSEDE_REASONS)}")
         if not fields["supersedes"]:
             raise Invalid("supersede_reason says how a record supersedes another, and it supersedes none")
         fields["supersede_reason"] = reason

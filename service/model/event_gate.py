@@ -15,9 +15,8 @@ import msgspec
 
 from service.model import completion, ids, order
 from service.model.errors import Invalid
-from service.model.events import MAX_EVENT_BYTES, WRITABLE, Event, canonical, payload_of
+from service.model.events import MAX_EVENT_BYTES, WORKSPACE_LOG, WRITABLE, Event, canonical, payload_of
 
-WORKSPACE_LOG = ""
 _plain = msgspec.json.Decoder(dict[str, object])
 
 

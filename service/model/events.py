@@ -7,14 +7,38 @@ survive untouched (forward compatibility) and known ones are typed.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
 from service.model.errors import Invalid
 
+# The words a log's records use, each spelled once: a Literal where a value travels, the tuple
+# of its values (in their order) where code lists or checks them.
+WORKSPACE_LOG = ""  # the workspace log's key, and the `project` of its events; a project's is its slug
 Actor = Literal["agent", "human"]
 Exposure = Literal["full", "index", "search"]
+EXPOSURES: tuple[Exposure, ...] = get_args(Exposure)  # the tiers, the most shown first
+# A record's status (`Entity.status`) and a work unit's execution (`Entity.execution`, None: not
+# started or none of these).
+Status = Literal["proposed", "confirmed", "superseded", "retracted"]
+Execution = Literal["in-progress", "blocked", "done", "retired"]
+# The ledger's kinds (a record's label) and the states each is recorded in, its first the one a
+# record is given when none is named. Payloads keep `str`: a log another tool wrote may hold more.
+LedgerKind = Literal["claim", "decision", "question"]
+ClaimState = Literal["unassessed", "accepted", "disputed", "rejected"]
+DecisionState = Literal["adopted", "revoked"]
+QuestionState = Literal["open"]
+LEDGER_KINDS: tuple[LedgerKind, ...] = get_args(LedgerKind)
+CLAIM_STATES: tuple[ClaimState, ...] = get_args(ClaimState)
+DECISION_STATES: tuple[DecisionState, ...] = get_args(DecisionState)
+LEDGER_STATES: dict[str, tuple[str, ...]] = {
+    "claim": CLAIM_STATES,
+    "decision": DECISION_STATES,
+    "question": get_args(QuestionState),
+}
+SupersedeReason = Literal["restate", "revise", "reverse"]  # how a successor changes what it replaces
+SUPERSEDE_REASONS: tuple[SupersedeReason, ...] = get_args(SupersedeReason)
 Scope = Literal["project", "workspace"]
 # What a scope read from a log may be: selfhub writes project or workspace; Superself's scope
 # could also name another project by its slug, where the record then renders.
@@ -170,7 +194,7 @@ class Covered(Payload, frozen=True, gc=False):
 
 
 class Assessed(Payload, frozen=True, gc=False):
-    """entity.assessed: a claim's recorded state moves (unassessed|accepted|disputed|rejected)."""
+    """entity.assessed: a claim's recorded state moves (one of `CLAIM_STATES`)."""
 
     entity: str
     state: str

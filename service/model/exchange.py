@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence, Set
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
 from service.model import caps, commands, docket, fold, ids, render, sanitize
-from service.model.caps import TIERS
 from service.model.commands import Clock
 from service.model.config import WorkspaceConfig
 from service.model.derived import DEFAULT_REASON, derive
 from service.model.events import (
+    EXPOSURES,
     Assertion,
     EntityWhy,
     Event,
@@ -74,7 +74,7 @@ def import_docket(
             text=record.fields["text"].strip(),
             labels=(record.kind,),
             links=tuple(links),
-            exposure=cast(Exposure, exposure),
+            exposure=exposure,
             priority=priority,
             scope="project",
             why=rationale if rationale.strip() else None,
@@ -98,7 +98,7 @@ def import_docket(
         "corrections": sum(len(r.corrections) for r in fresh),
         "corrections_not_applied": _late_corrections(state, book, before),
         "reviews": sum(1 for e in events if e.type == "entity.reviewed"),
-        "placed": {tier: tiers.count(tier) for tier in TIERS},
+        "placed": {tier: tiers.count(tier) for tier in EXPOSURES},
         "superseded": sum(1 for r in fresh if r.id in retired),
         "demoted": demoted,
         "kept_as_written": dict(sorted(kept.items())),
@@ -181,18 +181,19 @@ def _refs(record: docket.Record, book: docket.Ledger) -> dict[str, object]:
 
 def _placements(
     state: State, config: WorkspaceConfig, current: list[docket.Record]
-) -> tuple[dict[str, tuple[str, int | None]], int]:
+) -> tuple[dict[str, tuple[Exposure, int | None]], int]:
     """Where each current record goes: the tier and priority a native add gives it (pinned:
     full), one tier lower while that tier is over its cap. Pinned records are placed first,
     then the latest first. Returns the placements and how many went below their tier."""
     table = config.alias_table()
     per_char = config.tokens_per_char
     spent = caps.usage(state.live(), "project", per_char)
-    places: dict[str, tuple[str, int | None]] = {}
+    places: dict[str, tuple[Exposure, int | None]] = {}
     demoted = 0
     for record in sorted(current, key=lambda r: (not r.fields["pinned"], -r.line)):
         row = table.get(NATIVE_VERBS[record.kind])
-        native: str = "full" if record.fields["pinned"] else (row.exposure if row is not None else "search")
+        native: Exposure = row.exposure if row is not None else "search"
+        native = "full" if record.fields["pinned"] else native
         draft = Entity(
             id="",
             project="",

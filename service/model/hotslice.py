@@ -22,6 +22,7 @@ from service.model.chains import GROUNDED
 from service.model.events import (
     Assertion,
     Event,
+    Execution,
     Legacy,
     Linked,
     Placed,
@@ -35,7 +36,8 @@ from service.model.ledger import moot
 from service.model.render import neighbours
 from service.model.state import Entity, Fact, State
 
-WORK_STATES = ("in-progress", "blocked", None, "done", "retired")  # status's work counts, in order
+# where status counts a work unit, in its order
+WORK_STATES: tuple[Execution | None, ...] = ("in-progress", "blocked", None, "done", "retired")
 
 
 def _no_units() -> list[int]:

@@ -21,6 +21,11 @@ from service.model.config import WorkspaceConfig
 from service.model.derived import DEFAULT_REASON, GROUNDED, INHERITED, derive
 from service.model.errors import Invalid
 from service.model.events import (
+    CLAIM_STATES,
+    DECISION_STATES,
+    LEDGER_KINDS,
+    LEDGER_STATES,
+    SUPERSEDE_REASONS,
     Assessed,
     EntityWhy,
     Event,
@@ -31,12 +36,8 @@ from service.model.events import (
     ReviewMark,
 )
 from service.model.globs import relative
-from service.model.state import DEFAULT_STATES, Entity, Fact, State, kind_of
+from service.model.state import Entity, Fact, State, kind_of
 
-KINDS = tuple(DEFAULT_STATES)
-CLAIM_STATES = ("unassessed", "accepted", "disputed", "rejected")
-DECISION_STATES = ("adopted", "revoked")
-SUPERSEDE_REASONS = ("restate", "revise", "reverse")
 LINK_FIELDS = {  # the command field that names a link of each type
     "supports": "supports",
     "depends-on": "depends_on",
@@ -151,9 +152,9 @@ def check_record(
     `links` hold resolved ids. `record_id` is the new record's id when it is known (an
     import keeps ids); relations must point at existing records created before it.
     """
-    if kind not in KINDS:
-        raise Invalid(f"{kind!r} is not a ledger kind ({', '.join(KINDS)})", field="labels")
-    states = {"claim": CLAIM_STATES, "decision": ("adopted",), "question": ("open",)}[kind]
+    if kind not in LEDGER_KINDS:
+        raise Invalid(f"{kind!r} is not a ledger kind ({', '.join(LEDGER_KINDS)})", field="labels")
+    states = LEDGER_STATES[kind] if kind != "decision" else DECISION_STATES[:1]  # made adopted
     if fields.state is not None and fields.state not in states:
         raise Invalid(f"{{state}} {fields.state!r}: a new {kind} is {' | '.join(states)}", field="state")
     if kind != "decision":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
+from service.model.config import TOKENS_PER_CHAR
 from service.model.render import one_line, plural, pointer
 from service.model.state import Project, State
 from service.model.status import WorkCounts, current_goal, deadlines, work_counts, work_text
@@ -51,7 +52,7 @@ def overview(
     return OverviewDoc(today, lines, list(signals or ()))
 
 
-def render_overview(doc: OverviewDoc, budget: int | None = None, per_char: float = 0.25) -> str:
+def render_overview(doc: OverviewDoc, budget: int | None = None, per_char: float = TOKENS_PER_CHAR) -> str:
     """Context outside a registered project: one line per project, archived ones marked;
     within `budget` tokens when given (the projects that do not fit are counted in a pointer)."""
     rows = [_project_line(p) for p in doc.projects]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import pairwise
 
 from service.model import tokens
+from service.model.events import Exposure
 from service.model.state import Entity
 
 INDEX_WIDTH = 160
@@ -44,7 +45,7 @@ def index_row(e: Entity) -> str:
     return f"- [{label_of(e)}] {one_line(body)}"
 
 
-def row(e: Entity, exposure: str) -> str:
+def row(e: Entity, exposure: Exposure) -> str:
     """The row `e` renders as at `exposure`; empty at search exposure (it is absent)."""
     if exposure == "full":
         return full_row(e)
@@ -53,7 +54,7 @@ def row(e: Entity, exposure: str) -> str:
     return ""
 
 
-def cost(e: Entity, exposure: str, per_char: float) -> int:
+def cost(e: Entity, exposure: Exposure, per_char: float) -> int:
     """Context tokens `e` costs at `exposure`: the estimate of the row it renders (0 for search)."""
     return tokens.estimate(row(e, exposure), per_char)
 

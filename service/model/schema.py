@@ -13,8 +13,15 @@ from typing import Any
 
 import msgspec
 
-from service.model.events import LEGACY_PREFIXES, PAYLOADS, Legacy, Origin, Outcome
-from service.model.ledger import CLAIM_STATES, DECISION_STATES, SUPERSEDE_REASONS
+from service.model.events import (
+    LEDGER_STATES,
+    LEGACY_PREFIXES,
+    PAYLOADS,
+    SUPERSEDE_REASONS,
+    Legacy,
+    Origin,
+    Outcome,
+)
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ULID = "^[0-9a-hjkmnp-tv-z]{26}$"
@@ -79,7 +86,7 @@ def _nullable(kind: str, **more: Any) -> dict[str, Any]:
 
 def record(kind: str) -> dict[str, Any]:
     """A ledger record's row (`state list --json`): the entity keys, recorded and derived ones."""
-    states = {"claim": CLAIM_STATES, "decision": DECISION_STATES, "question": ("open",)}[kind]
+    states = LEDGER_STATES[kind]
     mark = {
         "type": "object",
         "properties": {k: {"type": "string"} for k in ("ground", "head", "reason", "as_of")},

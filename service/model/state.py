@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model.events import LedgerFields, Link, ReviewMark
+from service.model.events import LEDGER_STATES, Execution, Exposure, LedgerFields, Link, ReviewMark, Status
 
 LIVE_STATUSES = ("proposed", "confirmed")
 CLOSED_EXECUTIONS = ("done", "retired")
 # Ledger records: the label that makes an entity a claim, decision or question, and the
 # state each is recorded in when none is given.
-DEFAULT_STATES = {"claim": "unassessed", "decision": "adopted", "question": "open"}
+DEFAULT_STATES: dict[str, str] = {kind: states[0] for kind, states in LEDGER_STATES.items()}
 RELATIONS = ("supports", "depends-on", "answers")
 
 
@@ -32,7 +32,7 @@ class Pending(msgspec.Struct, gc=False):
     """A placement proposed by an agent, waiting on a person to confirm it."""
 
     event: str
-    exposure: str | None = None
+    exposure: Exposure | None = None
     priority: int | None = None
     scope: str | None = None
     why: str | None = None
@@ -46,8 +46,8 @@ class Undo(msgspec.Struct, gc=False, omit_defaults=True):
     takes back end the record's status or working state, so each is its last of that kind."""
 
     event: str
-    status: str | None = None  # before a withdrawal or a supersession
-    execution: str | None = None  # before a retirement
+    status: Status | None = None  # before a withdrawal or a supersession
+    execution: Execution | None = None  # before a retirement
     closed_why: str | None = None
     superseded_by: str | None = None
     link: Link | None = None  # the edge a link event added
@@ -63,16 +63,16 @@ class Entity(msgspec.Struct, gc=False):
     links: list[Link]
     criteria: list[str]
     covered: list[str]
-    exposure: str
+    exposure: Exposure
     priority: int | None
     scope: str
-    status: str
+    status: Status
     created: str
     updated: str
     actor: str = "agent"
     target: str | None = None
     why: str | None = None
-    execution: str | None = None
+    execution: Execution | None = None
     started: bool = False
     blocked_on: str | None = None
     blocked_why: str | None = None  # the reason the last block gave (read while blocked)

@@ -11,6 +11,7 @@ from typing import Any
 
 from service.model import completion, derived, lapse, ledger
 from service.model.errors import Invalid
+from service.model.events import Exposure
 from service.model.render import label_of, one_line, plural, shorts_for
 from service.model.render import short_ids as short_ids  # re-exported for list commands
 from service.model.state import Entity, Report, Run, State
@@ -204,7 +205,7 @@ def ledger_reason(item: Mapping[str, Any]) -> str:
     return f"{item['ground']} {item['reason']}{now}"
 
 
-def _pending_text(exposure: str | None, priority: int | None) -> str:
+def _pending_text(exposure: Exposure | None, priority: int | None) -> str:
     parts = [p for p in (exposure, None if priority is None else f"p{priority}") if p]
     return " ".join(parts) or "scope change"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from service.model.errors import Invalid
 from service.model.event_gate import display as display  # how a log is named in messages
+from service.model.events import WORKSPACE_LOG as WORKSPACE_LOG  # the workspace log's key
 
-WORKSPACE_LOG = ""
 SEGMENT_EVENTS = 1000
 CONFIG_FILE = "workspace.json"
 LOCAL_DIR = ".local"
