@@ -15,12 +15,29 @@ from pathlib import Path
 import pytest
 
 from tests.support.eventcheck import TEMPDIRS, Tally, check_tree
+from tests.support.selfrun import MODE
 
 pytest_plugins = ["pytester"]
 
 MINIMUM_EVENTS = 25_000  # a whole run validates about 57,000
 SUITE = Path(__file__).resolve().parent
 TALLY = pytest.StashKey[Tally]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--self-process",
+        action="store_true",
+        help="run every `self` command of the tests as a real process, not just those marked `process`",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `process` (or every test, with --self-process) runs `self` as a real
+    process; the others run it in this process (tests/support/selfrun.py)."""
+    marked = item.get_closest_marker("process") is not None
+    MODE.process = marked or bool(item.config.getoption("--self-process"))
 
 
 def whole_suite(config: pytest.Config) -> bool:

@@ -1,10 +1,11 @@
-"""End-to-end fixtures: temporary stores and the real `self` executable run against them.
+"""End-to-end fixtures: temporary stores and the `self` command run against them.
 
-Each `self` process costs a few hundred milliseconds, so stores are cheap to get: one
-template store is made per session by the real commands (`self init DIR`, `self project
+One template store is made per session by the real commands (`self init DIR`, `self project
 add app`) and every test gets its own copy of it in `tmp_path`. `store.run(*args,
 env_extra=None, input=None)` runs `self` with SELF_WORKSPACE set to the store and
-SELF_PROJECT when a project is selected, and returns the CompletedProcess.
+SELF_PROJECT when a project is selected, and returns a CompletedProcess: through the CLI's
+entry point in this process, or as the real executable for a test marked `process`
+(tests/support/selfrun.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tests.support.selfrun import PROJECT, Store, base_env, describe, run_self
 
 @pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store made once per session by the real `self init` and `self project add`."""
+    """A store made once per session by `self init` and `self project add`."""
     root = tmp_path_factory.mktemp("template") / "store"
     env = base_env()
     made = run_self(("init", str(root)), env)

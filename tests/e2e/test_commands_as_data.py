@@ -1,4 +1,4 @@
-"""A command given as CLI flags to a real `self` process and the same command decoded from a
+"""A command given as CLI flags to the `self` command and the same command decoded from a
 JSON body and run through the application layer (`service.app.execute`) append the same
 events, ids and timestamps aside: one application layer, whichever front end asks.
 

@@ -12,6 +12,8 @@ import pytest
 
 from tests.support.selfrun import SELF, Store
 
+pytestmark = pytest.mark.process  # real `self` processes: signals, locks, contention
+
 PER_WRITER = 30
 LOOP = """
 import subprocess, sys

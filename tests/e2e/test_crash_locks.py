@@ -14,6 +14,8 @@ import pytest
 
 from tests.support.selfrun import SELF, Store, describe
 
+pytestmark = pytest.mark.process  # real `self` processes: signals, locks, contention
+
 ATTEMPTS = 60  # targeted kills at most; most land inside the lock's lifetime
 WANTED = 3  # locks left behind before the test is satisfied
 

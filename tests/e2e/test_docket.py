@@ -1,4 +1,4 @@
-"""Docket ledgers through the real `self import docket` and `self export docket`: whole
+"""Docket ledgers through `self import docket` and `self export docket`: whole
 ledgers in Docket's on-disk shape (tests/fixtures/docket) read the same here."""
 
 from __future__ import annotations

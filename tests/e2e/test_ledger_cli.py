@@ -1,4 +1,4 @@
-"""The ledger through the real `self` executable: records, relations, derived views, reviews,
+"""The ledger through the `self` command: records, relations, derived views, reviews,
 and every write rule's refusal (exit 1, the rule named)."""
 
 from __future__ import annotations

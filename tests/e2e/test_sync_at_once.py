@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.selfrun import SELF, Store, base_env, describe, run_self
 
+pytestmark = pytest.mark.process  # real `self` processes: signals, locks, contention
+
 CLONES = 3
 ROUNDS = 10  # 30 syncs, three at a time
 

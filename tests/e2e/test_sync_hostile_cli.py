@@ -1,4 +1,4 @@
-"""A hostile remote served by `git daemon`, met by the real `self sync` and `self clone`: a
+"""A hostile remote served by `git daemon`, met by `self sync` and `self clone`: a
 clear one-line refusal, exit 1, nothing written (not `.git/config`, not outside the store),
 main not moved, and the store works afterwards."""
 

@@ -1,4 +1,4 @@
-"""`self` processes on clocks that disagree, and a remote whose published event was edited."""
+"""`self` commands on clocks that disagree, and a remote whose published event was edited."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A team on a real `self serve` process for the API's e2e tests: a data directory made by the
-real `self admin` commands with two workspaces (`acme`, `other`), each with project `web`, a
+`self admin` commands with two workspaces (`acme`, `other`), each with project `web`, a
 user and a token of every role, one of them revoked while the service runs, and one record.
 
 `Team.call(caller, method, path)` sends a request as one of CALLERS; `Team.snapshot()` is

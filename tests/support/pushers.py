@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support import gitclient as gc
-from tests.support.selfrun import base_env, run_self
+from tests.support.selfrun import base_env, run_process
 from tests.support.servers import GIT
 
 MAX_TRIES = 500
@@ -131,10 +131,10 @@ def _self_env(store: Path, token: str, project: str) -> dict[str, str]:
 def _self_clone(url: str, target: Path, token: str, project: str) -> Path:
     plain = _without_credentials(url)
     env = _self_env(target, token, project)
-    done = run_self(("clone", plain, str(target)), env)
+    done = run_process(("clone", plain, str(target)), env)
     assert done.returncode == 0, done.stderr
     for args in (("project", "add", project), ("sync",)):
-        done = run_self(args, env)
+        done = run_process(args, env)
         assert done.returncode == 0, done.stderr
     return target
 
@@ -142,13 +142,13 @@ def _self_clone(url: str, target: Path, token: str, project: str) -> Path:
 def _self_pusher(store: Path, token: str, project: str, rounds: int, outcome: Outcome) -> None:
     env = _self_env(store, token, project)
     for n in range(rounds):
-        added = run_self(("idea", "add", f"{project} round {n}"), env)
+        added = run_process(("idea", "add", f"{project} round {n}"), env)
         if added.returncode != 0:
             outcome.failures.append(f"{project}: add: {added.stderr.strip()[:300]}")
             return
         rejected = 0
         for _ in range(MAX_SYNCS):  # each sync retries by itself; a user runs it again after that
-            synced = run_self(("sync",), env)
+            synced = run_process(("sync",), env)
             if synced.returncode == 0 or "kept moving" not in " ".join(synced.stderr.split()):
                 break
             rejected += 1

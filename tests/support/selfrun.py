@@ -1,16 +1,29 @@
-"""Running the real `self` executable as a subprocess against a store (used by conftest.py).
+"""Running `self` against a store: in this process through the CLI's own entry point, or as
+the real `self` executable in a subprocess (used by tests/e2e/conftest.py).
 
-Nothing here imports the product to call it: every assertion the e2e tests make is about
-what a `self` process printed, the exit code it returned, or the files it left in the store.
+Either way a run answers what a `self` process would: a CompletedProcess with the exit code,
+stdout and stderr, after the command saw only the environment, working folder and stdin it
+was given. In this process (the default) `cli.main.run` runs inside typer's CliRunner
+isolation (stdin, stdout, stderr and os.environ swapped for the call), with the working
+folder, the CLI's global options and a fresh process's warning filters set for the call and
+put back after it, and every store it opened closed after it. A test marked `process` (the
+console-script smoke tests, and those about locks, signals and concurrent processes) or a
+run with `--self-process` gets a real process for every `self` it runs; `run_process`
+always does. Threads that run `self` at once need `run_process`: the isolation is global.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +33,17 @@ VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = "app"
 TIMEOUT = 60
+
+Runner = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+class Mode:
+    """Whether `run_self` starts a real process: set per test by tests/conftest.py."""
+
+    process = False
+
+
+MODE = Mode()
 
 
 def self_executable() -> str:
@@ -48,6 +72,16 @@ def base_env() -> dict[str, str]:
 def run_self(
     args: tuple[str, ...], env: dict[str, str], input: str | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """`self ARGS…` with exactly `env`, in `cwd` (else this process's), reading `input`: in
+    this process unless the test is marked `process` (or the run has --self-process)."""
+    runner = run_process if MODE.process else run_in_process
+    return runner(args, env, input, cwd)
+
+
+def run_process(
+    args: tuple[str, ...], env: dict[str, str], input: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real `self` executable in a subprocess."""
     return subprocess.run(
         [SELF, *args],
         env=env,
@@ -58,6 +92,101 @@ def run_self(
         timeout=TIMEOUT,
         check=False,
     )
+
+
+# A fresh interpreter's warning filters (no -W, no PYTHONWARNINGS): the suite's own turn every
+# warning into an error, where `self` shows a store's warning as one line on stderr.
+FRESH_FILTERS: tuple[tuple[str, type[Warning], str], ...] = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+)
+
+
+@contextlib.contextmanager
+def _as_a_process(cwd: Path | None) -> Iterator[None]:
+    """The working folder, warning filters and global options of a new `self` process, for
+    the block; this process's own after it."""
+    from cli.common import OPTIONS
+
+    with warnings.catch_warnings(), contextlib.chdir(cwd or Path.cwd()):
+        warnings.resetwarnings()
+        for action, category, module in FRESH_FILTERS:
+            warnings.filterwarnings(action, category=category, module=module)  # type: ignore[arg-type]
+        vars(OPTIONS).clear()  # --workspace and --project of an earlier run
+        try:
+            with _stores_closed():
+                yield
+        finally:
+            vars(OPTIONS).clear()
+
+
+@contextlib.contextmanager
+def _stores_closed() -> Iterator[None]:
+    """Close every store the block opened (in this thread), as the end of a process would:
+    a store the CLI leaves open would warn of its unclosed git packs in a later test."""
+    from service.store.store import Store
+
+    opened: list[Store] = []
+    thread = threading.get_ident()
+    init = Store.__init__
+
+    def tracked(store: Store, *args: Any, **kwargs: Any) -> None:
+        init(store, *args, **kwargs)
+        if threading.get_ident() == thread:
+            opened.append(store)
+
+    Store.__init__ = tracked  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Store.__init__ = init  # type: ignore[method-assign]
+        for store in opened:
+            store.close()
+
+
+def _exit_code(code: object) -> int:
+    """What a process that raised SystemExit(code) exits with (a text is printed, exit 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _text(data: bytes) -> str:
+    """Output as `subprocess.run(text=True)` reads it: UTF-8 with universal newlines."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_in_process(
+    args: tuple[str, ...], env: dict[str, str], input: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`cli.main.run(ARGS)` in this process, isolated as a `self` process would be; an
+    exception it lets through is a traceback on stderr and exit 1, as in a process."""
+    from typer.testing import CliRunner
+
+    from cli.main import run
+
+    # the runner sets what `env` holds and unsets every other name, and puts all back after
+    overrides: dict[str, str | None] = dict.fromkeys(os.environ) | dict(env)
+    with CliRunner().isolation(input=input, env=overrides) as (out, err, _), _as_a_process(cwd):
+        try:
+            run(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        except Exception:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = _text(out.getvalue()), _text(err.getvalue())
+    return subprocess.CompletedProcess(["self", *args], code, stdout, stderr)
 
 
 def describe(proc: subprocess.CompletedProcess[str]) -> str:

@@ -1,4 +1,4 @@
-"""A real `self serve` process over a data directory made by the real `self admin` commands,
+"""A real `self serve` process over a data directory made by the `self admin` commands,
 on a free loopback port, stopped by its pid (used by the service's e2e tests)."""
 
 from __future__ import annotations
