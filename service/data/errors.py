@@ -11,10 +11,6 @@ class DataError(SelfhubError):
 
     code = "store"
 
-    def __init__(self, message: str = "", **about: str) -> None:
-        self.about = about  # what a front end's hint may name
-        super().__init__(message)
-
 
 class NoSuchWorkspace(DataError):
     code = "unknown-workspace"

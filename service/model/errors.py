@@ -38,9 +38,14 @@ def slot(field: str) -> str:
 class SelfhubError(Exception):
     """Root of every error selfhub raises. `code` is its row in `service.model.problems.CODES`
     (the CLI's exit code, the HTTP status of its problem document); a family's root sets its
-    default, a class its own. An error without a code of its own answers as unexpected."""
+    default, a class its own. An error without a code of its own answers as unexpected.
+    `about` holds what a front end's hint may name (a record's id, a remote's name, …)."""
 
     code: str = "server"
+
+    def __init__(self, message: str = "", **about: str) -> None:
+        self.about = about
+        super().__init__(message)
 
 
 class ModelError(SelfhubError):
@@ -54,8 +59,7 @@ class ModelError(SelfhubError):
         self.template = message
         self.code = code or self.default_code
         self.fields: tuple[str, ...] = (field,) if isinstance(field, str) else tuple(field)
-        self.about = about  # what a front end's hint may name: the record's id, the verb, …
-        super().__init__(self.detail())
+        super().__init__(self.detail(), **about)
 
     @property
     def field(self) -> str | None:

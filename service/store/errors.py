@@ -17,8 +17,7 @@ class StoreError(SelfhubError):
     def __init__(self, message: str = "", *, field: str | tuple[str, ...] = (), **about: str) -> None:
         self.template = message
         self.fields: tuple[str, ...] = (field,) if isinstance(field, str) else tuple(field)
-        self.about = about  # what a front end's hint may name: a remote's name, …
-        super().__init__(self.detail())
+        super().__init__(self.detail(), **about)
 
     def detail(self, name: Callable[[str], str] = plain) -> str:
         """The message with each of its fields rendered by `name` (the CLI passes its flags)."""
