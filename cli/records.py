@@ -15,12 +15,13 @@ import typer
 
 from cli.common import JsonOpt, workspace
 from cli.common import run as run  # the one write path; verbs elsewhere call it as records.run
+from service.app.settings import EXPOSURES
 
 if TYPE_CHECKING:  # imported where a command runs: a process builds only the command it runs
     from service.model.requests import Add
 
 Proposed = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person.")
-Exposure = typer.Option(None, "--exposure", help="full|index|search (beats the alias row).")
+Exposure = typer.Option(None, "--exposure", help="|".join(EXPOSURES) + " (beats the alias row).")
 Priority = typer.Option(None, "--priority", help="Render order, 0 is the top.")
 Criterion = typer.Option([], "--criterion", help="An exit criterion (repeatable).")
 Target = typer.Option(None, "--target", help="Deadline, YYYY-MM-DD.")

@@ -7,6 +7,7 @@ import typer
 from cli import records
 from cli.common import JsonOpt, show, workspace
 from service.app import texts, valid_slug
+from service.app.settings import EXPOSURES
 
 
 def list_records(all_: bool, as_json: bool, label: str | None = None, at: str | None = None) -> None:
@@ -24,7 +25,7 @@ def register(app: typer.Typer) -> None:
     def add(
         text: str,
         label: list[str] = typer.Option([], "--label", help="A label (repeatable)."),
-        exposure: str = typer.Option("search", "--exposure", help="full|index|search."),
+        exposure: str = typer.Option("search", "--exposure", help="|".join(EXPOSURES) + "."),
         priority: int | None = records.Priority,
         scope: str = typer.Option("project", "--scope", help="project|workspace|<slug>."),
         criterion: list[str] = records.Criterion,

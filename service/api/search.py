@@ -19,7 +19,7 @@ from litestar import Request, Response, get
 from service.api import bodies, guard, openapi
 from service.api.errors import BadParameter, Forbidden
 from service.index.query import DEFAULT_LIMIT
-from service.model.events import EXPOSURES
+from service.model.events import EXPOSURES, SLUG_RULE
 
 if TYPE_CHECKING:
     from service.data.workspaces import Data
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 StateOf = Callable[[str, str], "State"]
 
 Row = dict[str, Any]
-SLUG_RULE = "1-63 lowercase letters, digits and dashes, starting with a letter or digit"
 
 
 class SearchHit(msgspec.Struct, frozen=True):

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from service.model.config import DEFAULT_ALIASES, AliasRow
-from service.model.events import CLAIM_STATES
+from service.model.events import CLAIM_STATES, EXPOSURES
 
 if TYPE_CHECKING:
     from service.workspace import Workspace
 
-__all__ = ["CLAIM_STATES", "DEFAULT_ALIASES", "AliasRow"]  # what the CLI's flags offer
+__all__ = ["CLAIM_STATES", "DEFAULT_ALIASES", "EXPOSURES", "AliasRow"]  # what the CLI's flags offer
 
 
 class Created(msgspec.Struct, frozen=True):

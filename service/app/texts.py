@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from service.model.config import TOKENS_PER_CHAR
 from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
+from service.model.events import EXPOSURES
 
 if TYPE_CHECKING:
     from service.app.exchange import DocketExport, DocketImport, ParquetExport
@@ -136,7 +137,7 @@ def import_summary(summary: DocketImport) -> str:
         f"{summary.skipped} already here ({applied})"
     ]
     placed = summary.placed
-    where = ", ".join(f"{placed[tier]} at {tier}" for tier in ("full", "index", "search") if placed[tier])
+    where = ", ".join(f"{placed[tier]} at {tier}" for tier in EXPOSURES if placed[tier])
     if where:
         lines.append(f"placed: {where} ({summary.superseded} superseded in the ledger wait at search)")
     if summary.demoted:

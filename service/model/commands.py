@@ -19,6 +19,8 @@ from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid, Refused, slot
 from service.model.events import (
     EXPOSURES,
+    SLUG_PATTERN,
+    SLUG_RULE,
     Assertion,
     Blocked,
     Covered,
@@ -41,7 +43,7 @@ from service.model.events import (
 )
 from service.model.state import Entity, Project, Report, State
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG = re.compile(SLUG_PATTERN)
 LINK_TYPES = ("member-of", "supersedes", "relates")
 RESERVED_SLUGS = frozenset({"workspace", "projects"})
 
@@ -92,8 +94,7 @@ event = _event  # for the commands of other model modules (the ledger's)
 def valid_slug(slug: str) -> str:
     if not SLUG.match(slug) or slug in RESERVED_SLUGS:
         raise Invalid(
-            f"{slug!r} is not a valid project slug: use 1-63 lowercase letters, digits and "
-            "dashes, starting with a letter or digit (not 'workspace' or 'projects')",
+            f"{slug!r} is not a valid project slug: use {SLUG_RULE} (not 'workspace' or 'projects')",
             field="slug",
         )
     return slug

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
 import msgspec
 
-from service.model.events import Exposure
+from service.model.events import EXPOSURES, Exposure
 
 
 class AliasRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -93,11 +92,10 @@ def edit_alias(
             raise Invalid(f"{verb!r} cannot be a verb (it must be a word that is not a built-in command)")
         base = table.get(verb) or AliasRow(label or verb, "search")
         exposure = exposure or base.exposure
-        if exposure not in ("full", "index", "search"):
-            raise Invalid(f"exposure {exposure!r} is not one of full, index, search")
-        chosen = cast(Exposure, exposure)
+        if exposure not in EXPOSURES:
+            raise Invalid(f"exposure {exposure!r} is not one of {', '.join(EXPOSURES)}")
         user[verb] = AliasRow(
-            label or base.label, chosen, priority if priority is not None else base.priority
+            label or base.label, exposure, priority if priority is not None else base.priority
         )
     else:
         raise Invalid(f"no alias action {action!r}: the actions are set, add and restore", field="action")

@@ -22,6 +22,7 @@ EXPOSURES: tuple[Exposure, ...] = get_args(Exposure)  # the tiers, the most show
 # A record's status (`Entity.status`) and a work unit's execution (`Entity.execution`, None: not
 # started or none of these).
 Status = Literal["proposed", "confirmed", "superseded", "retracted"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 Execution = Literal["in-progress", "blocked", "done", "retired"]
 # The ledger's kinds (a record's label) and the states each is recorded in, its first the one a
 # record is given when none is named. Payloads keep `str`: a log another tool wrote may hold more.
@@ -40,9 +41,12 @@ LEDGER_STATES: dict[str, tuple[str, ...]] = {
 SupersedeReason = Literal["restate", "revise", "reverse"]  # how a successor changes what it replaces
 SUPERSEDE_REASONS: tuple[SupersedeReason, ...] = get_args(SupersedeReason)
 Scope = Literal["project", "workspace"]
+# A project's slug (and a workspace's or user's name): its pattern, and the rule in words.
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+SLUG_RULE = "1-63 lowercase letters, digits and dashes, starting with a letter or digit"
 # What a scope read from a log may be: selfhub writes project or workspace; Superself's scope
 # could also name another project by its slug, where the record then renders.
-ScopeRead = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
+ScopeRead = Annotated[str, msgspec.Meta(pattern=SLUG_PATTERN)]
 LinkType = Literal["member-of", "supersedes", "relates", "supports", "depends-on", "answers"]
 
 

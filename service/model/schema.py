@@ -14,9 +14,12 @@ from typing import Any
 import msgspec
 
 from service.model.events import (
+    EXPOSURES,
     LEDGER_STATES,
     LEGACY_PREFIXES,
     PAYLOADS,
+    SLUG_PATTERN,
+    STATUSES,
     SUPERSEDE_REASONS,
     Legacy,
     Origin,
@@ -108,10 +111,10 @@ def record(kind: str) -> dict[str, Any]:
         "labels": {**_strings(), "contains": {"const": kind}},
         "text": {"type": "string"},
         "why": _nullable("string"),
-        "status": {"enum": ["proposed", "confirmed", "superseded", "retracted"]},
-        "exposure": {"enum": ["full", "index", "search"]},
+        "status": {"enum": list(STATUSES)},
+        "exposure": {"enum": list(EXPOSURES)},
         "priority": _nullable("integer"),
-        "scope": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},  # or a project's slug
+        "scope": {"type": "string", "pattern": SLUG_PATTERN},  # or a project's slug
         "links": {"type": "array", "items": _ref("Link")},
         "superseded_by": _nullable("string"),
         "supersedes": _strings(),

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from service.model.errors import Invalid
+from service.model.events import EXPOSURES
 from service.model.state import CLOSED_EXECUTIONS, LIVE_STATUSES, Entity
 
 Pair = tuple[Entity, bool]
@@ -63,8 +64,8 @@ def terms_of(query: str) -> list[str]:
 
 def candidates(entities: list[Pair], all_: bool, exposure: str | None) -> list[Pair]:
     """Live records at the asked exposure; by default only what context leaves out (search)."""
-    if exposure is not None and exposure not in ("full", "index", "search"):
-        raise Invalid(f"{{exposure}} {exposure!r} is not one of full, index, search", field="exposure")
+    if exposure is not None and exposure not in EXPOSURES:
+        raise Invalid(f"{{exposure}} {exposure!r} is not one of {', '.join(EXPOSURES)}", field="exposure")
     if exposure is None and all_:
         chosen = entities
     else:

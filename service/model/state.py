@@ -6,8 +6,8 @@ import msgspec
 
 from service.model.events import LEDGER_STATES, Execution, Exposure, LedgerFields, Link, ReviewMark, Status
 
-LIVE_STATUSES = ("proposed", "confirmed")
-CLOSED_EXECUTIONS = ("done", "retired")
+LIVE_STATUSES: tuple[Status, ...] = ("proposed", "confirmed")
+CLOSED_EXECUTIONS: tuple[Execution, ...] = ("done", "retired")
 # Ledger records: the label that makes an entity a claim, decision or question, and the
 # state each is recorded in when none is given.
 DEFAULT_STATES: dict[str, str] = {kind: states[0] for kind, states in LEDGER_STATES.items()}

@@ -12,6 +12,7 @@ from typing import Literal, get_args
 
 from service.model.commands import SLUG
 from service.model.errors import Invalid, Refused
+from service.model.events import SLUG_RULE
 
 Role = Literal["reader", "writer", "admin"]
 Action = Literal["read", "search", "stream", "append", "command", "tokens"]
@@ -55,11 +56,10 @@ def role_of(text: str) -> Role:
 
 # Workspace and user names become directory names and appear in logs, so they are kept to
 # the project slug's shape: no dots, slashes, spaces or leading dash, hence no path tricks.
-NAME_RULE = "1-63 lowercase letters, digits and dashes, starting with a letter or digit"
 
 
 def valid_name(kind: Literal["workspace", "user"], name: str) -> str:
     """`name` if it is a valid workspace or user name, else Invalid saying the rule."""
     if not SLUG.fullmatch(name):
-        raise Invalid(f"{name!r} is not a valid {kind} name: use {NAME_RULE}")
+        raise Invalid(f"{name!r} is not a valid {kind} name: use {SLUG_RULE}")
     return name
