@@ -94,3 +94,51 @@ def test_superself_legacy_events_validate() -> None:
     ]
     assert len(lines) >= 10
     assert [problem(raw) for raw in lines] == [None] * len(lines)
+
+
+def test_under_xdist_the_controller_holds_the_workers_sum_to_the_minimum(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers write four good events between them: the controller reports the sum and
+    fails the run, whose minimum here is five. (The whole suite run with workers passes
+    the same check with its real minimum.)"""
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            from pathlib import Path
+
+            import tests.conftest as suite
+            from tests.conftest import *  # noqa: F403 (the fixture and the hooks)
+
+            suite.SUITE = Path(__file__).resolve().parent  # this folder is the whole suite
+            suite.MINIMUM_EVENTS = 5
+            """
+        )
+    )
+    pytester.makepyfile(
+        test_writes=textwrap.dedent(
+            f"""
+            import pytest
+
+            @pytest.mark.parametrize("n", range(4))
+            def test_writes_a_good_event(tmp_path, n):
+                segment = tmp_path / "workspace" / "log" / "000000.jsonl"
+                segment.parent.mkdir(parents=True)
+                segment.write_bytes({GOOD!r})
+            """
+        )
+    )
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", str(pytester.path))
+    try:
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+        result.assert_outcomes(passed=4)
+        result.stdout.fnmatch_lines(
+            [
+                "*event schema: 4 events in 4 log segments validated*",
+                "*validated only 4 events across the workers*",
+            ]
+        )
+    finally:
+        for segment in pytester.path.rglob("log/*.jsonl"):
+            segment.unlink()
