@@ -49,8 +49,10 @@ def origin_of(user: str, actor: str = "human") -> Origin:
 def reading(request: AnyRequest, ws: str, slug: str | None = None) -> Iterator[View]:
     """The caller's read of workspace `ws` on project `slug`, once its token may read it."""
     given = guard.authorize(data_of(request), request, ws, "read")
-    with hub_of(request).workspace(ws).reading(slug, origin_of(given.user)) as view:
-        yield view
+    from service.live import view
+
+    with view.reading(hub_of(request).workspace(ws), slug, origin_of(given.user)) as held:
+        yield held
 
 
 def answer(body: bytes, media_type: str = JSON, status: int = 200) -> Response[bytes]:

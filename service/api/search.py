@@ -147,9 +147,10 @@ def _ledger_extras(top: list[Found], state_of: StateOf) -> Iterator[tuple[tuple[
 def live_states(request: Request[Any, Any, Any], user: str) -> StateOf:
     """A log's state as the service holds it in memory (its hub), caught up with the store."""
     from service.api.routes import hub_of, origin_of
+    from service.live.view import reading
 
     def state_of(workspace: str, log: str) -> State:
-        with hub_of(request).workspace(workspace).reading(None, origin_of(user)) as view:
+        with reading(hub_of(request).workspace(workspace), None, origin_of(user)) as view:
             return view.state(log)
 
     return state_of

@@ -8,6 +8,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from service.live.space import LiveWorkspace, Observer, Quiet
+from service.live.writer import Writer
 
 if TYPE_CHECKING:
     from service.data.workspaces import Data
@@ -28,7 +29,7 @@ class Hub:
             return found
         with self._lock:
             if name not in self._open:
-                self._open[name] = LiveWorkspace(name, self.data.open(name), self.observer)
+                self._open[name] = LiveWorkspace(name, self.data.open(name), self.observer, Writer)
             return self._open[name]
 
     def held(self, name: str) -> LiveWorkspace | None:

@@ -26,6 +26,15 @@ REFUSED = "refs/selfhub/refused/"
 WHERE = "a write into the store from outside the service"
 
 
+def catch_up(live: LiveWorkspace) -> None:
+    """Fold what moved the store's head under the service (something other than this
+    service wrote into the store), once the push gate passed it."""
+    if live.settled():
+        return
+    with live.loading, live.store.locked():  # the writer's batch in flight ends first
+        take(live)
+
+
 def take(live: LiveWorkspace) -> None:
     """Fold or refuse what moved main under the service (the store lock held)."""
     store, old = live.store, live.head

@@ -23,24 +23,21 @@ from __future__ import annotations
 import bisect
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from readerwriterlock import rwlock
 
-from service.live import outside
 from service.live.feed import Feed
+from service.live.jobs import Job
 from service.model import lapse, order
-from service.model.events import Event, Origin
+from service.model.events import Event
 from service.model.hotslice import Kept
 from service.model.state import State
 from service.store import Quarantine, Store, cache
-
-if TYPE_CHECKING:
-    from service.live.view import View
-    from service.live.writer import Writer
+from service.store.unit import Unit
 
 
 class Observer(Protocol):
@@ -51,6 +48,32 @@ class Observer(Protocol):
     def fold_lag(self, workspace: str, events: int) -> None: ...
 
     def outside_write(self, workspace: str, events: int, refused: str | None, commit: str) -> None: ...
+
+
+class Committer(Protocol):
+    """The workspace's writer (`writer.py`): jobs queued, each answered once its commit is
+    durable."""
+
+    @property
+    def holding(self) -> bool:
+        """Whether it holds the store lock (for a batch or a push): main moves by its hand."""
+        ...
+
+    async def submit_async(
+        self, run: Callable[[Unit], object], timeout: float, client: Hashable = None
+    ) -> Job:
+        """`run(batch)` in the next group commit; the job once that commit is durable."""
+        ...
+
+    async def submit_alone_async(self, run: Callable[[LiveWorkspace], object], timeout: float) -> Job:
+        """`run(live)` alone, between two batches, under the store lock."""
+        ...
+
+    def unindexed(self, paths: list[str]) -> None:
+        """Files written for `.git/index` to take in once no job waits."""
+        ...
+
+    def stop(self) -> None: ...
 
 
 class Quiet:
@@ -65,9 +88,10 @@ class Quiet:
 
 
 class LiveWorkspace:
-    def __init__(self, name: str, store: Store, observer: Observer) -> None:
-        from service.live.writer import Writer
-
+    def __init__(
+        self, name: str, store: Store, observer: Observer, writer: Callable[[LiveWorkspace], Committer]
+    ) -> None:
+        """`writer`: makes the workspace's writer (`writer.Writer`), once its states are loaded."""
         self.name = name
         self.store = store
         self.observer = observer
@@ -82,10 +106,10 @@ class LiveWorkspace:
         self._ref = os.path.join(store.root, ".git", "refs", "heads", "main")
         self._ref_seen: tuple[tuple[int, int, int] | None, str | None] = (None, None)
         self._lock = rwlock.RWLockWrite()  # a waiting writer goes before new readers
-        self._loading = threading.Lock()
+        self.loading = threading.Lock()  # one catch-up at a time (`outside.catch_up`)
         self._slicing = threading.Lock()
         self.load()
-        self.writer: Writer = Writer(self)
+        self.writer = writer(self)
 
     # --- state ---------------------------------------------------------------------------
 
@@ -197,27 +221,16 @@ class LiveWorkspace:
     # --- reading -------------------------------------------------------------------------
 
     @contextmanager
-    def reading(self, project: str | None, origin: Origin) -> Iterator[View]:
-        """A view of the states for one read, held still while it is used."""
-        from service.live.view import View
-
-        self.catch_up()
+    def held(self) -> Iterator[None]:
+        """The states held still while a read uses them (`view.reading`)."""
         with self._lock.gen_rlock():
-            yield View(self, project, origin)
+            yield
 
     def settled(self) -> bool:
         """Whether the states fold the store's head (nothing wrote under the service since),
         or the writer holds the store lock: main then moves by its hand, and it takes what
         wrote under the service first (`outside.take`), so a read need not wait for it."""
         return self.writer.holding or self._disk_head() == self.head
-
-    def catch_up(self) -> None:
-        """Fold what moved the store's head under the service (something other than this
-        service wrote into the store), once the push gate passed it (`outside.py`)."""
-        if self.settled():
-            return
-        with self._loading, self.store.locked():  # the writer's batch in flight ends first
-            outside.take(self)
 
     def _disk_head(self) -> str | None:
         """main's commit as the ref file says; the store's answer otherwise. The file is

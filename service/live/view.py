@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from service.live import outside
 from service.model.config import WorkspaceConfig
 from service.model.events import Event, Origin
 from service.model.hotslice import ColdCounts, Kept
@@ -25,6 +26,15 @@ from service.workspace import Workspace
 if TYPE_CHECKING:
     from service.live.space import LiveWorkspace
     from service.store.unit import Unit as Batch
+
+
+@contextmanager
+def reading(live: LiveWorkspace, project: str | None, origin: Origin) -> Iterator[View]:
+    """A view of the live states for one read, held still while it is used; what wrote into
+    the store under the service is taken first."""
+    outside.catch_up(live)
+    with live.held():
+        yield View(live, project, origin)
 
 
 class View(Workspace):

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
 
+from service.live import outside
 from service.live.errors import Stopping
 from service.mirror.establish import establish
 from service.mirror.round import sync_live
@@ -316,7 +317,7 @@ class Mirrors:
             if live is None or name in self._taking or live.settled():
                 continue
             self._taking.add(name)
-            task = asyncio.get_running_loop().create_task(self._take(name, live.catch_up))
+            task = asyncio.get_running_loop().create_task(self._take(name, partial(outside.catch_up, live)))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 

@@ -32,10 +32,10 @@ from service.store.errors import AlreadyAStore, CorruptFile, NotAFolder, NotASto
 from service.store.local import Local
 from service.store.lock import DEFAULT_TIMEOUT, StoreLock
 from service.store.segments import Log, Quarantine, read_log
+from service.store.unit import Unit
 
 if TYPE_CHECKING:
     from service.store.hot import Hot
-    from service.store.unit import Unit
 
 EXCLUDE_LINE = ".local/"
 
@@ -222,8 +222,6 @@ class Store:
     def unit(self) -> Iterator[Unit]:
         """Under the lock: a unit of work over every log (`unit.py`), committed as one commit
         when it closes without an error."""
-        from service.store.unit import Unit
-
         with self.locked():
             states: dict[str, State] = {}
 

@@ -11,27 +11,39 @@ commits it as it closes. Either way the application layer sees the same port
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from service.model import ids, order
+from service.model.config import WorkspaceConfig
 from service.model.errors import Invalid
 from service.model.events import Event
 from service.model.state import State
 from service.store import clock
-
-if TYPE_CHECKING:
-    from service.model.config import WorkspaceConfig
-    from service.store.store import Store
 
 StateOf = Callable[[str], State]
 Apply = Callable[[str, list[Event]], None]
 Recent = Callable[[str], Event | None]
 
 
+class Checking(Protocol):
+    """What a unit needs of its store (`store.Store`)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def clock_file(self) -> Path: ...
+    def local_facts(self) -> tuple[str, ...]: ...
+    def config(self) -> WorkspaceConfig: ...
+    def check(self, log: str, events: list[Event], local: tuple[str, ...]) -> list[bytes]: ...
+
+
 class Unit:
     """The writes of one commit: the ids and the time they share, their checked lines."""
 
-    def __init__(self, store: Store, state_of: StateOf, apply: Apply, recent: Recent | None = None) -> None:
+    def __init__(
+        self, store: Checking, state_of: StateOf, apply: Apply, recent: Recent | None = None
+    ) -> None:
         """`state_of(log)`: a log's state as the unit's writes left it so far; `apply(log,
         events)` folds checked events into it; `recent(id)`: an event committed lately, if
         the caller keeps them (else the logs are read)."""

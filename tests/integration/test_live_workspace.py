@@ -11,9 +11,9 @@ import pytest
 from service.api.routes import KEPT_ANSWERS, remembered
 from service.data.workspaces import Data
 from service.live.hub import Hub
+from service.live.jobs import Job
 from service.live.space import LiveWorkspace
-from service.live.view import View
-from service.live.writer import Job
+from service.live.view import View, reading
 from service.model.events import Origin
 
 ANN = Origin("human", True, None, "ann")
@@ -61,7 +61,7 @@ def test_kept_answers_are_bounded_and_dropped_when_the_state_moves(tmp_path: Pat
     hub = Hub(data)
     try:
         live = hub.workspace("acme")
-        with live.reading(None, ANN) as view:
+        with reading(live, None, ANN) as view:
             for budget in range(3 * KEPT_ANSWERS):
                 assert (
                     remembered(view, ("context", budget), lambda b=budget: str(b).encode())
@@ -112,7 +112,7 @@ def test_readers_asking_for_an_answer_being_rendered_wait_for_that_one_rendering
         return b"the answer"
 
     def reader() -> None:
-        with live.reading(None, ANN) as view:
+        with reading(live, None, ANN) as view:
             start.wait()
             answers.append(remembered(view, ("context", "app"), render))
 
@@ -162,7 +162,7 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
         read: list[bool] = []
 
         def read_projects() -> None:
-            with live.reading(None, ANN) as view:
+            with reading(live, None, ANN) as view:
                 read.append("app" in view.projects_known())
 
         reader = threading.Thread(target=read_projects)

@@ -19,7 +19,7 @@ from service.app.memory import MemoryStore
 from service.data.workspaces import Data
 from service.live.hub import Hub
 from service.live.space import LiveWorkspace
-from service.live.view import View
+from service.live.view import View, reading
 from service.model import posted
 from service.model.events import Event, Origin, payload_of
 from service.model.requests import Add, AnyCommand, Cover, Done, ProjectAdd, Report, Start
@@ -139,7 +139,7 @@ def test_the_service_writer_gives_what_the_store_on_disk_and_in_memory_give(tmp_
             lambda project, command: execute(Workspace(in_memory, project, HUMAN), command)
         )
         assert named_by_order(live_events) == named_by_order(disk_events) == named_by_order(memory_events)
-        with live.reading("app", HUMAN) as view:
+        with reading(live, "app", HUMAN) as view:
             live_docs = documents(view, str(payload_of(live_events[1]).entity))
         disk_docs = documents(Workspace(on_disk, "app", HUMAN), str(payload_of(disk_events[1]).entity))
         assert named_by_order(live_docs) == named_by_order(disk_docs)

@@ -17,6 +17,7 @@ import pytest
 from dulwich.objects import ObjectID
 
 from service.live.space import LiveWorkspace, Quiet
+from service.live.writer import Writer
 from service.mirror.round import sync_live
 from service.store import Store
 from service.sync import remotes, sync
@@ -56,7 +57,7 @@ def refolded(live: LiveWorkspace) -> dict[str, bytes]:
 def test_the_states_after_a_sync_are_a_refold(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     _, a, b = pair(tmp_path)
-    live = LiveWorkspace("b", b, Quiet())
+    live = LiveWorkspace("b", b, Quiet(), Writer)
     try:
         streamed: list[str] = []
         for step in range(6):
@@ -100,7 +101,7 @@ def test_a_round_fetches_once(tmp_path: Path, local: int) -> None:
     """The sync on the writer starts from the head the prefetch brought: no second fetch, a
     push only when there is something to push."""
     with counted_remote(tmp_path) as (a, b, counter):
-        live = LiveWorkspace("b", b, Quiet())
+        live = LiveWorkspace("b", b, Quiet(), Writer)
         try:
             pushed = append(a, 5, text="from a")
             sync(a, options=FAST)
@@ -129,7 +130,7 @@ def test_a_remote_that_moved_after_the_prefetch_is_fetched_again(tmp_path: Path)
     """The push's compare-and-swap is against the prefetched head: a push landing in between
     turns it away, and the retry fetches."""
     path, a, b = pair(tmp_path)
-    live = LiveWorkspace("b", b, Quiet())
+    live = LiveWorkspace("b", b, Quiet(), Writer)
     try:
         append(a, 2, text="before the prefetch")
         sync(a, options=FAST)
@@ -150,7 +151,7 @@ def test_a_remote_that_moved_after_the_prefetch_is_fetched_again(tmp_path: Path)
 
 def test_what_the_prefetch_brought_passes_the_intake_gate(tmp_path: Path) -> None:
     path, a, b = pair(tmp_path)
-    live = LiveWorkspace("b", b, Quiet())
+    live = LiveWorkspace("b", b, Quiet(), Writer)
     try:
         append(a, 2)
         sync(a, options=FAST)

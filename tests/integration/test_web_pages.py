@@ -17,7 +17,7 @@ from service.app import post
 from service.data.workspaces import Data
 from service.live.hub import Hub
 from service.live.space import LiveWorkspace
-from service.live.view import View
+from service.live.view import View, reading
 from service.model import posted
 from service.model.commands import project_add
 from service.model.events import Origin
@@ -77,7 +77,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveWorkspace]:
 
 
 def _every_row(live: LiveWorkspace, all_: bool = False) -> list[dict[str, object]]:
-    with live.reading("app", ANN) as view:
+    with reading(live, "app", ANN) as view:
         return reads.rows(view, all_)
 
 
@@ -87,7 +87,7 @@ def _every_row(live: LiveWorkspace, all_: bool = False) -> list[dict[str, object
 def test_the_pages_of_the_table_are_the_rows_the_filter_keeps(
     live: LiveWorkspace, chosen: pages.Filter
 ) -> None:
-    with live.reading("app", ANN) as view:
+    with reading(live, "app", ANN) as view:
         every = [r for r in _every_row(live) if _keeps(chosen, r)]
         first = pages.table(view, chosen)
         tables = [first] + [
@@ -112,7 +112,7 @@ def _keeps(chosen: pages.Filter, row: dict[str, object]) -> bool:
 
 
 def test_a_page_out_of_range_is_the_nearest_page(live: LiveWorkspace) -> None:
-    with live.reading("app", ANN) as view:
+    with reading(live, "app", ANN) as view:
         last = pages.table(view, pages.Filter(page=10_000))
         first = pages.table(view, pages.Filter(page=-3))
     assert last.page == last.pages == 3 and len(last.rows) == IDEAS + CONVENTIONS - 2 * pages.PAGE_ROWS
@@ -121,7 +121,7 @@ def test_a_page_out_of_range_is_the_nearest_page(live: LiveWorkspace) -> None:
 
 
 def test_the_project_page_cuts_each_list_and_counts_it(live: LiveWorkspace) -> None:
-    with live.reading("app", ANN) as view:
+    with reading(live, "app", ANN) as view:
         page = pages.project(view)
     every = _every_row(live)
     groups = {g.key: g for g in page.groups}
@@ -134,7 +134,7 @@ def test_the_project_page_cuts_each_list_and_counts_it(live: LiveWorkspace) -> N
 def test_a_record_page_names_the_records_citing_it(live: LiveWorkspace) -> None:
     every = {str(r["id"]): r for r in _every_row(live, True)}
     cited = next(i for i, r in every.items() if r["text"] == "idea number 0")
-    with live.reading("app", ANN) as view:
+    with reading(live, "app", ANN) as view:
         page = pages.record(view, cited)
     citing = [i for i, r in every.items() if any(link["target"] == cited for link in r["links"])]  # type: ignore[attr-defined]
     assert sorted(page.cited_by) == sorted(citing) and len(citing) == 3

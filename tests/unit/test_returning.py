@@ -12,7 +12,8 @@ from collections.abc import Hashable
 import pytest
 
 from service.live import writer
-from service.live.writer import LOOP_S, MAX_JOBS, Job, Returning, gather
+from service.live.jobs import Job
+from service.live.writer import LOOP_S, MAX_JOBS, Returning, gather
 
 
 def job(client: Hashable, queued: float = 0.0, answered: float = 0.0) -> Job:
