@@ -13,11 +13,9 @@ from service.model.errors import Invalid
 HELP_TOPICS = {"sanitize": settings.sanitize_rules}
 
 
-def _overview() -> str:
+def _overview(app: typer.Typer) -> str:
     """The whole app's help (this process may hold only the `help` command), then the topics."""
     from typer import _click as click
-
-    from cli.main import app
 
     group = typer.main.get_command(app)
     with click.Context(group, info_name="self") as ctx:
@@ -110,7 +108,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The commands, or help on a topic (`self help sanitize`: what the record refuses)."""
         if topic is None:
-            echo(_overview())
+            echo(_overview(app))  # the whole app `register` was given
         elif topic in HELP_TOPICS:
             echo(HELP_TOPICS[topic]())
         else:

@@ -14,6 +14,7 @@ from service.model.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
     from service.app import Workspace
+    from service.app.queries import Row
     from service.model.requests import AnyCommand
 
 
@@ -33,7 +34,6 @@ def workspace() -> Workspace:
 
 def run(command: AnyCommand, as_json: bool) -> None:
     """Execute one command (the application layer's one write call) and print what it wrote."""
-    from cli.render import written
     from service.app import execute
     from service.app.queries import event_row
 
@@ -92,3 +92,16 @@ def exit_for(exc: BaseException) -> NoReturn:
 
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.")
+
+
+def written(rows: list[Row], as_json: bool) -> None:
+    """The events a write appended (`queries.event_row` each): one line each, or JSON."""
+    if as_json:
+        emit_json({"events": rows})
+        return
+    for row in rows:
+        payload = row.get("payload")
+        subject = ""
+        if isinstance(payload, dict):
+            subject = str(payload.get("entity") or payload.get("work") or payload.get("slug") or "")
+        echo(f"{row['type']} {subject}".rstrip() + f"  ({row['id']})")
