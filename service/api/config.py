@@ -75,7 +75,6 @@ class ConfigError(ApiError):
     """The configuration file cannot be read or holds what the service does not take."""
 
     code = "config"
-    title = "The service's configuration is refused"
 
 
 _WHERE = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from service.model.errors import SelfhubError
+from service.model.problems import problem
 
 if TYPE_CHECKING:
     from litestar import Request, Response
@@ -18,11 +19,22 @@ PROBLEM_JSON = "application/problem+json"
 
 
 class ApiError(SelfhubError):
-    """Root of every error the HTTP front end raises: an answer with a status and a code."""
+    """Root of every error the HTTP front end raises: an answer with a code, and the status and
+    title of the code's row in the problem table (`service.model.problems.CODES`); a class may
+    word its own title, never its own status."""
 
-    status = 500
     code = "server"
-    title = "Unexpected error"
+    status: ClassVar[int] = problem(code).status
+    title: ClassVar[str] = problem(code).title
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        if "status" in vars(cls):
+            raise TypeError(f"{cls.__name__}: an API error's status is its code's row in the problem table")
+        row = problem(cls.code)
+        cls.status = row.status
+        if "title" not in vars(cls):
+            cls.title = row.title
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
@@ -45,9 +57,7 @@ class ApiError(SelfhubError):
 class Unauthenticated(ApiError):
     """No token, a malformed, unknown or revoked one: one answer for all."""
 
-    status = 401
     code = "unauthenticated"
-    title = "A valid bearer token is needed"
 
     def __init__(self) -> None:
         super().__init__(
@@ -58,9 +68,7 @@ class Unauthenticated(ApiError):
 class Forbidden(ApiError):
     """The token does not open that workspace; the same answer whether it exists or not."""
 
-    status = 403
     code = "forbidden"
-    title = "The token does not allow this"
 
     def __init__(self, detail: str = "this token does not open that workspace") -> None:
         super().__init__(detail)
@@ -69,9 +77,7 @@ class Forbidden(ApiError):
 class BadParameter(ApiError):
     """A query parameter missing or out of its range; the document names it (`field`)."""
 
-    status = 400
     code = "bad-parameter"
-    title = "A query parameter is missing or out of its range"
 
     def __init__(self, field: str, detail: str) -> None:
         super().__init__(f"query parameter `{field}`: {detail}")
@@ -127,10 +133,12 @@ def problem_of(
     from litestar.exceptions import HTTPException, ValidationException
 
     from service.app import problem
+    from service.live.errors import LiveError
+    from service.model.problems import document
 
     if isinstance(exc, ApiError):
         return exc.status, exc.document(), exc.headers()
-    doc = problem(exc)
+    doc = document(exc.code, str(exc)) if isinstance(exc, LiveError) else problem(exc)
     if doc is not None:
         return int(str(doc["status"])), doc, {}
     if isinstance(exc, ValidationException) and (named := invalid_parameter(exc)) is not None:

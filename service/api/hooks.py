@@ -44,9 +44,7 @@ _DECOY = secrets.token_bytes(32)  # judged against when there is no secret: the 
 
 
 class HookRefused(ApiError):
-    status = 401
     code = "webhook-refused"
-    title = "The delivery is not accepted"
 
     def __init__(self) -> None:
         super().__init__(
@@ -57,27 +55,21 @@ class HookRefused(ApiError):
 
 
 class HookReplayed(ApiError):
-    status = 409
     code = "webhook-replayed"
-    title = "The delivery was received before"
 
     def __init__(self) -> None:
         super().__init__("this delivery id was accepted already; nothing is fetched again")
 
 
 class HookBody(ApiError):
-    status = 400
     code = "webhook-body"
-    title = "The delivery's body is not a push event"
 
     def __init__(self) -> None:
         super().__init__("the body is not a JSON object: set the webhook's content type to application/json")
 
 
 class HookTooLarge(ApiError):
-    status = 413
     code = "webhook-too-large"
-    title = "The delivery's body is over the cap"
 
     def __init__(self) -> None:
         super().__init__(f"a delivery's body is at most {MAX_BODY:,} bytes; nothing was read past that")

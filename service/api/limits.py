@@ -20,9 +20,7 @@ MAX_BUCKETS = 10_000  # past it, the buckets that have refilled are dropped (the
 
 
 class RateLimited(ApiError):
-    status = 429
     code = "rate-limited"
-    title = "Too many requests"
 
     def __init__(self, retry_after: float) -> None:
         self.retry_after = max(1, math.ceil(retry_after))

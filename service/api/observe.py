@@ -34,9 +34,7 @@ REQUEST_ID = b"x-request-id"
 
 
 class TimedOut(ApiError):
-    status = 503
     code = "timeout"
-    title = "The answer took too long"
 
     def __init__(self, limit: float) -> None:
         super().__init__(

@@ -9,18 +9,14 @@ from service.api.errors import ApiError
 class WebError(ApiError):
     """Root of the web view's own errors: an answer with a status, a code and a detail."""
 
-    status = 400
     code = "web"
-    title = "The web view cannot do this"
 
 
 class CrossOrigin(WebError):
     """A form posted from another site (its `Origin` is not this service's): the sign-in and
     sign-out forms take no request another page made a browser send."""
 
-    status = 403
     code = "cross-origin"
-    title = "A form from another site"
 
     def __init__(self) -> None:
         super().__init__(
@@ -31,7 +27,6 @@ class CrossOrigin(WebError):
 class NoToken(WebError):
     """The sign-in form came without a token."""
 
-    status = 401
     code = "unauthenticated"
     title = "A valid token is needed"
 
