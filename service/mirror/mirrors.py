@@ -37,7 +37,7 @@ import anyio.to_thread
 
 from service.live import outside
 from service.live.errors import Stopping
-from service.mirror.establish import establish
+from service.app.establish import establish
 from service.mirror.round import sync_live
 from service.sync import Options, Summary, last_synced, remotes
 from service.sync.prefetch import prefetch
