@@ -111,7 +111,7 @@ class Server:
                 "1",
                 "--log-level",
                 "warning",
-                "service.api.app:from_environment",
+                "service.server.bootstrap:from_environment",
             ]
         self.log = log.open("wb")
         self.proc = subprocess.Popen(argv, env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)

@@ -24,9 +24,9 @@ def register(app: typer.Typer) -> None:
         from pathlib import Path
 
         from cli.common import fail
-        from service.api.run import ConfigError
-        from service.api.run import serve as run
         from service.model.problems import problem
+        from service.server.run import ConfigError
+        from service.server.run import serve as run
 
         try:
             run(Path(data).expanduser(), host, port, Path(config).expanduser() if config else None)

@@ -10,13 +10,13 @@ from service.model.problems import document
 
 def problem(exc: BaseException) -> dict[str, object] | None:
     """The RFC 9457 problem document of `exc` (its status from the code's row, its fields by
-    name), or None for an error the application does not raise on purpose (a bug: answer 500)."""
-    from service.live.errors import LiveError
+    name), or None for an error the application does not raise on purpose (a bug: answer 500).
+    A front end's own errors (the service's live workspaces, its routes) it answers itself."""
     from service.store.errors import StoreError  # sync's errors are store errors too
 
     if isinstance(exc, ModelError):
         return document(exc.code, exc.detail(), exc.field)
-    if isinstance(exc, StoreError | LiveError):
+    if isinstance(exc, StoreError):
         return document(exc.code, str(exc))
     return None
 

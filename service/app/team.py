@@ -72,9 +72,9 @@ def add_workspace(
                 field="remote",
             )
         return WorkspaceCreated(name, str(data.add(name).root))
+    from service.app.establish import establish
     from service.data.backends import DEFAULT_POLL_S, Backend, check_env_name, check_poll
     from service.data.errors import WorkspaceExists
-    from service.app.establish import establish
     from service.sync import Options, remotes
     from service.sync.credentials import redact
 

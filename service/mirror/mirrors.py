@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
 
+from service.app.establish import establish
 from service.live import outside
 from service.live.errors import Stopping
-from service.app.establish import establish
 from service.mirror.round import sync_live
 from service.sync import Options, Summary, last_synced, remotes
 from service.sync.prefetch import prefetch

@@ -105,7 +105,7 @@ class Served:
     """The service of a data directory in this process, on a loopback port."""
 
     def __init__(self, data: Path) -> None:
-        from service.api.app import build
+        from service.server.bootstrap import build
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from service.api.app import build, from_environment
 from service.api.config import ConfigError, ServiceConfig, parse
 from service.data.backends import Backend
 from service.data.workspaces import Data
+from service.server.bootstrap import build, from_environment
 
 # litestar 2.25 warns, building the app, that the routes declare path parameters in the
 # inferred style (service/api/routes.py, writes.py, stream.py): theirs to move, not this test's

@@ -98,7 +98,7 @@ def running_team(folder: Path) -> Iterator[Team]:
 
 def app_routes() -> set[tuple[str, str]]:
     """Every (method, path) the built app serves, but the OPTIONS litestar adds to each path."""
-    from service.api.app import build
+    from service.server.bootstrap import build
 
     with warnings.catch_warnings():  # litestar 2.2x warns of the inferred path-parameter style
         warnings.simplefilter("ignore", DeprecationWarning)

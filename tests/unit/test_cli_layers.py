@@ -12,7 +12,7 @@ WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace
 ALLOWED = {
     "service.__version__",  # `self --version`
     "service.app",
-    "service.api.run",  # `self serve`: the HTTP front end, over the same application layer
+    "service.server.run",  # `self serve`: the HTTP front end, over the same application layer
     "service.model.errors",
     "service.model.problems",
     "service.model.requests",

@@ -8,7 +8,7 @@ noise of each other (/healthz 8.6-9.6k against 8.5-10.1k requests/s, context 4.0
 against 3.7-4.7k, posts 0.76-1.01k against 0.84-0.89k events/s), while granian held 1.6x
 the memory (360-382 against 221-238 MiB); and uvicorn runs in this process, so SIGTERM
 reaches the hub (streams end, writers drain) and its log records pass through the
-service's own masking. `service.api.app:from_environment` still serves the app to granian
+service's own masking. `service.server.bootstrap:from_environment` still serves the app to granian
 or any ASGI server."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def serve(data: Path, host: str, port: int, config: Path | None = None) -> None:
     """Serve `data` on `host:port` under the configuration file `config` (defaults without
     one); a ConfigError, before anything binds, when that file is refused."""
     from service.api import logs
-    from service.api.app import build
     from service.api.config import load
+    from service.server.bootstrap import build
 
     settings = load(config)
     limits = settings.limits

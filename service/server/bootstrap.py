@@ -1,5 +1,7 @@
-"""The litestar app of a data directory: health, readiness, the `/api/v1` routes, the web
-view (`service/web`), one problem-document answer for every API error, a request body cap,
+"""The composition root: the litestar app of a data directory, wired from its parts — the live
+workspaces (`service/live`), the search index, the mirrors of remote-backed workspaces, the
+`/api/v1` routes, health and readiness, the git endpoint and webhooks (`service/api`), the web
+view (`service/web`) — with one problem-document answer for every error, a request body cap,
 and its operations (its configuration, `/metrics`, a log line per request, the rate limit,
 the time limit)."""
 
@@ -10,15 +12,15 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from litestar import Litestar, Response, get
+from litestar import Litestar
 from litestar.datastructures import State
 
 from service.api import logs, openapi
-from service.api.bodies import Health
 from service.api.config import ConfigError, ServiceConfig
-from service.api.errors import problem_response, respond
+from service.api.errors import problem_response
 from service.api.git import ROUTES as GIT
 from service.api.grants import Grants
+from service.api.health import healthz, readyz
 from service.api.hooks import ROUTES as HOOKS
 from service.api.hooks import Deliveries
 from service.api.limits import Limiter
@@ -34,23 +36,6 @@ from service.live.hub import Hub
 from service.mirror.mirrors import Mirrors, Told
 from service.web import templating
 from service.web.routes import ROUTER as VIEW
-
-
-@get("/healthz", sync_to_thread=False, responses=openapi.answers(Health))
-def healthz() -> Health:
-    return Health("ok")
-
-
-@get("/readyz", sync_to_thread=False, responses=openapi.answers(Health, 503))
-def readyz(state: State) -> Response[bytes] | dict[str, str]:
-    if state["failed"].is_set():  # what failed is in the log, not told to whoever asks
-        title = "A workspace could not be loaded; the service's log says which and why"
-        return respond(503, {"type": "about:blank", "title": title, "status": 503, "code": "load-failed"})
-    if not state["ready"].is_set():
-        return respond(
-            503, {"type": "about:blank", "title": "Loading workspaces", "status": 503, "code": "loading"}
-        )
-    return {"status": "ready"}
 
 
 def load(
@@ -160,7 +145,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
 def from_environment() -> Litestar:
     """The app of the data directory `SELF_DATA` names, under the configuration file
     `SELF_SERVE_CONFIG` names (if any): for an ASGI server started by import string
-    (`granian --factory service.api.app:from_environment`)."""
+    (`granian --factory service.server.bootstrap:from_environment`)."""
     import os
 
     from service.api.config import load
