@@ -26,7 +26,7 @@ from service.model.events import (
     payload_of,
 )
 from service.model.fold_records import new_entity
-from service.model.state import Entity, Report, State, kind_of
+from service.model.state import LIVE_STATUSES, Entity, Report, State, kind_of
 
 
 class Post:
@@ -135,7 +135,7 @@ def _on_record(state: State, event: Event, payload: Payload, where: str, post: P
             f"{{{where}.criterion}} {payload.criterion!r} is not a criterion {entity.id} declares",
             field=f"{where}.criterion",
         )
-    if isinstance(payload, Superseded) and entity.status not in ("proposed", "confirmed"):
+    if isinstance(payload, Superseded) and entity.status not in LIVE_STATUSES:
         raise Invalid(f"{entity.id} is {entity.status}: only a live record is superseded", code="wrong-state")
     if event.type == "entity.done":
         _done(state, event, payload, entity, where, post)

@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 
 from service.model import ids
 from service.model.events import VOUCHER, Event, Origin, Payload, Vouched, make
-from service.model.state import Entity, Report, State
+from service.model.state import LIVE_STATUSES, Entity, Report, State
 
 IMPORTED = "imported"  # the refs key `self import superself` stamps on every event it brings over
 SUPERSELF = "superself"
@@ -99,7 +99,7 @@ def ruling(
     covered. A done `judged` by the tool that wrote it (history imported from Superself,
     whose verbs held their own gate) is checked only for the record being live and open.
     """
-    if entity.status not in ("proposed", "confirmed"):
+    if entity.status not in LIVE_STATUSES:
         return "refused", None, f"{entity.id} is {entity.status}; only a live record can be done"
     if entity.execution == "done":
         return "refused", None, f"{entity.id} is already done"

@@ -22,6 +22,7 @@ from service.model.events import (
 )
 from service.model.state import (
     DEFAULT_STATES,
+    LIVE_STATUSES,
     RELATIONS,
     Entity,
     Fact,
@@ -163,7 +164,7 @@ def _supersede(state: State, event: Event, old_id: str, new_id: str | None, why:
     if old is None:
         signal(state, event, "unknown-entity", "supersedes no known record", old_id)
         return
-    if old.status not in ("proposed", "confirmed"):
+    if old.status not in LIVE_STATUSES:
         detail = f"{old_id} is {old.status}; only live records are superseded"
         signal(state, event, "not-live", detail, old_id)
         return

@@ -1,5 +1,6 @@
 """Every error selfhub defines is a `SelfhubError` (`service/model/errors.py`), directly or
-through its package's root, and carries a code of the problem table.
+through its package's root, and carries a code of the problem table; an API error answers with
+that code's status.
 
 Every module of `service` and `cli` is imported, found by its file rather than by
 `pkgutil.walk_packages`, which skips a folder without `__init__.py` (`service/live`). Warnings
@@ -14,6 +15,9 @@ import inspect
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
+from service.api.errors import ApiError
 from service.model.errors import SelfhubError
 from service.model.problems import CODES
 
@@ -66,3 +70,14 @@ def test_every_error_class_has_a_code_in_the_table() -> None:
         if issubclass(cls, SelfhubError) and cls.code not in CODES
     ]
     assert not unknown
+
+
+def test_an_api_error_answers_with_its_codes_status() -> None:
+    api = [cls for cls in _defined() if issubclass(cls, ApiError)]
+    assert len(api) > 5
+    assert all(cls.status == CODES[cls.code].status for cls in api)
+    with pytest.raises(TypeError, match="problem table"):
+
+        class Teapot(ApiError):
+            code = "forbidden"
+            status = 418
