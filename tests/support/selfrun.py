@@ -73,9 +73,11 @@ def run_self(
     args: tuple[str, ...], env: dict[str, str], input: str | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`self ARGS…` with exactly `env`, in `cwd` (else this process's), reading `input`: in
-    this process unless the test is marked `process` (or the run has --self-process)."""
-    runner = run_process if MODE.process else run_in_process
-    return runner(args, env, input, cwd)
+    this process unless the test is marked `process` (or the run has --self-process), or the
+    command is `self serve` (which a test runs to see it refused: were it to start serving,
+    it would stop at the timeout, and its signal handlers would stay out of this process)."""
+    real = MODE.process or args[:1] == ("serve",)
+    return (run_process if real else run_in_process)(args, env, input, cwd)
 
 
 def run_process(
