@@ -267,6 +267,7 @@ def test_a_large_push_lands_whole(hosted: Hosted) -> None:
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
 
 
+@pytest.mark.slow
 def test_kill_9_in_the_middle_of_a_push_leaves_a_valid_store(tmp_path: Path) -> None:
     hosted = Hosted(tmp_path)
     try:

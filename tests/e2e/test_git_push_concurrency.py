@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support import gitclient as gc
 from tests.support import pushers
 from tests.support.serving import Service, admin, token
 from tests.support.sync_support import http_git
+
+pytestmark = pytest.mark.slow  # minutes: 400 pushes each
 
 WS = "acme"
 GIT_PUSHERS, SELF_PUSHERS, ROUNDS, SELF_ROUNDS = 6, 2, 50, 50

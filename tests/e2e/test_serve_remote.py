@@ -392,6 +392,7 @@ def test_a_refused_outside_write_asks_for_no_round(tmp_path: Path, backend: Back
         assert outcomes and set(outcomes) != {"accepted"}, f"counted as refused: {outcomes}"
 
 
+@pytest.mark.slow
 def test_two_services_on_one_remote_converge(tmp_path: Path, backend: Backend) -> None:
     cli = seeded(tmp_path, backend)
     with (
@@ -423,6 +424,7 @@ def test_two_services_on_one_remote_converge(tmp_path: Path, backend: Backend) -
         assert cli.head() == backend.head()
 
 
+@pytest.mark.slow
 def test_bad_deliveries_are_refused_and_fetch_nothing(tmp_path: Path, backend: Backend) -> None:
     cli = seeded(tmp_path, backend)
     with mirrored(tmp_path / "one", backend.url) as mirror:
@@ -478,6 +480,7 @@ def test_bad_deliveries_are_refused_and_fetch_nothing(tmp_path: Path, backend: B
         assert outcomes["bad-body"] == 1
 
 
+@pytest.mark.slow
 def test_a_dead_backend_keeps_writes_and_pushes_them_once_back(tmp_path: Path, backend: Backend) -> None:
     seeded(tmp_path, backend)
     with mirrored(tmp_path / "one", backend.url) as mirror:

@@ -5,12 +5,12 @@ makes) on the same records; the shared index follows each store's head commit.""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from service.api.errors import BadParameter
@@ -27,6 +27,7 @@ from service.store import layout
 from service.store.gitcommit import commit_files
 from service.workspace import Workspace
 from tests.support.eventcheck import checked_tempdir
+from tests.support.sizes import two_sizes
 from tests.support.strategies import (
     EXPOSURES,
     LABELS,
@@ -81,41 +82,51 @@ def self_search(data: Data, q: str, project: str | None, all_: bool, exposure: s
         return list(queries.search(Workspace(store, project, HUMAN), q, all_, exposure).rows)
 
 
-@pytest.mark.parametrize("walk", [query.WALK, 1])  # 1: short ids from every match's id
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=search_logs(WORDS, KINDS, 25), data=st.data())
-def test_the_service_answers_as_self_search_does(
-    walk: int, history: dict[str, list[Event]], data: st.DataObject
-) -> None:
-    """The same rows in the same order: the model's bm25 and FTS5's, its statistics those of
-    the same records, ties broken alike; short ids among every match, by either way."""
-    with checked_tempdir() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(query, "WALK", walk)
-        team = Data(Path(tmp) / "data")
-        team.add("team").close()
-        commit_logs(team, "team", history)
-        index = SharedIndex(team)
-        texts = [str(msgspec.json.decode(e.payload).get("text", "")) for es in history.values() for e in es]
-        try:
-            for _ in range(6):
-                q = data.draw(search_queries([t for t in texts if t], SYNTAX), label="q")
-                project = data.draw(st.sampled_from(["app", "web", None]), label="project")
-                all_ = data.draw(st.booleans(), label="all")
-                exposure = data.draw(st.sampled_from([None, *EXPOSURES]), label="exposure")
-                limit = data.draw(st.sampled_from([1, 3, MAX_LIMIT]), label="limit")
-                if not q.split():
-                    with pytest.raises(BadParameter, match="`q`: required"):
-                        asked(q, project, limit, all_, exposure)
-                    continue
-                found = answer(index, ["team"], asked(q, project, limit, all_, exposure), stored(team))
-                expected = self_search(team, q, project, all_, exposure)
-                assert records(found) == encoded(expected[:limit])
-                assert found.matched == len(expected)
-                assert [(h.workspace, h.rank) for h in found.hits] == [
-                    ("team", n) for n in range(1, len(found.hits) + 1)
-                ]
-        finally:
-            index.close()
+def _search_property() -> Callable[..., None]:
+    @pytest.mark.parametrize("walk", [query.WALK, 1])  # 1: short ids from every match's id
+    @given(history=search_logs(WORDS, KINDS, 25), data=st.data())
+    def test_the_service_answers_as_self_search_does(
+        walk: int, history: dict[str, list[Event]], data: st.DataObject
+    ) -> None:
+        """The same rows in the same order: the model's bm25 and FTS5's, its statistics those of
+        the same records, ties broken alike; short ids among every match, by either way."""
+        with checked_tempdir() as tmp, pytest.MonkeyPatch.context() as patch:
+            patch.setattr(query, "WALK", walk)
+            team = Data(Path(tmp) / "data")
+            team.add("team").close()
+            commit_logs(team, "team", history)
+            index = SharedIndex(team)
+            payloads = [msgspec.json.decode(e.payload) for es in history.values() for e in es]
+            texts = [str(payload.get("text", "")) for payload in payloads]
+            try:
+                for _ in range(6):
+                    q = data.draw(search_queries([t for t in texts if t], SYNTAX), label="q")
+                    project = data.draw(st.sampled_from(["app", "web", None]), label="project")
+                    all_ = data.draw(st.booleans(), label="all")
+                    exposure = data.draw(st.sampled_from([None, *EXPOSURES]), label="exposure")
+                    limit = data.draw(st.sampled_from([1, 3, MAX_LIMIT]), label="limit")
+                    if not q.split():
+                        with pytest.raises(BadParameter, match="`q`: required"):
+                            asked(q, project, limit, all_, exposure)
+                        continue
+                    found = answer(index, ["team"], asked(q, project, limit, all_, exposure), stored(team))
+                    expected = self_search(team, q, project, all_, exposure)
+                    assert records(found) == encoded(expected[:limit])
+                    assert found.matched == len(expected)
+                    assert [(h.workspace, h.rank) for h in found.hits] == [
+                        ("team", n) for n in range(1, len(found.hits) + 1)
+                    ]
+            finally:
+                index.close()
+
+    return test_the_service_answers_as_self_search_does
+
+
+_SIZES = two_sizes(
+    _search_property, few=12, many=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+test_the_service_answers_as_self_search_does_in_few_examples = _SIZES[0]
+test_the_service_answers_as_self_search_does = _SIZES[1]
 
 
 def add(data: Data, workspace: str, project: str, *texts: str, preset: str = "idea") -> list[str]:

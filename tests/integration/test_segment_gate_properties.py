@@ -7,12 +7,15 @@ gate with the fast path refuses exactly what it refused without it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
 from service.model import ids, segment_gate
 from service.sync import intake
+from tests.support.sizes import two_sizes
 
 LOG = "app"
 LOCAL = "/srv/checkouts/app"
@@ -197,30 +200,39 @@ SHA = b"0f3a9c1e7b2d4f6a8c0e2b4d6f8a1c3e5b7d9f0a"
 DEEP = CLEAN.replace(b"entity.proposed", b"note.custom").replace(b'["idea"]', b"[" * 70 + b"]" * 70)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(lines(), min_size=1, max_size=6), st.booleans())
-@example([CLEAN, CLEAN.replace(b"src/app.py", b"/home/al/app.py")], False)
-@example([CLEAN, CLEAN.replace(b"src/app.py", LOCAL.encode() + b"/x")], True)
-@example([CLEAN.replace(b"src/app.py", b"token: s3cr3tvalue")], False)
-@example([CLEAN.replace(b"src/app.py", b"ghp_" + b"a1B2" * 6)], False)
-@example([CLEAN.replace(b'"labels"', b'"api_key"')], False)
-@example([CLEAN.replace(b"src/app.py", b"D:/data")], False)
-@example([CLEAN.replace(b"src/app.py", b"file:/x")], False)
-@example([CLEAN.replace(b"src/app.py", b"Q7hZ0pK3vX9mB2nR8tY4wL6cJ1dF5gH0sA3eU7iO")], False)
-@example([DEEP], False)
-@example([CLEAN.replace(b'"fold the ledger: see src/app.py"', b'"%s"' % SHA)], False)
-@example([CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"sha":"%s"' % SHA)], False)
-@example([CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"xsha":"%s"' % SHA)], False)
-def test_a_line_the_fast_path_leaves_out_passes_the_full_check(
-    segment: list[bytes], with_local: bool
-) -> None:
-    local = (LOCAL,) if with_local else ()
-    todo = segment_gate.unchecked(segment, LOG, local)
-    if todo is None:
-        return  # every line takes the full check
-    for index, line in enumerate(segment):
-        if index not in todo:
-            assert _full_check_passes(line, index + 1, local), line
+def _fast_path_property() -> Callable[..., None]:
+    @given(st.lists(lines(), min_size=1, max_size=6), st.booleans())
+    @example([CLEAN, CLEAN.replace(b"src/app.py", b"/home/al/app.py")], False)
+    @example([CLEAN, CLEAN.replace(b"src/app.py", LOCAL.encode() + b"/x")], True)
+    @example([CLEAN.replace(b"src/app.py", b"token: s3cr3tvalue")], False)
+    @example([CLEAN.replace(b"src/app.py", b"ghp_" + b"a1B2" * 6)], False)
+    @example([CLEAN.replace(b'"labels"', b'"api_key"')], False)
+    @example([CLEAN.replace(b"src/app.py", b"D:/data")], False)
+    @example([CLEAN.replace(b"src/app.py", b"file:/x")], False)
+    @example([CLEAN.replace(b"src/app.py", b"Q7hZ0pK3vX9mB2nR8tY4wL6cJ1dF5gH0sA3eU7iO")], False)
+    @example([DEEP], False)
+    @example([CLEAN.replace(b'"fold the ledger: see src/app.py"', b'"%s"' % SHA)], False)
+    @example([CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"sha":"%s"' % SHA)], False)
+    @example([CLEAN.replace(b'"text":"fold the ledger: see src/app.py"', b'"xsha":"%s"' % SHA)], False)
+    def test_a_line_the_fast_path_leaves_out_passes_the_full_check(
+        segment: list[bytes], with_local: bool
+    ) -> None:
+        local = (LOCAL,) if with_local else ()
+        todo = segment_gate.unchecked(segment, LOG, local)
+        if todo is None:
+            return  # every line takes the full check
+        for index, line in enumerate(segment):
+            if index not in todo:
+                assert _full_check_passes(line, index + 1, local), line
+
+    return test_a_line_the_fast_path_leaves_out_passes_the_full_check
+
+
+_SIZES = two_sizes(
+    _fast_path_property, few=40, many=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+test_a_line_the_fast_path_leaves_out_passes_the_full_check_in_few_examples = _SIZES[0]
+test_a_line_the_fast_path_leaves_out_passes_the_full_check = _SIZES[1]
 
 
 def test_a_segment_of_clean_events_needs_no_line_checked() -> None:

@@ -85,6 +85,7 @@ def test_a_one_event_push_sends_what_changed(tmp_path: Path, served: str, held: 
     check_one_event_push(tmp_path, served, held)
 
 
+@pytest.mark.slow  # 50,000 events, each validated again by the session's event check
 def test_a_fresh_segment_of_a_long_log_sends_what_changed(tmp_path: Path) -> None:
     """50 full segments: their folder's tree alone is 2.3 kB, a delta of it one entry."""
     (tmp_path / "served").mkdir()

@@ -96,6 +96,7 @@ def test_superself_legacy_events_validate() -> None:
     assert [problem(raw) for raw in lines] == [None] * len(lines)
 
 
+@pytest.mark.slow  # a pytest with two workers, each importing the product
 def test_under_xdist_the_controller_holds_the_workers_sum_to_the_minimum(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
