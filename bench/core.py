@@ -42,7 +42,7 @@ SUPERSELF = {
 REFOLD = """
 import resource, sys, time
 from pathlib import Path
-from service.store import Store
+from service.adapters.store import Store
 store = Store.open(Path(sys.argv[1]))
 t = time.perf_counter()
 state, _ = store.refold("bench")

@@ -12,8 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, not bench/service.py
 
-from service.model import ids
-from service.model.events import (
+from service.adapters.store import Store
+from service.core.events import ids
+from service.core.events.events import (
     Assertion,
     Blocked,
     Covered,
@@ -26,7 +27,6 @@ from service.model.events import (
     ReportAdded,
     make,
 )
-from service.store import Store
 
 FULL_ROWS, INDEX_ROWS = 40, 560  # under what the default caps hold (1,000 and 12,000 tokens)
 LABELS = [
@@ -187,7 +187,7 @@ def _with_entity(event: Event) -> Event:
 
 
 def _link(live: list[str], rng: random.Random) -> object:
-    from service.model.events import Linked
+    from service.core.events.events import Linked
 
     return Linked(rng.choice(live), Link("relates", rng.choice(live)))
 

@@ -26,11 +26,11 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.auth.tokens import Auth
-from service.data.workspaces import Data
-from service.model.events import Event, ProjectAdded, canonical
-from service.store import layout
-from service.store.gitcommit import commit_files
+from service.adapters.auth.tokens import Auth
+from service.adapters.data.workspaces import Data
+from service.adapters.store import layout
+from service.adapters.store.gitcommit import commit_files
+from service.core.events.events import Event, ProjectAdded, canonical
 from tests.support.builders import Log
 from tests.support.servers import free_port
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.data.workspaces import Data
-from service.index import SearchIndex
-from service.model.events import canonical
-from service.store import layout
+from service.adapters.data.workspaces import Data
+from service.adapters.index import SearchIndex
+from service.adapters.store import layout
+from service.core.events.events import canonical
 from tests.support.builders import Log
 
 WORDS = [f"w{i}" for i in range(2000)] + ["deploy", "index", "search", "sync"]

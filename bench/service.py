@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 from generate import build  # noqa: E402
 
-from service.auth.tokens import Auth  # noqa: E402
-from service.data.workspaces import Data  # noqa: E402
+from service.adapters.auth.tokens import Auth  # noqa: E402
+from service.adapters.data.workspaces import Data  # noqa: E402
 from tests.support.servers import free_port  # noqa: E402
 
 WS, SLUG = "team", "app"
@@ -363,8 +363,8 @@ def webhook(events: int, rounds: int, tmp: Path) -> None:
     import hmac
     import json
 
-    from service.model.events import Assertion, Origin, make
-    from service.sync import Options, clone, remotes, sync
+    from service.adapters.sync import Options, clone, remotes, sync
+    from service.core.events.events import Assertion, Origin, make
     from tests.support.servers import git_daemon, proxy
 
     base = tmp / "git"

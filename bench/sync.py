@@ -86,8 +86,8 @@ def git_env(home: Path) -> dict[str, str]:
 
 def one_line(store: Path) -> tuple[Path, bytes]:
     """The last segment of the bench log and a canonical event line after its last id."""
-    from service.model import ids
-    from service.model.events import Assertion, Origin, canonical, make
+    from service.core.events import ids
+    from service.core.events.events import Assertion, Origin, canonical, make
 
     segments = sorted((store / "projects" / "bench" / "log").glob("*.jsonl"))
     last = segments[-1]
@@ -203,8 +203,8 @@ PUSH_CASES = {"tail_990": 990, "fresh_segment": 1000}  # events in the last segm
 
 def top_up(store_root: Path, held: int) -> None:
     """Append events to the bench log until its last segment holds `held` (1000: full)."""
-    from service.model.events import Assertion, Origin, make
-    from service.store import Store
+    from service.adapters.store import Store
+    from service.core.events.events import Assertion, Origin, make
 
     store = Store.open(store_root)
     try:

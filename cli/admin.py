@@ -8,7 +8,7 @@ import typer
 
 from cli.common import OPTIONS, JsonOpt, echo, run, show, workspace
 from service.app import settings, texts
-from service.model.errors import Invalid
+from service.core.errors import Invalid
 
 HELP_TOPICS = {"sanitize": settings.sanitize_rules}
 
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Register a project."""
-        from service.model.requests import ProjectAdd
+        from service.core.commands.requests import ProjectAdd
 
         run(ProjectAdd(slug=slug, description=desc), as_json)
 
@@ -57,14 +57,14 @@ def register(app: typer.Typer) -> None:
     @project.command("archive")
     def project_archive(slug: str, why: str = typer.Option(..., "--why"), as_json: bool = JsonOpt) -> None:
         """Archive a project (its log stays; context hides it)."""
-        from service.model.requests import ProjectArchive
+        from service.core.commands.requests import ProjectArchive
 
         run(ProjectArchive(slug=slug, why=why), as_json)
 
     @project.command("restore")
     def project_restore(slug: str, as_json: bool = JsonOpt) -> None:
         """Bring an archived project back."""
-        from service.model.requests import ProjectRestore
+        from service.core.commands.requests import ProjectRestore
 
         run(ProjectRestore(slug=slug), as_json)
 

@@ -10,12 +10,12 @@ import msgspec
 import typer
 
 from service.app.texts import escape
-from service.model.errors import ModelError
+from service.core.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
     from service.app import Workspace
     from service.app.queries import Row
-    from service.model.requests import AnyCommand
+    from service.core.commands.requests import AnyCommand
 
 
 class Options:
@@ -68,7 +68,7 @@ def fail(message: str, code: int) -> NoReturn:
 
 def exit_for(exc: BaseException) -> NoReturn:
     """One line on stderr and the exit code the code's row names (1 bad input, 2 refused)."""
-    from service.model.problems import REFUSED, problem
+    from service.core.problems import REFUSED, problem
 
     if isinstance(exc, ModelError):
         from cli.problems import message

@@ -127,7 +127,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             as_json: bool = JsonOpt,
         ) -> None:
             """Move a claim to another recorded state."""
-            from service.model.requests import Assess
+            from service.core.commands.requests import Assess
 
             records.run(Assess(record=record, state=state, why=why), as_json)
 
@@ -150,7 +150,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             as_json: bool = JsonOpt,
         ) -> None:
             """Revoke an adopted decision (what stood on it loses a ground)."""
-            from service.model.requests import Revoke
+            from service.core.commands.requests import Revoke
 
             records.run(Revoke(record=record, why=why), as_json)
 
@@ -164,7 +164,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Acknowledge the flags a ledger record owes of its own; cleared until a ground changes
         again (a flag it inherits from a flagged or blocked ground clears with that ground)."""
-        from service.model.requests import Review
+        from service.core.commands.requests import Review
 
         records.run(Review(record=record, why=why), as_json)
 

@@ -3,7 +3,7 @@ the hint that names the command to run next. The model's messages name neither."
 
 from __future__ import annotations
 
-from service.model.errors import ModelError
+from service.core.errors import ModelError
 
 FLAGS = {  # a field whose flag is not `--` + the field with dashes
     "labels": "--label",

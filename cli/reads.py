@@ -104,6 +104,6 @@ def work_list(all_: bool, as_json: bool) -> None:
 
 
 def run_started(record: str, pid: int, as_json: bool) -> None:
-    from service.model.requests import RunStarted
+    from service.core.commands.requests import RunStarted
 
     run(RunStarted(record=record, pid=pid), as_json)

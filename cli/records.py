@@ -2,7 +2,7 @@
 
 Every preset verb (`self goal`, `self work`, `self claim`, …) and `self state` take the same
 placement flags on add and the same lifecycle verbs on an existing record; this module holds
-those flags, the command they build (`service.model.requests`), and each lifecycle verb, so a
+those flags, the command they build (`service.core.commands.requests`), and each lifecycle verb, so a
 rule added to one verb reaches every group that offers it.
 """
 
@@ -18,7 +18,7 @@ from cli.common import run as run  # the one write path; verbs elsewhere call it
 from service.app.settings import EXPOSURES
 
 if TYPE_CHECKING:  # imported where a command runs: a process builds only the command it runs
-    from service.model.requests import Add
+    from service.core.commands.requests import Add
 
 Proposed = typer.Option(False, "--proposed", help="Record as a proposal waiting on a person.")
 Exposure = typer.Option(None, "--exposure", help="|".join(EXPOSURES) + " (beats the alias row).")
@@ -47,7 +47,7 @@ def preset_command(
     **extra: Any,
 ) -> Add:
     """The add command of a preset verb: the alias row's placement unless a flag beats it."""
-    from service.model.requests import Add
+    from service.core.commands.requests import Add
 
     return Add(
         text=text,
@@ -69,7 +69,7 @@ def _confirm(sub: typer.Typer, work: bool) -> None:
     @sub.command("confirm")
     def confirm(record: str, as_json: bool = JsonOpt) -> None:
         """Confirm a proposal (and the placements waiting with it)."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Confirm(record=record), as_json)
 
@@ -82,7 +82,7 @@ def _retract(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Withdraw a record; terminal."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Retract(record=record, why=why), as_json)
 
@@ -91,7 +91,7 @@ def _start(sub: typer.Typer, work: bool) -> None:
     @sub.command("start")
     def start(record: str, as_json: bool = JsonOpt) -> None:
         """Mark in progress (with the linked checkout's head commit, when there is one)."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Start(record=record, unit=work, head=workspace().checkout_head()), as_json)
 
@@ -100,7 +100,7 @@ def _unblock(sub: typer.Typer, work: bool) -> None:
     @sub.command("unblock")
     def unblock(record: str, as_json: bool = JsonOpt) -> None:
         """Clear a block."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Unblock(record=record, unit=work), as_json)
 
@@ -114,7 +114,7 @@ def _block(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark blocked, naming what it waits on."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Block(record=record, unit=work, on=on, why=why), as_json)
 
@@ -132,7 +132,7 @@ def _done(sub: typer.Typer, work: bool) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Mark done; refused without evidence or with uncovered criteria."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         head = workspace().checkout_head()
         command = rq.Done(
@@ -145,7 +145,7 @@ def _retire(sub: typer.Typer, work: bool) -> None:
     @sub.command("retire")
     def retire(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Close without doing it."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Retire(record=record, unit=work, why=why), as_json)
 
@@ -154,7 +154,7 @@ def _restore(sub: typer.Typer, work: bool) -> None:
     @sub.command("restore")
     def restore(record: str, why: str | None = Why, as_json: bool = JsonOpt) -> None:
         """Reopen done or retired work (retraction stays terminal)."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         run(rq.Restore(record=record, unit=work, why=why), as_json)
 

@@ -1,4 +1,4 @@
-"""`self serve`: the team service over a data directory (service/api, imported when it runs)."""
+"""`self serve`: the team service over a data directory (service/server/api, imported when it runs)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         from pathlib import Path
 
         from cli.common import fail
-        from service.model.problems import problem
+        from service.core.problems import problem
         from service.server.run import ConfigError
         from service.server.run import serve as run
 

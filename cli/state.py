@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         if scope not in ("project", "workspace"):
             OPTIONS.project = valid_slug(scope)
             scope = "project"
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         command = rq.Add(
             text=text,
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Move a record in context (moving up is capped; moving down records --why)."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         command = rq.Place(
             record=record,
@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
         record: str, criterion: str, why: str | None = typer.Option(None, "--why"), as_json: bool = JsonOpt
     ) -> None:
         """Claim a declared criterion covered (by its number, text or a unique prefix)."""
-        from service.model import requests as rq
+        from service.core.commands import requests as rq
 
         records.run(rq.Cover(record=record, criterion=criterion, why=why), as_json)
 
@@ -129,7 +129,7 @@ def register(app: typer.Typer) -> None:
                 link_type: str = typer.Option("relates", "--type", help="member-of|supersedes|relates."),
                 as_json: bool = JsonOpt,
             ) -> None:
-                from service.model import requests as rq
+                from service.core.commands import requests as rq
 
                 command = rq.Link(record=record, target=target, link_type=link_type, remove=remove)
                 records.run(command, as_json)

@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 from cli import records
 from cli.common import OPTIONS, JsonOpt, echo, workspace
 from service.app.settings import DEFAULT_ALIASES, AliasRow, alias_table, records_ledger
-from service.model.errors import Invalid
+from service.core.errors import Invalid
 
 
 class DefaultAddGroup(TyperGroup):
@@ -151,7 +151,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOpt,
     ) -> None:
         """Add a report to a work unit (evidence when it names a commit or artifact)."""
-        from service.model.requests import Report
+        from service.core.commands.requests import Report
 
         records.run(Report(record=work, text=text, commit=commit, artifact=artifact), as_json)
 
@@ -177,7 +177,7 @@ def work_app() -> typer.Typer:
         record: str, code: int = typer.Option(..., "--code", help="The exit code."), as_json: bool = JsonOpt
     ) -> None:
         """Record that the unit's process exited with a code."""
-        from service.model.requests import RunExited
+        from service.core.commands.requests import RunExited
 
         records.run(RunExited(record=record, code=code, unit=True), as_json)
 

@@ -1,11 +1,11 @@
 """The application layer: what every front end calls — the CLI (`cli/`) and the HTTP service
-(`service/api/`, `service/web/`).
+(`service/server/api/`, `service/server/web/`).
 
 `locate` finds the workspace store and the project once; `execute` runs a command value
-(`service.model.requests`) in a store transaction on the log the model's rule names, and
+(`service.core.commands.requests`) in a store transaction on the log the model's rule names, and
 `post` writes events posted as they are (`POST …/events`). Each front end parses its input
 into a command, makes one call here and renders the events or the error
-(`service.model.problems` maps each error code to an exit code and an HTTP status; `problem`
+(`service.core.problems` maps each error code to an exit code and an HTTP status; `problem`
 makes the RFC 9457 document an HTTP front end answers).
 
 The modules: `writes` (a command run on fresh state under the store lock), `posting` (posted
@@ -14,9 +14,9 @@ events), `queries` (one function per read, each returning the document `--json` 
 alias table, the token estimate, the Superself import), `exchange` (Docket files in and out,
 the Parquet export), `remotes` (the remote table, sync, doctor, clone), `team` (a service's
 data directory for `self admin`), `agents` (`self agent`), `errors` (problem documents).
-The application layer and the wiring (`service/workspace.py`) reach a store only through the
+The application layer and the wiring (`service/app/workspace.py`) reach a store only through the
 store port (`ports.py`), which the store on disk satisfies and so do the service's live
-workspaces (`service/live/view.py`) and the in-memory store (`memory.py`, on which
+workspaces (`service/server/live/view.py`) and the in-memory store (`memory.py`, on which
 `tests/unit/test_app_on_memory_store.py` runs this layer and
 `tests/integration/test_memory_store_parity.py` holds it to the store on disk).
 """
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 from service.app.locate import locate, store_root, valid_slug
 
 if TYPE_CHECKING:
-    from service.model.events import Event
-    from service.model.posted import Posted, PostEvents
-    from service.model.requests import AnyCommand
-    from service.workspace import Workspace as Workspace  # the type `locate` returns
+    from service.app.workspace import Workspace as Workspace  # the type `locate` returns
+    from service.core.commands.requests import AnyCommand
+    from service.core.events.events import Event
+    from service.core.events.posted import Posted, PostEvents
 
 __all__ = ["execute", "locate", "post", "problem", "store_root", "valid_slug"]
 

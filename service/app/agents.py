@@ -1,7 +1,7 @@
 """`self agent`: the hooks a coding agent runs, written into a checkout's agent settings and
 taken out again, and the context its session starts with.
 
-`install` merges (`service/model/agent_hooks.py`) into `.claude/settings.json`, never
+`install` merges (`service/core/agent/hooks.py`) into `.claude/settings.json`, never
 clobbering a key, group or command of anyone else, and notes what it added in
 `.claude/selfhub-hooks.json`; `uninstall` takes out exactly that. `session_context` is what
 the session-start hook prints: the project's context from the service when the hook names
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from service.model import agent_hooks
-from service.model.agent_hooks import Hook
-from service.model.errors import Invalid
+from service.core.agent import hooks as agent_hooks
+from service.core.agent.hooks import Hook
+from service.core.errors import Invalid
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
 
 SETTINGS = Path(".claude") / "settings.json"
 RECORD = Path(".claude") / "selfhub-hooks.json"
@@ -100,7 +100,7 @@ def session_context(service: str | None, project: str | None, local: Callable[[]
 def _from_service(service: str, project: str | None) -> str:
     import httpx
 
-    from service.sync import credentials
+    from service.adapters.sync import credentials
 
     base, workspace = agent_hooks.service_parts(service)
     if not project:

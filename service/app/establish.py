@@ -6,13 +6,13 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from service.store import Store
-from service.sync import Options, Summary, clone, remotes, sync
-from service.sync.errors import EmptyRemote
+from service.adapters.store import Store
+from service.adapters.sync import Options, Summary, clone, remotes, sync
+from service.adapters.sync.errors import EmptyRemote
 
 if TYPE_CHECKING:
-    from service.data.backends import Backend
-    from service.data.workspaces import Data
+    from service.adapters.data.backends import Backend
+    from service.adapters.data.workspaces import Data
 
 
 def establish(data: Data, name: str, backend: Backend, options: Options) -> Summary:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from service.model.errors import Invalid
+from service.core.errors import Invalid
 
 if TYPE_CHECKING:
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
 
 
 class DocketImport(msgspec.Struct, frozen=True):
@@ -54,8 +54,8 @@ class DocketExport(msgspec.Struct, frozen=True):
 def import_docket(ws: Workspace, path: Path) -> DocketImport:
     """A Docket ledger's records into this project, in one commit (already imported: skipped)."""
     from service.app.writes import execute_import
-    from service.model import docket
-    from service.model.requests import ImportDocket
+    from service.core.commands.requests import ImportDocket
+    from service.core.ledger import docket
 
     lines, torn = json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
     docket.read(lines)  # a ledger Docket's reader refuses is refused before the store is opened
@@ -65,7 +65,7 @@ def import_docket(ws: Workspace, path: Path) -> DocketImport:
 
 def export_docket(ws: Workspace, path: Path) -> DocketExport:
     """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
-    from service.model import exchange
+    from service.core.interop import exchange
 
     written = exchange.docket_export(ws.state(ws.require_project()))
     lines = written.lines

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 if TYPE_CHECKING:
-    from service.model.gate import Ruling
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
+    from service.core.gates.action import Ruling
 
 
 class HookOutput(msgspec.Struct, frozen=True):
@@ -41,9 +41,9 @@ def rule(text: str, locate: Callable[[], Workspace]) -> GateAnswer:
     is asked about, and with no store or project here reversibility alone decides."""
     from pathlib import Path
 
-    from service import checkout
-    from service.model import gate
-    from service.model.errors import Invalid
+    from service.adapters import checkout
+    from service.core.errors import Invalid
+    from service.core.gates import action as gate
 
     try:
         tool, tool_input, cwd = gate.parse(text)

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from service.model.errors import Invalid
-from service.model.events import Actor, Origin
+from service.core.errors import Invalid
+from service.core.events.events import Actor, Origin
 
 if TYPE_CHECKING:
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
 
 
 def store_root(given: str | None, default: str | None = None) -> Path:
@@ -24,22 +24,22 @@ def store_root(given: str | None, default: str | None = None) -> Path:
 
 def project_slug(given: str | None, cwd: Path | None = None) -> str | None:
     """The project: `given`, else SELF_PROJECT, else the marker of the checkout `cwd` is in."""
-    from service.store import local
+    from service.adapters.store import local
 
     return given or os.environ.get("SELF_PROJECT") or local.find_marker(cwd or Path.cwd())
 
 
 def valid_slug(slug: str) -> str:
     """`slug` when it can name a project (a selection given on the command line), else Invalid."""
-    from service.model.commands import valid_slug as checked
+    from service.core.commands.commands import valid_slug as checked
 
     return checked(slug)
 
 
 def locate(workspace: str | None, project: str | None, cwd: Path | None = None) -> Workspace:
     """The workspace a call applies to, writing as the environment's actor."""
-    from service.store import Store
-    from service.workspace import Workspace
+    from service.adapters.store import Store
+    from service.app.workspace import Workspace
 
     store = Store.open(store_root(workspace))
     return Workspace(store, project_slug(project, cwd), origin_from_env())

@@ -1,7 +1,7 @@
 """A workspace store in memory: the store port (`ports.py`) without git or a filesystem.
 
 Each log is its list of canonical lines, written only through the model's append gate
-(`service/model/event_gate.py`) and read back by decoding them; a log's state is `fold_all`
+(`service/core/gates/event_gate.py`) and read back by decoding them; a log's state is `fold_all`
 of what they hold, the fold the store on disk caches. Ids follow the model's rule
 (`ids.next_id`) on a clock of the store's own, which starts at a fixed instant and draws its
 random bits from a seeded generator, so a run is repeatable. For the application layer's
@@ -21,19 +21,20 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from service.model import hotslice, ids
-from service.model.commands import valid_slug
-from service.model.config import WorkspaceConfig, check_settings
-from service.model.event_gate import admitted, in_order
-from service.model.events import WORKSPACE_LOG, Event, Origin
-from service.model.fold import fold_all
-from service.model.hotslice import ColdCounts
-from service.model.render import neighbours
-from service.model.state import Entity, State
+from service.core.commands.commands import valid_slug
+from service.core.commands.config import WorkspaceConfig, check_settings
+from service.core.events import ids
+from service.core.events.events import WORKSPACE_LOG, Event, Origin
+from service.core.fold import hotslice
+from service.core.fold.fold import fold_all
+from service.core.fold.hotslice import ColdCounts
+from service.core.fold.state import Entity, State
+from service.core.gates.event_gate import admitted, in_order
+from service.core.projections.render import neighbours
 
 if TYPE_CHECKING:
     from service.app.ports import Quarantined
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 HUMAN = Origin("human", True)
@@ -142,7 +143,7 @@ class MemoryStore:
 
     def workspace(self, project: str | None, origin: Origin = HUMAN) -> Workspace:
         """The workspace of `project` on this store, writing as `origin`."""
-        from service.workspace import Workspace
+        from service.app.workspace import Workspace
 
         return Workspace(self, project, origin)
 

@@ -1,7 +1,7 @@
 """What the application layer needs of a store: the store port.
 
-The wiring (`service/workspace.py`) and the application layer reach a store only through
-these protocols. The store on disk (`service.store.Store`) satisfies them; so does the
+The wiring (`service/app/workspace.py`) and the application layer reach a store only through
+these protocols. The store on disk (`service.adapters.store.Store`) satisfies them; so does the
 in-memory store (`service/app/memory.py`), which runs the same append gate and fold without
 git or a filesystem.
 """
@@ -13,10 +13,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from service.model.config import WorkspaceConfig
-from service.model.events import Event
-from service.model.hotslice import ColdCounts
-from service.model.state import Entity, State
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import Event
+from service.core.fold.hotslice import ColdCounts
+from service.core.fold.state import Entity, State
 
 
 class Quarantined(Protocol):

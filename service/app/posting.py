@@ -1,20 +1,21 @@
-"""Events posted as they are (`POST …/events`, `service.model.posted`), run on a unit of work
+"""Events posted as they are (`POST …/events`, `service.core.events.posted`), run on a unit of work
 (`ports.UnitPort`): ids given or issued, each event checked as a command's would be
-(`model/admit.py`) and folded with the others of its post or none of them, and a post repeated
+(`core/gates/admit.py`) and folded with the others of its post or none of them, and a post repeated
 with the same ids answered as the first one was."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.model import admit, ids, order, posted
-from service.model.errors import Invalid
-from service.model.event_gate import display
-from service.model.events import WORKSPACE_LOG, Event
+from service.core.errors import Invalid
+from service.core.events import ids, order, posted
+from service.core.events.events import WORKSPACE_LOG, Event
+from service.core.gates import admit
+from service.core.gates.event_gate import display
 
 if TYPE_CHECKING:
     from service.app.ports import UnitPort
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
 
 
 def post(workspace: Workspace, body: posted.PostEvents) -> posted.Posted:

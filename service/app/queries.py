@@ -2,8 +2,8 @@
 prints (a msgspec Struct where the shape is fixed, rows as the model builds them where a
 ledger record adds its own keys), and the text renders of those documents.
 
-Projections stay in the model (`service/model/views.py`, `context.py`, `status.py`, …); the
-wiring (`service/workspace.py`) gathers their input. Every import is deferred: `self context`
+Projections stay in the model (`service/core/projections/views.py`, `context.py`, `status.py`, …); the
+wiring (`service/app/workspace.py`) gathers their input. Every import is deferred: `self context`
 stays light.
 """
 
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
-    from service.model.context import ContextDoc
-    from service.model.events import Event
-    from service.model.overview import OverviewDoc
-    from service.model.state import Entity, State
-    from service.model.status import StatusDoc
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
+    from service.core.events.events import Event
+    from service.core.fold.state import Entity, State
+    from service.core.projections.context import ContextDoc
+    from service.core.projections.overview import OverviewDoc
+    from service.core.projections.status import StatusDoc
 
 Row = dict[str, Any]  # a record's row: fixed keys, and a ledger record's derived keys beside them
 
@@ -33,13 +33,13 @@ class Context(msgspec.Struct, frozen=True):
 
     def of_project(self) -> bool:
         """Whether this is a project's context (else the workspace overview)."""
-        from service.model.context import ContextDoc
+        from service.core.projections.context import ContextDoc
 
         return isinstance(self.doc, ContextDoc)
 
     def fitted(self) -> ContextDoc | OverviewDoc:
         """The document `--json` prints: a project's context fitted to the budget."""
-        from service.model import context
+        from service.core.projections import context
 
         if isinstance(self.doc, context.ContextDoc):
             return context.fit(self.doc, self.budget, self.per_char)
@@ -48,7 +48,7 @@ class Context(msgspec.Struct, frozen=True):
 
 def budget(given: int | None) -> int | None:
     """`given` when the agent render can keep to it (or none was given), else Invalid."""
-    from service.model.context import check_budget
+    from service.core.projections.context import check_budget
 
     return given if given is None else check_budget(given)
 
@@ -74,7 +74,7 @@ class Hits(msgspec.Struct, frozen=True):
 
 
 def search(ws: Workspace, query: str, all_: bool, exposure: str | None) -> Hits:
-    from service.model import views
+    from service.core.projections import views
 
     hits = ws.search(query, all_, exposure)
     shorts = views.short_ids(e.id for e in hits)
@@ -88,7 +88,7 @@ class Records:
     """`self state list`: the rows listed, and each one's list line (made when asked)."""
 
     def __init__(self, state: State, listed: list[Entity]) -> None:
-        from service.model import views
+        from service.core.projections import views
 
         self._state = state
         self._listed = listed
@@ -100,7 +100,7 @@ class Records:
 
     @property
     def lines(self) -> list[str]:
-        from service.model import views
+        from service.core.projections import views
 
         shorts, extras = self._shorts, self._extras
         return [views.list_line(e, shorts[e.id], extras.get(e.id), shorts) for e in self._listed]
@@ -108,7 +108,7 @@ class Records:
 
 def records(ws: Workspace, all_: bool, label: str | None = None, at: str | None = None) -> Records:
     """The project's live records (every record with `all_`), folded up to `at` when given."""
-    from service.model import views
+    from service.core.projections import views
 
     log = ws.require_project()
     state = ws.state_at(log, at) if at is not None else ws.state(log)
@@ -120,7 +120,7 @@ class Record:
     when asked)."""
 
     def __init__(self, entity: Entity, events: list[Event], extra: dict[str, object] | None, history: bool):
-        from service.model import views
+        from service.core.projections import views
 
         self._entity, self._extra = entity, extra
         self.row: Row = views.entity_row(entity, entity.id, extra)
@@ -132,7 +132,7 @@ class Record:
 
     @property
     def text(self) -> str:
-        from service.model import views
+        from service.core.projections import views
 
         lines = [views.show_text(self._entity, extra=self._extra)]
         lines += [f"  {r['id']}  {r['ts']}  {r['type']}  {event_subject(r, full=True)}" for r in self._events]
@@ -150,7 +150,7 @@ def recent(ws: Workspace, n: int) -> list[Row]:
 
 
 def event_row(event: Any) -> Row:
-    from service.model.events import as_dict
+    from service.core.events.events import as_dict
 
     return as_dict(event)
 
@@ -337,7 +337,7 @@ class QuestionCheck(msgspec.Struct, frozen=True):
 
 
 def question_check(ws: Workspace, prefix: str) -> QuestionCheck:
-    from service.model import ledger
+    from service.core.ledger import ledger
 
     return msgspec.convert(ledger.check_question(ws.state(ws.log_of(prefix)), prefix), QuestionCheck)
 
@@ -362,13 +362,13 @@ class Parallel(msgspec.Struct, frozen=True):
 
 
 def parallel(ws: Workspace, units: list[str]) -> Parallel:
-    from service.model import worksets
+    from service.core.ledger import worksets
 
     return msgspec.convert(worksets.parallel(ws.state(ws.require_project()), units), Parallel)
 
 
 def jsonschema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the event envelope and of each ledger record."""
-    from service.model.schema import document
+    from service.core.events.schema import document
 
     return document()

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from service.model.errors import Invalid
+from service.core.errors import Invalid
 
 if TYPE_CHECKING:
-    from service.store import Store
-    from service.sync import Options as Options
-    from service.sync import Summary as Summary
-    from service.sync.doctor import Report as Report
-    from service.sync.every import Round
+    from service.adapters.store import Store
+    from service.adapters.sync import Options as Options
+    from service.adapters.sync import Summary as Summary
+    from service.adapters.sync.doctor import Report as Report
+    from service.adapters.sync.every import Round
 
     Synced = Summary | Round
 
@@ -26,8 +26,8 @@ MAX_SECONDS = 86400.0
 
 
 def _store(given: str | None) -> Store:
+    from service.adapters.store import Store
     from service.app.locate import store_root
-    from service.store import Store
 
     return Store.open(store_root(given))
 
@@ -47,14 +47,14 @@ class RemoteLine(msgspec.Struct, frozen=True):
 
 def add(given: str | None, url: str, name: str, init: bool) -> Remote:
     """Record a remote (in the store's .git/config; tokens never go in the URL)."""
-    from service.sync import remotes
+    from service.adapters.sync import remotes
 
     with _store(given) as store:
         return Remote(name, remotes.add(store.repo, url, name, init=init))
 
 
 def listed(given: str | None) -> list[RemoteLine]:
-    from service.sync import last_synced, remotes
+    from service.adapters.sync import last_synced, remotes
 
     with _store(given) as store:
         rows = remotes.listed(store.repo)
@@ -63,8 +63,8 @@ def listed(given: str | None) -> list[RemoteLine]:
 
 def remove(given: str | None, name: str) -> Remote:
     """Forget a remote (the remote itself is not touched)."""
-    from service.sync import remotes
-    from service.sync.remembered import forget
+    from service.adapters.sync import remotes
+    from service.adapters.sync.remembered import forget
 
     with _store(given) as store:
         url = remotes.remove(store.repo, name)
@@ -74,7 +74,7 @@ def remove(given: str | None, name: str) -> Remote:
 
 def sync(given: str | None, name: str | None, options: Options) -> Synced:
     """Sync with the remote named; with none named, the only one, or every one."""
-    from service.sync.every import sync_selected
+    from service.adapters.sync.every import sync_selected
 
     with _store(given) as store:
         return sync_selected(store, name, options)
@@ -82,27 +82,27 @@ def sync(given: str | None, name: str | None, options: Options) -> Synced:
 
 def failures(result: Synced) -> list[tuple[str, str]]:
     """(remote, error) of each remote a round could not sync with."""
-    from service.sync.every import Round
+    from service.adapters.sync.every import Round
 
     return [(f.remote, str(f.error)) for f in result.failed] if isinstance(result, Round) else []
 
 
 def summaries(result: Synced) -> list[Summary]:
-    from service.sync.every import Round
+    from service.adapters.sync.every import Round
 
     return list(result.syncs) if isinstance(result, Round) else [result]
 
 
 def doctor(given: str | None, repair: bool) -> Report:
     """The logs checked for what a crash or a plain-git merge leaves; repaired when asked."""
-    from service.sync import doctor as examine
+    from service.adapters.sync import doctor as examine
 
     with _store(given) as store:
         return examine.repair(store) if repair else examine.examine(store)
 
 
 class LogCheck(msgspec.Struct, frozen=True):
-    """One log as `self doctor` found it (`sync/doctor.py: LogReport`), and whether it is damaged."""
+    """One log as `self doctor` found it (`adapters/sync/doctor.py: LogReport`), and whether it is damaged."""
 
     log: str
     events: int
@@ -125,7 +125,7 @@ class DifferingRemote(msgspec.Struct, frozen=True):
 
 
 class Doctored(msgspec.Struct, frozen=True):
-    """What `self doctor --json` prints: the report (`sync/doctor.py: Report`), each log with
+    """What `self doctor --json` prints: the report (`adapters/sync/doctor.py: Report`), each log with
     whether it is damaged."""
 
     logs: list[LogCheck]
@@ -148,7 +148,7 @@ def clone(url: str, directory: str | None, options: Options) -> tuple[str, Summa
     """A new store from the remote at `url` (its remote `origin` set): its folder, the sync."""
     from pathlib import Path
 
-    from service.sync import clone as cloned
+    from service.adapters.sync import clone as cloned
 
     store, summary = cloned(url, Path(directory) if directory else None, options)
     with store:
@@ -157,7 +157,7 @@ def clone(url: str, directory: str | None, options: Options) -> tuple[str, Summa
 
 class Cloned(msgspec.Struct, frozen=True):
     """What `self clone --json` prints: the new store's folder, then the sync's summary
-    (`sync/engine.py: Summary`, field for field)."""
+    (`adapters/sync/engine.py: Summary`, field for field)."""
 
     workspace: str
     remote: str
@@ -193,8 +193,8 @@ def options(
 ) -> Options:
     """The sync options, each checked before anything is opened or sent; `describe` words a
     failed remote's error in a round (the CLI adds its flags and hints)."""
-    from service.sync import Options
-    from service.sync.engine import DEFAULT_DEADLINE, DEFAULT_TIMEOUT
+    from service.adapters.sync import Options
+    from service.adapters.sync.engine import DEFAULT_DEADLINE, DEFAULT_TIMEOUT
 
     return Options(
         tries=_tries(tries),
@@ -228,7 +228,7 @@ def _seconds(field: str, given: float | None, env: str, default: float) -> float
 
 
 def _tries(given: int | None) -> int:
-    from service.sync.engine import DEFAULT_TRIES
+    from service.adapters.sync.engine import DEFAULT_TRIES
 
     value, shown = _setting("tries", given, "SELF_SYNC_TRIES", DEFAULT_TRIES)
     if not (value.is_integer() and 1 <= value <= MAX_TRIES):

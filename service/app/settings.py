@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from service.model.config import DEFAULT_ALIASES, AliasRow
-from service.model.events import CLAIM_STATES, EXPOSURES
+from service.core.commands.config import DEFAULT_ALIASES, AliasRow
+from service.core.events.events import CLAIM_STATES, EXPOSURES
 
 if TYPE_CHECKING:
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
 
 __all__ = ["CLAIM_STATES", "DEFAULT_ALIASES", "EXPOSURES", "AliasRow"]  # what the CLI's flags offer
 
@@ -25,8 +25,8 @@ class Created(msgspec.Struct, frozen=True):
 
 def init_store(given: str | None) -> Created:
     """Create a workspace store at `given` (else SELF_WORKSPACE, else here)."""
+    from service.adapters.store import Store
     from service.app.locate import store_root
-    from service.store import Store
 
     return Created(str(Store.init(store_root(given, default=".")).root))
 
@@ -65,7 +65,7 @@ def edit_alias(
     priority: int | None,
 ) -> list[AliasLine]:
     """Set, add or restore the row of `verb`; the merged table after."""
-    from service.model.errors import Invalid
+    from service.core.errors import Invalid
 
     if verb is None:
         raise Invalid(f"an alias {action} needs a verb", code="missing-value", field="verb")
@@ -79,7 +79,7 @@ def alias_table(ws: Workspace) -> dict[str, AliasRow]:
 
 def records_ledger(label: str) -> bool:
     """Whether records under `label` are ledger records (claims, decisions, questions, …)."""
-    from service.model.state import kind_of
+    from service.core.fold.state import kind_of
 
     return kind_of((label,)) is not None
 
@@ -100,7 +100,7 @@ def tokens(ws: Workspace, per_char: float | None) -> Tokens:
 
 def sanitize_rules() -> str:
     """What the record refuses to hold (`self help sanitize`)."""
-    from service.model.sanitize import RULES
+    from service.core.gates.sanitize import RULES
 
     return RULES
 

@@ -9,21 +9,21 @@ from typing import TYPE_CHECKING
 import msgspec
 
 if TYPE_CHECKING:
-    from service.auth.tokens import Auth
-    from service.auth.tokens import NewToken as NewToken
-    from service.auth.tokens import TokenRow as TokenRow
-    from service.data.backends import Backend
-    from service.data.workspaces import Data
+    from service.adapters.auth.tokens import Auth
+    from service.adapters.auth.tokens import NewToken as NewToken
+    from service.adapters.auth.tokens import TokenRow as TokenRow
+    from service.adapters.data.backends import Backend
+    from service.adapters.data.workspaces import Data
 
 
 def _data(directory: str) -> Data:
-    from service.data.workspaces import Data
+    from service.adapters.data.workspaces import Data
 
     return Data(Path(directory))
 
 
 def _auth(directory: str) -> Auth:
-    from service.auth.tokens import Auth
+    from service.adapters.auth.tokens import Auth
 
     return Auth(_data(directory))
 
@@ -42,7 +42,7 @@ def remote_url(url: str, base: Path | None = None) -> str:
     """A backend's URL as its record keeps it (a relative path taken from `base`, else the
     working directory); a ValueError saying why not, never repeating a credential in it (the
     message says where the token goes)."""
-    from service.sync import SyncError, remotes
+    from service.adapters.sync import SyncError, remotes
 
     try:
         return remotes.normalize(url, base)
@@ -64,7 +64,7 @@ def add_workspace(
     data = _data(directory)
     if remote is None:
         if secret_env is not None or poll_s is not None:
-            from service.model.errors import Invalid
+            from service.core.errors import Invalid
 
             raise Invalid(
                 "a webhook secret and a poll period are settings of a workspace that mirrors a "
@@ -72,11 +72,11 @@ def add_workspace(
                 field="remote",
             )
         return WorkspaceCreated(name, str(data.add(name).root))
+    from service.adapters.data.backends import DEFAULT_POLL_S, Backend, check_env_name, check_poll
+    from service.adapters.data.errors import WorkspaceExists
+    from service.adapters.sync import Options, remotes
+    from service.adapters.sync.credentials import redact
     from service.app.establish import establish
-    from service.data.backends import DEFAULT_POLL_S, Backend, check_env_name, check_poll
-    from service.data.errors import WorkspaceExists
-    from service.sync import Options, remotes
-    from service.sync.credentials import redact
 
     url = remotes.normalize(remote)  # a credential in it is refused, saying where they go
     backend = Backend(
@@ -103,8 +103,8 @@ def declared_backend(
     configured), None when DATA's record says that already. A ValueError when DATA holds
     `name` otherwise: hosted by the service, or a mirror of another URL (a store does not move
     to another remote by a setting)."""
-    from service.data.backends import Backend, check_poll
-    from service.sync.credentials import redact
+    from service.adapters.data.backends import Backend, check_poll
+    from service.adapters.sync.credentials import redact
 
     backend = Backend(url, secret_env, check_poll(poll_s))
     held = data.backends.get(name)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.model.config import TOKENS_PER_CHAR
-from service.model.controls import escape as escape  # control characters as \uXXXX, for a terminal
-from service.model.events import EXPOSURES
+from service.core.commands.config import TOKENS_PER_CHAR
+from service.core.events.events import EXPOSURES
+from service.core.gates.controls import escape as escape  # control characters as \uXXXX, for a terminal
 
 if TYPE_CHECKING:
     from service.app.exchange import DocketExport, DocketImport, ParquetExport
@@ -23,13 +23,13 @@ if TYPE_CHECKING:
         WorkShow,
     )
     from service.app.settings import AliasLine, Created, ProjectRow, SuperselfImport, Tokens
-    from service.model.overview import OverviewDoc
-    from service.model.status import StatusDoc
+    from service.core.projections.overview import OverviewDoc
+    from service.core.projections.status import StatusDoc
 
 
 def context(read: Context, agent: bool) -> str:
     """The agent render within the budget, else the whole document as terminal markdown."""
-    from service.model import context as model
+    from service.core.projections import context as model
 
     if not isinstance(read.doc, model.ContextDoc):
         return overview(read.doc, read.budget, read.per_char)
@@ -39,13 +39,13 @@ def context(read: Context, agent: bool) -> str:
 
 
 def overview(doc: OverviewDoc, budget: int | None = None, per_char: float = TOKENS_PER_CHAR) -> str:
-    from service.model.overview import render_overview
+    from service.core.projections.overview import render_overview
 
     return render_overview(doc, budget, per_char)
 
 
 def status(doc: StatusDoc | OverviewDoc) -> str:
-    from service.model import status as model
+    from service.core.projections import status as model
 
     return model.render_status(doc) if isinstance(doc, model.StatusDoc) else overview(doc)
 
@@ -63,7 +63,7 @@ def matches(lines: list[str]) -> str:
 def work_show(doc: WorkShow) -> str:
     import msgspec
 
-    from service.model.views import work_show_text
+    from service.core.projections.views import work_show_text
 
     return work_show_text(msgspec.to_builtins(doc))
 
@@ -71,7 +71,7 @@ def work_show(doc: WorkShow) -> str:
 def work_list(doc: WorkList) -> str:
     import msgspec
 
-    from service.model.views import work_list_text
+    from service.core.projections.views import work_list_text
 
     return work_list_text(msgspec.to_builtins(doc))
 
@@ -129,7 +129,7 @@ def outcome(doc: Outcome) -> str:
 
 def import_summary(summary: DocketImport) -> str:
     """What an import did, and where the records went."""
-    from service.model.render import plural
+    from service.core.projections.render import plural
 
     applied = f"{plural(summary.corrections, 'correction')} applied, {plural(summary.reviews, 'review')}"
     lines = [

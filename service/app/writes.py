@@ -5,24 +5,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from service.model.events import WORKSPACE_LOG
+from service.core.events.events import WORKSPACE_LOG
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from service.model import requests
-    from service.model.commands import Clock
-    from service.model.config import WorkspaceConfig
-    from service.model.events import Event
-    from service.model.state import State
-    from service.workspace import Command, Workspace
+    from service.app.workspace import Command, Workspace
+    from service.core.commands import requests
+    from service.core.commands.commands import Clock
+    from service.core.commands.config import WorkspaceConfig
+    from service.core.events.events import Event
+    from service.core.fold.state import State
 
 Summary = dict[str, Any]
 
 
 def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
     """The events `command` appended, or the refusal it raised (nothing appended)."""
-    from service.model.handle import handle
+    from service.core.commands.handle import handle
 
     def run(state: State, config: WorkspaceConfig, clock: Clock) -> list[Event]:
         return handle(state, config, clock, command)
@@ -33,7 +33,7 @@ def execute(workspace: Workspace, command: requests.AnyCommand) -> list[Event]:
 def execute_import(workspace: Workspace, command: requests.ImportDocket) -> tuple[list[Event], Summary]:
     """An import run as `execute` runs it (`handle`'s rule for it, on its log, in one
     transaction, through the append gate), with the summary of what it did."""
-    from service.model import exchange
+    from service.core.interop import exchange
 
     summary: Summary = {}
 
@@ -47,7 +47,7 @@ def execute_import(workspace: Workspace, command: requests.ImportDocket) -> tupl
 
 def _on_its_log(workspace: Workspace, command: requests.AnyCommand, run: Command) -> list[Event]:
     """`run` in a transaction on the log the model's rule names for `command`."""
-    from service.model import requests
+    from service.core.commands import requests
 
     where = requests.log_of(command)
     names = requests.named(command)
@@ -64,7 +64,7 @@ def _on_its_log(workspace: Workspace, command: requests.AnyCommand, run: Command
 
 def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
     """The pid goes to this machine's ledger; the log only learns that a run started."""
-    from service.model.events import RunStarted, payload_of
+    from service.core.events.events import RunStarted, payload_of
 
     payload = payload_of(started)
     assert isinstance(payload, RunStarted)
@@ -74,9 +74,9 @@ def _keep_pid(workspace: Workspace, started: Event, pid: int) -> None:
 def _new_record(workspace: Workspace, log: str, run: Command, names: Sequence[str] | None) -> list[Event]:
     """Write a new record to `log`. Ledger relations stay within one log, so one naming a
     record of another log is refused saying where that record is."""
-    from service.model.errors import Invalid
-    from service.model.event_gate import display
-    from service.model.ledger import Unresolved
+    from service.core.errors import Invalid
+    from service.core.gates.event_gate import display
+    from service.core.ledger.ledger import Unresolved
 
     try:
         return workspace.write(log, run, names)

@@ -1,7 +1,7 @@
 """The composition root: the litestar app of a data directory, wired from its parts — the live
-workspaces (`service/live`), the search index, the mirrors of remote-backed workspaces, the
-`/api/v1` routes, health and readiness, the git endpoint and webhooks (`service/api`), the web
-view (`service/web`) — with one problem-document answer for every error, a request body cap,
+workspaces (`service/server/live`), the search index, the mirrors of remote-backed workspaces, the
+`/api/v1` routes, health and readiness, the git endpoint and webhooks (`service/server/api`), the web
+view (`service/server/web`) — with one problem-document answer for every error, a request body cap,
 and its operations (its configuration, `/metrics`, a log line per request, the rate limit,
 the time limit)."""
 
@@ -15,27 +15,27 @@ from typing import TextIO
 from litestar import Litestar
 from litestar.datastructures import State
 
-from service.api import logs, openapi
-from service.api.config import ConfigError, ServiceConfig
-from service.api.errors import problem_response
-from service.api.git import ROUTES as GIT
-from service.api.grants import Grants
-from service.api.health import healthz, readyz
-from service.api.hooks import ROUTES as HOOKS
-from service.api.hooks import Deliveries
-from service.api.limits import Limiter
-from service.api.metrics import Metrics, metrics
-from service.api.observe import Observe
-from service.api.routes import ROUTES
-from service.api.search import SEARCH_ROUTES
-from service.api.stream import ROUTES as STREAMS
-from service.api.writes import ROUTES as WRITES
-from service.data.workspaces import Data
-from service.index.shared import SharedIndex
-from service.live.hub import Hub
-from service.mirror.mirrors import Mirrors, Told
-from service.web import templating
-from service.web.routes import ROUTER as VIEW
+from service.adapters.data.workspaces import Data
+from service.adapters.index.shared import SharedIndex
+from service.server.api import logs, openapi
+from service.server.api.config import ConfigError, ServiceConfig
+from service.server.api.errors import problem_response
+from service.server.api.git import ROUTES as GIT
+from service.server.api.grants import Grants
+from service.server.api.health import healthz, readyz
+from service.server.api.hooks import ROUTES as HOOKS
+from service.server.api.hooks import Deliveries
+from service.server.api.limits import Limiter
+from service.server.api.metrics import Metrics, metrics
+from service.server.api.observe import Observe
+from service.server.api.routes import ROUTES
+from service.server.api.search import SEARCH_ROUTES
+from service.server.api.stream import ROUTES as STREAMS
+from service.server.api.writes import ROUTES as WRITES
+from service.server.live.hub import Hub
+from service.server.mirror.mirrors import Mirrors, Told
+from service.server.web import templating
+from service.server.web.routes import ROUTER as VIEW
 
 
 def load(
@@ -134,7 +134,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
         openapi_config=openapi.config(),
-        template_config=templating.config(),  # the web view's pages (service/web)
+        template_config=templating.config(),  # the web view's pages (service/server/web)
         debug=False,
     )
     # around the router, so that every request is seen, an unknown path's too
@@ -148,7 +148,7 @@ def from_environment() -> Litestar:
     (`granian --factory service.server.bootstrap:from_environment`)."""
     import os
 
-    from service.api.config import load
+    from service.server.api.config import load
 
     config = os.environ.get("SELF_SERVE_CONFIG")
     return build(Path(os.environ["SELF_DATA"]), load(Path(config) if config else None))

@@ -19,7 +19,7 @@ from types import FrameType
 
 import uvicorn
 
-from service.api.config import ConfigError
+from service.server.api.config import ConfigError
 
 __all__ = ["ConfigError", "serve"]
 
@@ -37,8 +37,8 @@ class Server(uvicorn.Server):
 def serve(data: Path, host: str, port: int, config: Path | None = None) -> None:
     """Serve `data` on `host:port` under the configuration file `config` (defaults without
     one); a ConfigError, before anything binds, when that file is refused."""
-    from service.api import logs
-    from service.api.config import load
+    from service.server.api import logs
+    from service.server.api.config import load
     from service.server.bootstrap import build
 
     settings = load(config)
@@ -49,7 +49,7 @@ def serve(data: Path, host: str, port: int, config: Path | None = None) -> None:
         port=port,
         log_level="warning",
         log_config=logs.uvicorn_config(settings.logging),
-        access_log=False,  # the app writes one line per request itself (service/api/logs.py)
+        access_log=False,  # the app writes one line per request itself (service/server/api/logs.py)
         timeout_keep_alive=limits.keep_alive_s,
         timeout_graceful_shutdown=limits.shutdown_s or None,
     )

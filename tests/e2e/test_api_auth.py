@@ -16,7 +16,7 @@ in the app (yet) is skipped with that reason. The expected status follows from t
 *on a route whose path names a workspace; elsewhere a token of any workspace is a caller like
 any other (it lists, searches… its own workspace).
 
-The web view's pages (`service/web`, rows marked `view`) take the same token from the view's
+The web view's pages (`service/server/web`, rows marked `view`) take the same token from the view's
 cookie instead of the header, with the same answers as HTML pages; its sign-in form (action
 `signin`) takes the token in the form: 401 for none, a bad or a revoked one, else 303.
 """
@@ -102,7 +102,7 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/ws/{ws:str}/projects/{slug:str}/records/{record:str}"): Row("read", view=True),
     ("GET", "/ws/{ws:str}/live"): Row("read", stream=True, view=True),
 }
-# The git endpoint, a mount (`service/api/git.py`): git's smart HTTP requests, the token as
+# The git endpoint, a mount (`service/server/api/git.py`): git's smart HTTP requests, the token as
 # HTTP basic auth's password. Its refusals are text for the git client to print, with
 # `WWW-Authenticate: Basic` on a 401; the push row is git's probe (no commands), which moves
 # nothing (test_git_endpoint.py pushes for real).

@@ -55,7 +55,7 @@ def served_paths() -> set[tuple[str, str]]:
     endpoint speaks git's protocol)."""
     import re
 
-    from service.web.routes import PATHS
+    from service.server.web.routes import PATHS
 
     return {
         (m.lower(), re.sub(r"\{(\w+):\w+\}", r"{\1}", p))
@@ -104,7 +104,7 @@ def test_every_body_is_a_documented_struct(document: dict[str, Any]) -> None:
 
 
 def test_the_command_body_is_the_tagged_union_the_route_decodes(document: dict[str, Any]) -> None:
-    from service.model.requests import AnyCommand
+    from service.core.commands.requests import AnyCommand
 
     body = document["paths"]["/api/v1/workspaces/{ws}/commands"]["post"]["requestBody"]
     assert body["required"] is True
@@ -122,7 +122,7 @@ def test_a_bad_command_body_is_still_our_problem_document(
     team: Team, body: bytes, status: int, code: str | None
 ) -> None:
     """Documenting the body did not hand its decoding to litestar: no `status_code`/`extra`."""
-    from service.api.bodies import Problem
+    from service.server.api.bodies import Problem
 
     answer = team.call("writer", "POST", f"{API}/commands?project={SLUG}", content=body)
     assert answer.status_code == status and answer.headers["content-type"] == PROBLEM, answer.text
@@ -132,9 +132,9 @@ def test_a_bad_command_body_is_still_our_problem_document(
 
 
 def test_the_answers_decode_into_their_documented_structs(team: Team) -> None:
-    from service.api import bodies
-    from service.model.context import ContextDoc
-    from service.model.status import StatusDoc
+    from service.core.projections.context import ContextDoc
+    from service.core.projections.status import StatusDoc
+    from service.server.api import bodies
 
     def get(path: str, kind: Any, caller: str = "reader") -> Any:
         answer = team.call(caller, "GET", path)

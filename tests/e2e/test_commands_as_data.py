@@ -16,10 +16,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from service.adapters.store import Store as OnDisk
 from service.app import execute, locate
-from service.model.events import as_dict
-from service.model.requests import AnyCommand
-from service.store import Store as OnDisk
+from service.core.commands.requests import AnyCommand
+from service.core.events.events import as_dict
 from tests.support.selfrun import PROJECT, Store
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.store import Store
+from service.adapters.store import Store
 from tests.support import gitclient as gc
 from tests.support.forge import GITLINK, SEGMENT, SYMLINK, forge, hostile_trees
 from tests.support.selfrun import base_env, describe, run_self
@@ -244,7 +244,7 @@ def test_a_rewrite_and_a_delete_of_main_are_refused(hosted: Hosted) -> None:
 
 
 def test_an_id_from_the_future_is_refused(hosted: Hosted) -> None:
-    from service.model import ids
+    from service.core.events import ids
 
     clone = hosted.clone()
     future = ids.next_id(None, int(time.time() * 1000) + 30 * 86_400_000, 7)
@@ -344,7 +344,7 @@ def test_pushes_are_counted_by_outcome(hosted: Hosted) -> None:
 
 
 def test_a_pushed_event_older_than_its_logs_last_folds_as_a_refold_does(hosted: Hosted) -> None:
-    from service.model import ids
+    from service.core.events import ids
 
     clone = hosted.clone()
     older = ids.next_id(None, int(time.time() * 1000) - 3_600_000, 11)  # written offline an hour ago

@@ -13,7 +13,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.api.bodies import SearchAnswer
+from service.server.api.bodies import SearchAnswer
 from tests.support.selfrun import base_env, describe, run_self
 from tests.support.serving import Service, admin, token
 

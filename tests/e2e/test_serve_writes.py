@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from service.model import ids
-from service.store import Store
+from service.adapters.store import Store
+from service.core.events import ids
 from tests.support.selfrun import base_env, describe, run_self
 from tests.support.serving import Listener, Service, admin, token
 

@@ -24,8 +24,8 @@ USER, TOKEN = "alice", "tok-0c4f2b9e81"
 def grow(root: Path, count: int = 2000) -> None:
     """`count` events of about 330 bytes of random short words each, appended to project app
     (2,000 fill two segments: the next event starts a new one, so its push stays small)."""
-    from service.model.events import Assertion, make
-    from service.store import Store as Workspace
+    from service.adapters.store import Store as Workspace
+    from service.core.events.events import Assertion, make
 
     rng = random.Random(count)
     with Workspace.open(root) as store, store.transaction("app") as tx:

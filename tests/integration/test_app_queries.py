@@ -9,13 +9,13 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from service.adapters.store import Store
 from service.app import execute, gate, queries, settings
-from service.model import ledger
-from service.model.events import Origin
-from service.model.gate import Ruling
-from service.model.requests import Add, ProjectAdd
-from service.store import Store
-from service.workspace import Workspace
+from service.app.workspace import Workspace
+from service.core.commands.requests import Add, ProjectAdd
+from service.core.events.events import Origin
+from service.core.gates.action import Ruling
+from service.core.ledger import ledger
 
 
 def encoded(doc: object) -> bytes:
@@ -64,8 +64,8 @@ def entity_of(event: object) -> str:
 
 
 def test_work_show_and_parallel_encode_as_the_wiring_does(ws: Workspace) -> None:
-    from service.model import worksets
-    from service.model.requests import Report
+    from service.core.commands.requests import Report
+    from service.core.ledger import worksets
 
     one = entity_of(
         execute(ws, Add(text="parse", preset="work", criteria=("reads json",), writes=("src/",)))[0]

@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli.problems import adapter_message
-from service.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
-from service.auth.tokens import PREFIX, Auth, new_secret
-from service.data.errors import NoSuchWorkspace, WorkspaceExists
-from service.data.workspaces import Data
-from service.model.errors import Invalid
-from service.model.sanitize import Unsanitary, check_strings
+from service.adapters.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
+from service.adapters.auth.tokens import PREFIX, Auth, new_secret
+from service.adapters.data.errors import NoSuchWorkspace, WorkspaceExists
+from service.adapters.data.workspaces import Data
+from service.core.errors import Invalid
+from service.core.gates.sanitize import Unsanitary, check_strings
 
 
 @pytest.fixture

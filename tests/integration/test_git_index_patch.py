@@ -13,8 +13,8 @@ from dulwich.index import index_entry_from_stat
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
-from service.store import gitindex
-from service.store.gitcommit import FILE_MODE, update_index
+from service.adapters.store import gitindex
+from service.adapters.store.gitcommit import FILE_MODE, update_index
 from tests.support.sync_support import append, new_store, status_clean
 
 

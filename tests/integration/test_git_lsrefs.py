@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.endpoint import lsrefs, pkt
-from service.endpoint.errors import BadRequest
+from service.server.endpoint import lsrefs, pkt
+from service.server.endpoint.errors import BadRequest
 from tests.support.servers import GIT
 
 ARGUMENTS = [

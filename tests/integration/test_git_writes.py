@@ -10,8 +10,8 @@ import pytest
 from dulwich.reflog import read_reflog
 from dulwich.repo import Repo
 
-from service.store import Store, gitcommit
-from service.store.errors import RefMoved
+from service.adapters.store import Store, gitcommit
+from service.adapters.store.errors import RefMoved
 from tests.integration.test_store import append_n
 from tests.support.sync_support import git
 

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model.config import WorkspaceConfig
-from service.model.context import build_context
-from service.model.events import Event, canonical
-from service.model.fold import fold_all
-from service.model.status import build_status
-from service.store import cache, layout
-from service.store import hot as hot_cache
+from service.adapters.store import cache, layout
+from service.adapters.store import hot as hot_cache
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import Event, canonical
+from service.core.fold.fold import fold_all
+from service.core.projections.context import build_context
+from service.core.projections.status import build_status
 from tests.support.eventcheck import checked_tempdir
 from tests.support.strategies import histories
 

@@ -15,9 +15,9 @@ from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.store import gitcommit, treediff
-from service.sync.errors import NotSelfhub
-from service.sync.intake import RemoteRefused, check
+from service.adapters.store import gitcommit, treediff
+from service.adapters.sync.errors import NotSelfhub
+from service.adapters.sync.intake import RemoteRefused, check
 from tests.integration.test_intake_properties import ENTRIES, SETTINGS, _nest, _write
 
 PASSED: dict[tuple[bytes, ...], tuple[int, bytes]] = {

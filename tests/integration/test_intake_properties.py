@@ -14,9 +14,9 @@ from dulwich.repo import Repo
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from service.store import layout
-from service.sync.errors import NotSelfhub
-from service.sync.intake import RemoteRefused, check
+from service.adapters.store import layout
+from service.adapters.sync.errors import NotSelfhub
+from service.adapters.sync.intake import RemoteRefused, check
 
 SETTINGS = b"{}\n"
 ATTACKS = [b".", b"..", b".git", b".GIT", b".git.", b"git~1", b".g\xe2\x80\x8cit", b"\xff", b"a\x1b"]

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from service.api.routes import KEPT_ANSWERS, remembered
-from service.data.workspaces import Data
-from service.live.hub import Hub
-from service.live.jobs import Job
-from service.live.space import LiveWorkspace
-from service.live.view import View, reading
-from service.model.events import Origin
+from service.adapters.data.workspaces import Data
+from service.core.events.events import Origin
+from service.server.api.routes import KEPT_ANSWERS, remembered
+from service.server.live.hub import Hub
+from service.server.live.jobs import Job
+from service.server.live.space import LiveWorkspace
+from service.server.live.view import View, reading
 
 ANN = Origin("human", True, None, "ann")
 
@@ -37,7 +37,7 @@ def live(tmp_path: Path) -> Iterator[LiveWorkspace]:
 async def post_note(live: LiveWorkspace, client: Hashable = None, timeout: float = 10.0) -> Job:
     """One note posted to project `app` through the writer, as `client`."""
     from service.app import post
-    from service.model import posted
+    from service.core.events import posted
 
     return await live.writer.submit_async(
         lambda batch: post(View(live, None, ANN, batch), posted.decode(NOTE)), timeout, client=client
@@ -46,7 +46,7 @@ async def post_note(live: LiveWorkspace, client: Hashable = None, timeout: float
 
 async def add_project(live: LiveWorkspace) -> None:
     """Project `app`, made through the writer, as the posts below need it."""
-    from service.model.commands import project_add
+    from service.core.commands.commands import project_add
 
     made = await live.writer.submit_async(
         lambda batch: View(live, None, ANN, batch).write("", lambda s, c, k: project_add(s, k, "app", None)),
@@ -136,8 +136,8 @@ def test_a_read_while_the_writer_moves_main_does_not_wait_for_its_commit(tmp_pat
     import asyncio
     import threading
 
-    from service.model.commands import project_add
-    from service.workspace import Workspace
+    from service.app.workspace import Workspace
+    from service.core.commands.commands import project_add
 
     data = Data(tmp_path / "data")
     data.add("acme").close()
@@ -187,7 +187,7 @@ def test_the_git_index_follows_the_commits_once_the_writer_is_idle(live: LiveWor
     import subprocess
     import time
 
-    from service.live import writer
+    from service.server.live import writer
 
     root = live.store.root
 
@@ -221,7 +221,7 @@ def test_clients_posting_in_a_loop_share_their_commits(
     not split into two groups whose commits alternate."""
     import asyncio
 
-    from service.live import writer
+    from service.server.live import writer
 
     monkeypatch.setattr(writer, "GATHER_S", 0.2)  # wide, for a loaded machine: the loop comes back at once
     monkeypatch.setattr(writer, "IDLE_S", 0.1)
@@ -257,7 +257,7 @@ def test_a_lone_client_or_one_expected_but_not_on_its_way_holds_no_commit_for_lo
     import asyncio
     import time
 
-    from service.live import writer
+    from service.server.live import writer
 
     monkeypatch.setattr(writer, "GATHER_S", 2.0)
 

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import msgspec
 
+from service.adapters.data.workspaces import Data
+from service.adapters.store import Store
 from service.app import execute, post, queries
 from service.app.memory import MemoryStore
-from service.data.workspaces import Data
-from service.live.hub import Hub
-from service.live.space import LiveWorkspace
-from service.live.view import View, reading
-from service.model import posted
-from service.model.events import Event, Origin, payload_of
-from service.model.requests import Add, AnyCommand, Cover, Done, ProjectAdd, Report, Start
-from service.store import Store
-from service.workspace import Workspace
+from service.app.workspace import Workspace
+from service.core.commands.requests import Add, AnyCommand, Cover, Done, ProjectAdd, Report, Start
+from service.core.events import posted
+from service.core.events.events import Event, Origin, payload_of
+from service.server.live.hub import Hub
+from service.server.live.space import LiveWorkspace
+from service.server.live.view import View, reading
 
 HUMAN = Origin("human", True)
 ID_LIKE = re.compile(r"\b0[0-9a-hjkmnp-tv-z]{7,25}\b")

@@ -1,4 +1,4 @@
-"""A sync run on a live workspace (`service/mirror/round.py`) against a real bare remote: the
+"""A sync run on a live workspace (`service/server/mirror/round.py`) against a real bare remote: the
 states it leaves equal a refold of the store from nothing, whether the fetch only appended
 (folded in memory) or put fetched events before local ones (folded again through the cache),
 and the stream gets exactly the events the sync brought, each once. A round fetches once: the
@@ -16,15 +16,15 @@ import msgspec
 import pytest
 from dulwich.objects import ObjectID
 
-from service.live.space import LiveWorkspace, Quiet
-from service.live.writer import Writer
-from service.mirror.round import sync_live
-from service.store import Store
-from service.sync import remotes, sync
-from service.sync.engine import Fetched
-from service.sync.intake import RemoteRefused
-from service.sync.prefetch import prefetch
-from service.sync.transport import MAIN
+from service.adapters.store import Store
+from service.adapters.sync import remotes, sync
+from service.adapters.sync.engine import Fetched
+from service.adapters.sync.intake import RemoteRefused
+from service.adapters.sync.prefetch import prefetch
+from service.adapters.sync.transport import MAIN
+from service.server.live.space import LiveWorkspace, Quiet
+from service.server.live.writer import Writer
+from service.server.mirror.round import sync_live
 from tests.support.forge import forge, head, hostile_trees
 from tests.support.servers import Counter, proxy
 from tests.support.sync_support import (

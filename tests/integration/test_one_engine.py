@@ -19,8 +19,8 @@ import msgspec
 import pytest
 import uvicorn
 
-from service.model.events import Event, as_dict
-from service.store import Store, clock
+from service.adapters.store import Store, clock
+from service.core.events.events import Event, as_dict
 from tests.support.selfrun import base_env, describe, run_in_process
 from tests.support.servers import free_port
 

@@ -1,4 +1,4 @@
-"""The model's bm25 (`service/model/search.py`) against SQLite FTS5's own `bm25()` on the
+"""The model's bm25 (`service/core/projections/search.py`) against SQLite FTS5's own `bm25()` on the
 same texts, with the index's tokenizer: the same records match and every rank is the same
 double, so the two orders agree, ties included."""
 
@@ -9,9 +9,9 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.index.index import TOKENIZER
-from service.index.query import phrase
-from service.model import search as model
+from service.adapters.index.index import TOKENIZER
+from service.adapters.index.query import phrase
+from service.core.projections import search as model
 
 # overlapping runs, the characters SQLite reads as U+FFFD, a letter Python lowers to two
 ALPHABET = "ab c\x00\ufffe\uffff\ufffdéßİ\n"

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.data.workspaces import Data
-from service.index import BadLimit, QueryTooLong, SearchIndex, query
-from service.index.query import MAX_LIMIT, MAX_QUERY, MAX_TERMS
-from service.model.events import Event, Origin, canonical
-from service.model.fold import fold_all
-from service.store import layout
-from service.workspace import Workspace
+from service.adapters.data.workspaces import Data
+from service.adapters.index import BadLimit, QueryTooLong, SearchIndex, query
+from service.adapters.index.query import MAX_LIMIT, MAX_QUERY, MAX_TERMS
+from service.adapters.store import layout
+from service.app.workspace import Workspace
+from service.core.events.events import Event, Origin, canonical
+from service.core.fold.fold import fold_all
 from tests.support.builders import AGENT, Log
 from tests.support.eventcheck import checked_tempdir
 from tests.support.strategies import (
@@ -105,7 +105,7 @@ def test_the_index_holds_the_live_records_and_searches_as_self_search_does(
 
 def written(data: Data, workspace: str, project: str, *texts: str) -> list[str]:
     """Records added through the real write path; their ids."""
-    from service.model import commands
+    from service.core.commands import commands
 
     made = []
     with data.open(workspace) as store:
@@ -291,7 +291,7 @@ def test_an_index_whose_making_failed_midway_is_made_again(
     """A workspace's tables are made in the transaction that first indexes it: a failure
     leaves nothing of it behind, and the next refresh makes them."""
     written(data, "team", "app", "a record to find")
-    from service.index import index as module
+    from service.adapters.index import index as module
 
     monkeypatch.setattr(module, "TOKENIZER", "no_such_tokenizer")
     with SearchIndex(data) as index:

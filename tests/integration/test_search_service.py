@@ -13,19 +13,19 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from service.api.errors import BadParameter
-from service.api.search import SearchAnswer, StateOf, answer, asked
+from service.adapters.data.workspaces import Data
+from service.adapters.index import query
+from service.adapters.index.query import MAX_LIMIT
+from service.adapters.index.shared import SharedIndex
+from service.adapters.store import layout
+from service.adapters.store.gitcommit import commit_files
 from service.app import execute, queries
-from service.data.workspaces import Data
-from service.index import query
-from service.index.query import MAX_LIMIT
-from service.index.shared import SharedIndex
-from service.model.events import Event, Origin, canonical
-from service.model.requests import Add, ProjectAdd
-from service.model.state import State
-from service.store import layout
-from service.store.gitcommit import commit_files
-from service.workspace import Workspace
+from service.app.workspace import Workspace
+from service.core.commands.requests import Add, ProjectAdd
+from service.core.events.events import Event, Origin, canonical
+from service.core.fold.state import State
+from service.server.api.errors import BadParameter
+from service.server.api.search import SearchAnswer, StateOf, answer, asked
 from tests.support.eventcheck import checked_tempdir
 from tests.support.sizes import two_sizes
 from tests.support.strategies import (
@@ -174,7 +174,7 @@ def test_a_write_by_any_path_is_found_by_the_next_search(data: Data, shared: Sha
 def test_refresh_reads_no_log_while_the_head_stays(
     data: Data, shared: SharedIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service.store import Store
+    from service.adapters.store import Store
 
     add(data, "team", "app", "a record")
     assert shared.refresh("team").rebuilt == ["team/", "team/app"]

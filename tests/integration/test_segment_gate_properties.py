@@ -13,8 +13,9 @@ import msgspec
 from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
-from service.model import ids, segment_gate
-from service.sync import intake
+from service.adapters.sync import intake
+from service.core.events import ids
+from service.core.gates import segment_gate
 from tests.support.sizes import two_sizes
 
 LOG = "app"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from service.api.config import ConfigError, ServiceConfig, parse
-from service.data.backends import Backend
-from service.data.workspaces import Data
+from service.adapters.data.backends import Backend
+from service.adapters.data.workspaces import Data
+from service.server.api.config import ConfigError, ServiceConfig, parse
 from service.server.bootstrap import build, from_environment
 
 # litestar 2.25 warns, building the app, that the routes declare path parameters in the
-# inferred style (service/api/routes.py, writes.py, stream.py): theirs to move, not this test's
+# inferred style (service/server/api/routes.py, writes.py, stream.py): theirs to move, not this test's
 pytestmark = pytest.mark.filterwarnings("ignore:.*declared using deprecated inferred style")
 
 

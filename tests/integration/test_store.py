@@ -15,11 +15,11 @@ import pytest
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from service.model.config import Caps, WorkspaceConfig
-from service.model.errors import Invalid, Refused
-from service.model.events import Assertion, Event, Origin, ReportAdded, canonical, make
-from service.model.fold import fold_all
-from service.store import AlreadyAStore, NotAStore, Store, StoreError
+from service.adapters.store import AlreadyAStore, NotAStore, Store, StoreError
+from service.core.commands.config import Caps, WorkspaceConfig
+from service.core.errors import Invalid, Refused
+from service.core.events.events import Assertion, Event, Origin, ReportAdded, canonical, make
+from service.core.fold.fold import fold_all
 
 ORIGIN = Origin("agent", False)
 
@@ -465,7 +465,7 @@ def test_the_note_of_a_held_git_lock_is_emptied_after_a_write_and_read_after_a_k
     """A write notes the git lock file it takes in `.git/selfhub-lock` and empties the note
     after (the file stays); the next write removes the lock a note still names (a write
     killed while holding it), and an empty note names nothing to remove."""
-    from service.store import gitcommit
+    from service.adapters.store import gitcommit
 
     store = Store.init(tmp_path)
     append_n(store, 1)
@@ -508,8 +508,8 @@ def test_the_events_holding_an_id_give_each_record_the_history_the_whole_log_giv
     """`Store.holding` decodes only the segments whose bytes hold an id: for every record
     (first, across segment ends, last, named by later links and supersessions) the history
     it gives is the one the whole log gives."""
-    from service.model.events import Link, Linked, Superseded
-    from service.model.history import events_of
+    from service.core.events.events import Link, Linked, Superseded
+    from service.core.fold.history import events_of
 
     WHEN = "2026-11-30T09:57:45.069Z"
     store = Store.init(tmp_path)
@@ -559,9 +559,9 @@ def test_events_after_an_id_are_every_later_one_when_an_import_appended_older_id
     imported run, and `Store.newest` the events with the greatest ids; both after the last
     segment grew, and with a line not in canonical bytes; and a new process (its greatest
     ids read from the cache file) gives the same."""
-    from service.model import ids
-    from service.store import segments
-    from service.store.segments import read_after
+    from service.adapters.store import segments
+    from service.adapters.store.segments import read_after
+    from service.core.events import ids
 
     store = Store.init(tmp_path)
     native = append_n(store, 1500)  # two segments

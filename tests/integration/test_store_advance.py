@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service.store import Store
-from service.store import store as store_module
-from service.sync import sync
+from service.adapters.store import Store
+from service.adapters.store import store as store_module
+from service.adapters.sync import sync
 from tests.support.sync_support import FAST, append, files, pair, same, status_clean, track
 
 

@@ -8,7 +8,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from service.model.events import (
+from service.adapters.store import Quarantine, Store
+from service.adapters.store.cache import REWRITE_TAIL
+from service.adapters.store.layout import cache_file
+from service.core.events.events import (
     Assertion,
     EntityWhy,
     Event,
@@ -17,11 +20,8 @@ from service.model.events import (
     ReportAdded,
     make,
 )
-from service.model.fold import fold_all
-from service.model.state import State
-from service.store import Quarantine, Store
-from service.store.cache import REWRITE_TAIL
-from service.store.layout import cache_file
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
 
 ORIGIN = Origin("agent", True)
 TS = "2026-11-30T09:57:45.069Z"

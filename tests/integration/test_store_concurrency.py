@@ -18,10 +18,10 @@ from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import ids
-from service.model.events import Assertion, Event, Origin, make
-from service.model.fold import fold_all
-from service.store import Store, StoreLocked
+from service.adapters.store import Store, StoreLocked
+from service.core.events import ids
+from service.core.events.events import Assertion, Event, Origin, make
+from service.core.fold.fold import fold_all
 
 ROOT = Path(__file__).resolve().parents[2]
 ORIGIN = Origin("agent", False)
@@ -30,8 +30,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from service.model.events import Assertion, Origin, make
-    from service.store import Store
+    from service.core.events.events import Assertion, Origin, make
+    from service.adapters.store import Store
 
     store = Store.open(Path(sys.argv[1]))
     log, name, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -119,7 +119,7 @@ def test_the_lock_times_out_naming_the_file(tmp_path: Path) -> None:
 
 def test_the_lock_is_reentrant_within_a_store(tmp_path: Path) -> None:
     store = Store.init(tmp_path)
-    from service.model.config import WorkspaceConfig
+    from service.core.commands.config import WorkspaceConfig
 
     with store.transaction("app") as tx:
         store.save_config(WorkspaceConfig(context_budget=1234))

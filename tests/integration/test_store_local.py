@@ -11,8 +11,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from service.store import CorruptFile, Store, find_marker, liveness, write_marker
-from service.store.local import Machine, PidRecord, this_machine
+from service.adapters.store import CorruptFile, Store, find_marker, liveness, write_marker
+from service.adapters.store.local import Machine, PidRecord, this_machine
 
 
 def test_a_recorded_pid_of_this_process_is_running(tmp_path: Path) -> None:

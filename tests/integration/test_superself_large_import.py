@@ -15,10 +15,11 @@ from pathlib import Path
 
 import msgspec
 
-from service.importers.superself import import_superself
-from service.model import completion, ids
-from service.model.events import MAX_EVENT_BYTES, VOUCHER, Event, Origin, canonical
-from service.store import Store
+from service.adapters.importers.superself import import_superself
+from service.adapters.store import Store
+from service.core.events import ids
+from service.core.events.events import MAX_EVENT_BYTES, VOUCHER, Event, Origin, canonical
+from service.core.ledger import completion
 
 ORIGIN = Origin("human", True)
 GROUPS = 1_300  # four closes each

@@ -14,10 +14,19 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 
-from service.store import Store, gitcommit, layout
-from service.store.clock import high_water
-from service.sync import NotSelfhub, Options, SyncError, Unreachable, clone, remembered, remotes, sync
-from service.sync.remembered import last_synced
+from service.adapters.store import Store, gitcommit, layout
+from service.adapters.store.clock import high_water
+from service.adapters.sync import (
+    NotSelfhub,
+    Options,
+    SyncError,
+    Unreachable,
+    clone,
+    remembered,
+    remotes,
+    sync,
+)
+from service.adapters.sync.remembered import last_synced
 from tests.support.sync_support import (
     FAST,
     append,
@@ -174,7 +183,7 @@ def test_crash_in_the_middle_of_a_checkout_is_finished_on_open(tmp_path: Path) -
     _, a, b = pair(tmp_path)
     append(b, 5)
     sync(b, options=FAST)
-    from service.store import store as store_module
+    from service.adapters.store import store as store_module
 
     real = store_module.Store._materialize
 
@@ -289,7 +298,7 @@ def test_non_append_changes_reach_the_caches(tmp_path: Path) -> None:
 
 def test_the_caches_follow_when_the_cache_is_not_dropped(tmp_path: Path) -> None:
     """The same with the explicit drop disabled: the caches' own digest checks catch it."""
-    from service.store import cache
+    from service.adapters.store import cache
 
     _, a, b = pair(tmp_path)
     append(a, 30, text="a")
@@ -309,7 +318,7 @@ def test_the_caches_follow_when_the_cache_is_not_dropped(tmp_path: Path) -> None
 
 
 def test_a_push_sends_the_last_segment_not_the_log(tmp_path: Path) -> None:
-    from service.sync.packing import new_objects
+    from service.adapters.sync.packing import new_objects
 
     url = str(bare(tmp_path / "remote.git"))
     a = replica(tmp_path, "a", url)

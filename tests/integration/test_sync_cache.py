@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model.events import Event
-from service.model.fold import fold_all
-from service.model.state import State
-from service.store import Store, cache
-from service.sync import sync
+from service.adapters.store import Store, cache
+from service.adapters.sync import sync
+from service.core.events.events import Event
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
 from tests.support.sync_support import FAST, append, close_all, pair
 
 

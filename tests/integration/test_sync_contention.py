@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.sync import Options, sync
-from service.sync.errors import KeptMoving, SyncError
+from service.adapters.sync import Options, sync
+from service.adapters.sync.errors import KeptMoving, SyncError
 from tests.support.sync_support import FAST, append, event_ids, pair, remote_ids
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from service.sync import Options, SyncError, Unreachable, clone, remotes, sync
+from service.adapters.sync import Options, SyncError, Unreachable, clone, remotes, sync
 from tests.support.bad_servers import OPENINGS, REASON, black_hole, refusing, trickler
 from tests.support.sync_support import append, bare, files, git_daemon, http_git, new_store
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service.store import Store
-from service.sync import Summary, UnknownRemote, clone, remotes, sync
-from service.sync.every import Round, sync_every, sync_selected
+from service.adapters.store import Store
+from service.adapters.sync import Summary, UnknownRemote, clone, remotes, sync
+from service.adapters.sync.every import Round, sync_every, sync_selected
 from tests.support.sync_support import FAST, append, bare, event_ids, git, new_store, remote_ids, track
 
 

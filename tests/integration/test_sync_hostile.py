@@ -1,5 +1,5 @@
 """A hostile remote cannot harm a replica: forged trees and events are refused at the intake
-gate (service/sync/intake.py) on sync and clone, before a file is written or main moves, and
+gate (service/adapters/sync/intake.py) on sync and clone, before a file is written or main moves, and
 the store works afterwards (a write, and a sync with the remote put right)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from service.store import Store
-from service.sync import SyncError, clone, remotes, sync
-from service.sync.entries import bad_mode, bad_name
-from service.sync.intake import (
+from service.adapters.store import Store
+from service.adapters.sync import SyncError, clone, remotes, sync
+from service.adapters.sync.entries import bad_mode, bad_name
+from service.adapters.sync.intake import (
     BadEvent,
     BadSettings,
     Oversize,
@@ -204,7 +204,7 @@ def test_refusals_are_sync_errors_with_one_line(tmp_path: Path) -> None:
 def test_a_symlinked_segment_is_never_followed(tmp_path: Path) -> None:
     """A link a clone made before the gate existed: appends and reads refuse to go through it
     (O_NOFOLLOW), so nothing outside the store is written or committed."""
-    from service.store.errors import NotRegular
+    from service.adapters.store.errors import NotRegular
 
     store = track(new_store(tmp_path / "s"))
     append(store, 1)
@@ -329,8 +329,8 @@ def _undo_last_tree(remote: Path) -> None:
 
 def test_the_append_gate_holds_the_event_cap_the_intake_checks(tmp_path: Path) -> None:
     """An event no replica would take from a remote is never written locally either."""
-    from service.model.errors import Invalid
-    from service.model.events import MAX_EVENT_BYTES
+    from service.core.errors import Invalid
+    from service.core.events.events import MAX_EVENT_BYTES
 
     store = track(new_store(tmp_path / "s"))
     append(store, 1, text="x" * (MAX_EVENT_BYTES - 1000))
@@ -343,7 +343,7 @@ def test_the_append_gate_holds_the_event_cap_the_intake_checks(tmp_path: Path) -
 def test_a_symlinked_segment_is_never_pushed(tmp_path: Path) -> None:
     """A sync reads local segments without following links: what a link points at outside
     the store never reaches the remote."""
-    from service.store.errors import NotRegular
+    from service.adapters.store.errors import NotRegular
 
     path, url = _remote(tmp_path, "path", None)
     a = _published(tmp_path, url)

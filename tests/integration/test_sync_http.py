@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.sync import AuthFailed, Options, SyncError, clone, remotes, sync
-from service.sync.credentials import lookup
+from service.adapters.sync import AuthFailed, Options, SyncError, clone, remotes, sync
+from service.adapters.sync.credentials import lookup
 from tests.support.sync_support import append, bare, files, http_git, new_store, same, track
 
 USER, TOKEN = "alice", "tok-3f9a8c1e7b2d"

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from service.model import ids
-from service.model.events import Assertion, Event, canonical, make
-from service.store import Store
-from service.store.clock import high_water
-from service.store.errors import StoreError
-from service.sync import SyncError, clone, doctor, sync
-from service.sync.every import sync_every
+from service.adapters.store import Store
+from service.adapters.store.clock import high_water
+from service.adapters.store.errors import StoreError
+from service.adapters.sync import SyncError, clone, doctor, sync
+from service.adapters.sync.every import sync_every
+from service.core.events import ids
+from service.core.events.events import Assertion, Event, canonical, make
 from tests.support.sync_support import (
     FAST,
     ORIGIN,

@@ -9,10 +9,10 @@ import pytest
 from dulwich.client import LocalGitClient
 from dulwich.objects import Commit
 
-from service.store import Store, gitcommit
-from service.sync import logs
-from service.sync.identity import EventsDiffer
-from service.sync.merge import IDENTITY, MESSAGE, merge, merged_lines
+from service.adapters.store import Store, gitcommit
+from service.adapters.sync import logs
+from service.adapters.sync.identity import EventsDiffer
+from service.adapters.sync.merge import IDENTITY, MESSAGE, merge, merged_lines
 from tests.support.sync_support import append, new_store, track
 
 

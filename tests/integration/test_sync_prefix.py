@@ -1,4 +1,4 @@
-"""The shared full segments a sync does not read again (`service/sync/prefix.py`): what is known
+"""The shared full segments a sync does not read again (`service/adapters/sync/prefix.py`): what is known
 of their blobs is kept in `.local/sync/segments.json`, and duplicates are still ruled out."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from service.store import Store, gitcommit
-from service.sync import Options, clone, prefix, remotes, sync
+from service.adapters.store import Store, gitcommit
+from service.adapters.sync import Options, clone, prefix, remotes, sync
 from tests.support.sync_support import append, bare, new_store, remote_ids, track
 
 FAST = Options(tries=3, timeout=5, pause=0.01, max_pause=0.05)
@@ -82,7 +82,7 @@ def test_a_forgotten_memo_is_rebuilt(tmp_path: Path) -> None:
 def test_lost_events_reads_only_what_changed_and_follows_moved_ids(tmp_path: Path) -> None:
     """The rewrite check: ids gone from the segments that changed, less those still held by a
     segment both commits share, are lost; a reordered last segment loses nothing."""
-    from service.sync.plan import lost_events
+    from service.adapters.sync.plan import lost_events
 
     a = new_store(tmp_path / "a")
     append(a, 1010)

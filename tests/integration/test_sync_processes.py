@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from service.store import Store
-from service.sync import Options, clone, remotes, sync
+from service.adapters.store import Store
+from service.adapters.sync import Options, clone, remotes, sync
 from tests.support.sync_support import (
     bare,
     close_all,
@@ -36,8 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 WRITER = """
 import json, random, sys, time
 from pathlib import Path
-from service.store import Store
-from service.sync import Options, sync
+from service.adapters.store import Store
+from service.adapters.sync import Options, sync
 from tests.support.sync_support import append
 
 root, events, batch = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service.model.events import ProjectAdded, make
-from service.store import Store
-from service.sync import remotes, sync
+from service.adapters.store import Store
+from service.adapters.sync import remotes, sync
+from service.core.events.events import ProjectAdded, make
 from tests.support.sync_support import FAST, ORIGIN, TS, bare, close_all, track
 
 

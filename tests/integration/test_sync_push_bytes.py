@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from test_sync_ssh import SSHD, ssh_command
 from test_sync_ssh import sshd as sshd  # the fixture, for the ssh case
 
-from service.store import Store, gitcommit
-from service.sync import Options, clone, remotes, sync
-from service.sync.packing import affix_delta
+from service.adapters.store import Store, gitcommit
+from service.adapters.sync import Options, clone, remotes, sync
+from service.adapters.sync.packing import affix_delta
 from tests.support.servers import proxy
 from tests.support.sync_support import (
     append,
@@ -184,7 +184,7 @@ def test_pushed_remote_equals_the_local_tree(
 
 
 def _add_projects(store: Store, slugs: list[str]) -> None:
-    from service.model.events import ProjectAdded, make
+    from service.core.events.events import ProjectAdded, make
     from tests.support.sync_support import ORIGIN, TS
 
     with store.transaction("") as tx:

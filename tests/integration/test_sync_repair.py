@@ -8,9 +8,9 @@ from pathlib import Path
 
 import msgspec
 
-from service.model.events import canonical
-from service.store import Store
-from service.sync import doctor, sync
+from service.adapters.store import Store
+from service.adapters.sync import doctor, sync
+from service.core.events.events import canonical
 from tests.support.strategies import raw
 from tests.support.sync_support import (
     FAST,
@@ -133,7 +133,7 @@ def test_doctor_reports_a_torn_tail_and_repair_sets_it_aside(tmp_path: Path) -> 
 def test_doctor_sets_aside_a_torn_line_an_append_committed(tmp_path: Path) -> None:
     """A torn line that an earlier version committed in the middle of a log (the next append
     ended it with a newline and wrote after it): reported, and repaired without losing an event."""
-    from service.store import gitcommit
+    from service.adapters.store import gitcommit
 
     a = new_store(tmp_path / "a")
     append(a, 2)

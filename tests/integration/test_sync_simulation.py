@@ -27,10 +27,10 @@ from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model.events import canonical
-from service.store import Store, gitcommit
-from service.store import store as store_module
-from service.sync import Options, clone, logs, remotes, sync
+from service.adapters.store import Store, gitcommit
+from service.adapters.store import store as store_module
+from service.adapters.sync import Options, clone, logs, remotes, sync
+from service.core.events.events import canonical
 from tests.support.eventcheck import checked_tempdir
 from tests.support.sync_support import (
     append,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from service.sync import AuthFailed, Options, clone, remotes, sync
+from service.adapters.sync import AuthFailed, Options, clone, remotes, sync
 from tests.support.servers import free_port, stop, wait_port
 from tests.support.sync_support import append, bare, files, new_store, same, track
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from service.model.events import Assertion, make
-from service.store import Store
-from service.sync import Options, clone, remotes, sync
+from service.adapters.store import Store
+from service.adapters.sync import Options, clone, remotes, sync
+from service.core.events.events import Assertion, make
 from tests.support.sync_support import ORIGIN, TS, append, bare, git_daemon, http_git, new_store, track
 
 USER, TOKEN = "alice", "tok-5e1d9a7c3b"
@@ -119,7 +119,7 @@ def test_a_push_counts_its_pack(tmp_path: Path) -> None:
 def test_progress_messages_become_counted_steps_and_nothing_else(tmp_path: Path) -> None:
     """What the server and dulwich report becomes (step, done, total); text that is not a
     count (including a server's attempt to send terminal escapes) is dropped."""
-    from service.sync.transport import Connection
+    from service.adapters.sync.transport import Connection
 
     steps: list[tuple[str, int, int]] = []
     conn = Connection(str(bare(tmp_path / "r.git")), 5, None, None, lambda *step: steps.append(step))

@@ -17,9 +17,9 @@ from dulwich.objects import Commit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.store import Store, gitcommit
-from service.sync import Options, Summary, clone, sync
-from service.sync.merge import IDENTITY, MESSAGE
+from service.adapters.store import Store, gitcommit
+from service.adapters.sync import Options, Summary, clone, sync
+from service.adapters.sync.merge import IDENTITY, MESSAGE
 from tests.support.sync_support import (
     FAST,
     World,

@@ -12,16 +12,16 @@ from collections.abc import Iterator
 import msgspec
 import pytest
 
-from service.api import reads
+from service.adapters.data.workspaces import Data
 from service.app import post
-from service.data.workspaces import Data
-from service.live.hub import Hub
-from service.live.space import LiveWorkspace
-from service.live.view import View, reading
-from service.model import posted
-from service.model.commands import project_add
-from service.model.events import Origin
-from service.web import pages
+from service.core.commands.commands import project_add
+from service.core.events import posted
+from service.core.events.events import Origin
+from service.server.api import reads
+from service.server.live.hub import Hub
+from service.server.live.space import LiveWorkspace
+from service.server.live.view import View, reading
+from service.server.web import pages
 
 ANN = Origin("human", True, None, "ann")
 IDEAS, CONVENTIONS = 230, 30

@@ -1,5 +1,5 @@
 """A command on the hot slice with the cold records it names gives exactly what it gives on
-the whole state: the same events, or the same refusal (`store/hot.py: view`,
+the whole state: the same events, or the same refusal (`adapters/store/hot.py: view`,
 `requests.named`)."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import ids
-from service.model import requests as rq
-from service.model.commands import Clock
-from service.model.config import WorkspaceConfig
-from service.model.errors import ModelError
-from service.model.events import Event, Origin
-from service.model.fold import fold_all
-from service.model.handle import handle
-from service.model.state import State
-from service.store import hot as hot_cache
+from service.adapters.store import hot as hot_cache
+from service.core.commands import requests as rq
+from service.core.commands.commands import Clock
+from service.core.commands.config import WorkspaceConfig
+from service.core.commands.handle import handle
+from service.core.errors import ModelError
+from service.core.events import ids
+from service.core.events.events import Event, Origin
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
 from tests.integration.test_hot_slice import append
 from tests.support.eventcheck import checked_tempdir
 from tests.support.strategies import histories

@@ -6,10 +6,11 @@ from collections.abc import Iterable
 
 import msgspec
 
-from service.model import completion, ids
-from service.model.events import Assertion, EntityWhy, Event, Origin, Payload, ReportAdded, make
-from service.model.fold import fold_all
-from service.model.state import State
+from service.core.events import ids
+from service.core.events.events import Assertion, EntityWhy, Event, Origin, Payload, ReportAdded, make
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
+from service.core.ledger import completion
 
 HUMAN = Origin("human", True)
 AGENT = Origin("agent", False)

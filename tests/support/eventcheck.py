@@ -31,8 +31,8 @@ from typing import Any
 import jsonschema
 import msgspec
 
-from service.model.events import decode_unchecked, payload_of
-from service.model.schema import document
+from service.core.events.events import decode_unchecked, payload_of
+from service.core.events.schema import document
 
 SEGMENT = re.compile(r"^[0-9]{6}\.jsonl$")
 SCHEMA = document()

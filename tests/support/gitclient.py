@@ -7,8 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from service.model import ids
-from service.store import clock
+from service.adapters.store import clock
+from service.core.events import ids
 from tests.support.forge import line
 
 Done = subprocess.CompletedProcess[str]

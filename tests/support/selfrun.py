@@ -129,7 +129,7 @@ def _as_a_process(cwd: Path | None) -> Iterator[None]:
 def _stores_closed() -> Iterator[None]:
     """Close every store the block opened (in this thread), as the end of a process would:
     a store the CLI leaves open would warn of its unclosed git packs in a later test."""
-    from service.store.store import Store
+    from service.adapters.store.store import Store
 
     opened: list[Store] = []
     thread = threading.get_ident()

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import msgspec
 from hypothesis import strategies as st
 
-from service.model import ids
-from service.model.events import Event, Origin
+from service.core.events import ids
+from service.core.events.events import Event, Origin
 
 START_MS = 1_780_000_000_000
 MAX_RANDOM = (1 << 80) - 1

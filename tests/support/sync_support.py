@@ -20,11 +20,11 @@ from pathlib import Path
 
 import msgspec
 
-from service.model.events import Assertion, Event, Origin, ProjectAdded, make
-from service.store import Store
-from service.store.clock import OFFSET_ENV
-from service.sync import Options, Summary, clone, remotes, sync
-from service.sync.remembered import last_synced
+from service.adapters.store import Store
+from service.adapters.store.clock import OFFSET_ENV
+from service.adapters.sync import Options, Summary, clone, remotes, sync
+from service.adapters.sync.remembered import last_synced
+from service.core.events.events import Assertion, Event, Origin, ProjectAdded, make
 from tests.support.servers import GIT
 from tests.support.servers import free_port as free_port  # the servers, re-exported for the sync tests
 from tests.support.servers import git_daemon as git_daemon

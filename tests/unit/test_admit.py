@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from service.model import posted
-from service.model.admit import Post, admit
-from service.model.config import Caps, WorkspaceConfig
-from service.model.errors import ModelError
-from service.model.events import Event, Origin
-from service.model.fold import fold
-from service.model.ids import encode
-from service.model.state import State
+from service.core.commands.config import Caps, WorkspaceConfig
+from service.core.errors import ModelError
+from service.core.events import posted
+from service.core.events.events import Event, Origin
+from service.core.events.ids import encode
+from service.core.fold.fold import fold
+from service.core.fold.state import State
+from service.core.gates.admit import Post, admit
 
 ANN = Origin("human", True, None, "ann")
 TS = "2026-12-01T00:00:00.000Z"

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import agent_hooks
-from service.model.agent_hooks import Hook
-from service.model.errors import Invalid
+from service.core.agent import hooks as agent_hooks
+from service.core.agent.hooks import Hook
+from service.core.errors import Invalid
 
 WANTED = agent_hooks.claude_hooks("http://selfhub.example:8765/git/acme.git")
 names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8)

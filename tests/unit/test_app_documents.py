@@ -8,13 +8,13 @@ from typing import Any
 
 import msgspec
 
+from service.adapters.sync.doctor import LogReport, Report
+from service.adapters.sync.engine import Summary
+from service.adapters.sync.identity import Flag
 from service.app import exchange, execute, remotes, settings
 from service.app.memory import MemoryStore
 from service.app.writes import execute_import
-from service.model.requests import ImportDocket, ProjectAdd
-from service.sync.doctor import LogReport, Report
-from service.sync.engine import Summary
-from service.sync.identity import Flag
+from service.core.commands.requests import ImportDocket, ProjectAdd
 
 URL = "https://example.org/ws.git"
 LEDGER = Path(__file__).resolve().parents[1] / "fixtures" / "docket" / "first.jsonl"

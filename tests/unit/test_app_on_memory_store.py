@@ -12,11 +12,11 @@ import pytest
 
 from service.app import execute, queries
 from service.app.memory import MemoryStore
-from service.model.errors import Invalid, Refused
-from service.model.events import Event, canonical, payload_of
-from service.model.fold import fold_all
-from service.model.requests import Add, Done, ProjectAdd, Report, RunStarted, Start
-from service.workspace import Workspace
+from service.app.workspace import Workspace
+from service.core.commands.requests import Add, Done, ProjectAdd, Report, RunStarted, Start
+from service.core.errors import Invalid, Refused
+from service.core.events.events import Event, canonical, payload_of
+from service.core.fold.fold import fold_all
 
 
 def entity(event: Event) -> str:
@@ -134,7 +134,7 @@ def test_a_docket_import_is_a_command_like_any_other() -> None:
     """`execute` of the command value (what an HTTP body decodes to) and the CLI's import,
     which also reports what it did, append the same events."""
     from service.app.writes import execute_import
-    from service.model.requests import ImportDocket, decode
+    from service.core.commands.requests import ImportDocket, decode
 
     command = ImportDocket(lines=docket_lines())
     assert decode(msgspec.json.encode(command)) == command

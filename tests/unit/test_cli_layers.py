@@ -7,15 +7,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-CLI = Path(__file__).resolve().parents[2] / "cli"
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "cli"
 WRITES = {"write", "write_entity", "write_record", "write_project"}  # Workspace's, under execute
 ALLOWED = {
     "service.__version__",  # `self --version`
     "service.app",
     "service.server.run",  # `self serve`: the HTTP front end, over the same application layer
-    "service.model.errors",
-    "service.model.problems",
-    "service.model.requests",
+    "service.core.errors",
+    "service.core.problems",
+    "service.core.commands.requests",
 }
 
 
@@ -27,7 +28,7 @@ def _imported(tree: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("service"):
-            short = node.module in ("service", "service.model")
+            short = (ROOT / node.module.replace(".", "/")).is_dir()  # `from a.package import module`
             found |= {f"{node.module}.{a.name}" for a in node.names} if short else {node.module}
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("service")}

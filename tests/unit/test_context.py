@@ -6,17 +6,17 @@ import re
 
 import msgspec
 
-from service.model import tokens
-from service.model.config import WorkspaceConfig
-from service.model.context import ContextDoc, build_context, compose_all, render_agent
-from service.model.events import (
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import (
     Blocked,
     EntityWhy,
     Placed,
     RunStarted,
 )
-from service.model.overview import overview, render_overview
-from service.model.state import Project
+from service.core.fold.state import Project
+from service.core.projections import tokens
+from service.core.projections.context import ContextDoc, build_context, compose_all, render_agent
+from service.core.projections.overview import overview, render_overview
 from tests.support.builders import AGENT, Log
 
 TODAY = "2026-12-01"

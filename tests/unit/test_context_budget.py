@@ -9,11 +9,18 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 
-from service.model import tokens
-from service.model.config import WorkspaceConfig
-from service.model.context import MAX_BUDGET, MIN_BUDGET, build_context, check_budget, fit, render_agent
-from service.model.errors import Invalid
-from service.model.events import EntityWhy
+from service.core.commands.config import WorkspaceConfig
+from service.core.errors import Invalid
+from service.core.events.events import EntityWhy
+from service.core.projections import tokens
+from service.core.projections.context import (
+    MAX_BUDGET,
+    MIN_BUDGET,
+    build_context,
+    check_budget,
+    fit,
+    render_agent,
+)
 from tests.support.builders import Log
 
 TODAY = "2026-12-01"
@@ -105,8 +112,8 @@ def test_a_budget_outside_the_range_is_refused_naming_it(budget: int) -> None:
 
 
 def test_the_workspace_overview_keeps_to_the_budget() -> None:
-    from service.model.overview import overview, render_overview
-    from service.model.state import Project
+    from service.core.fold.state import Project
+    from service.core.projections.overview import overview, render_overview
 
     projects = [(Project(f"p{n:03d}", "01", "d" * 300), Log(f"p{n:03d}").state()) for n in range(300)]
     doc = overview(projects, TODAY)

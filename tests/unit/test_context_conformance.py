@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from service.model.config import WorkspaceConfig
-from service.model.context import ContextDoc, build_context, render_agent
-from service.model.events import decode_line
-from service.model.fold import fold_all
-from service.model.search import search
-from service.model.state import State
-from service.model.status import build_status, render_status
-from service.model.views import list_rows, work_list, work_list_text
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import decode_line
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
+from service.core.projections.context import ContextDoc, build_context, render_agent
+from service.core.projections.search import search
+from service.core.projections.status import build_status, render_status
+from service.core.projections.views import list_rows, work_list, work_list_text
 from tests.support.samples import SUPERSELF_SAMPLE as SAMPLE
 
 TODAY = "2026-12-01"

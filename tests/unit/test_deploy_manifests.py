@@ -16,7 +16,7 @@ import pytest
 import yaml
 from kubernetes_validate import utils as k8s
 
-from service.api.config import load
+from service.server.api.config import load
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

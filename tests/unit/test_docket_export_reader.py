@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from service.model import docket, exchange, ledger
-from service.model.config import WorkspaceConfig
+from service.core.commands.config import WorkspaceConfig
+from service.core.interop import exchange
+from service.core.ledger import docket, ledger
 from tests.support import docket_reader
 from tests.support.docket_ledgers import RECORD_KINDS, renumbered
 from tests.unit.test_ledger import Book

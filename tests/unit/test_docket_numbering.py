@@ -3,7 +3,7 @@
 The stored versions of Docket's `ledger.py` disagree on how ids are numbered: most refuse
 any id not above every earlier one ("global sequence must increase monotonically": `c1`,
 `d2`, `q3`), the ledgers Docket writes now number each kind on its own (`c1`, `c2`, `d1`).
-selfhub's reader (`service/model/docket.py`) requires only that each kind's numbers rise,
+selfhub's reader (`service/core/ledger/docket.py`) requires only that each kind's numbers rise,
 which both numberings satisfy, and a ledger that switched midway (written by one version,
 appended to by the other) too. The same ledger numbered either way imports to the same rows.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from service.model import docket
+from service.core.ledger import docket
 from tests.support.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
 from tests.unit.test_docket_round_trip import imported, rows
 

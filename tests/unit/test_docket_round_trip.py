@@ -19,8 +19,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import exchange, views
-from service.model.state import State
+from service.core.fold.state import State
+from service.core.interop import exchange
+from service.core.projections import views
 from tests.support import docket_reader
 from tests.support.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
 from tests.unit.test_ledger_docket import Log

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from service.model.events import Assertion, Origin, canonical, make
+from service.core.events.events import Assertion, Origin, canonical, make
 from tests.support.eventcheck import NOT_AN_EVENT, check_tree, problem
 from tests.support.samples import SUPERSELF_SAMPLE
 

@@ -7,8 +7,8 @@ import threading
 
 import msgspec
 
-from service.live.feed import Feed
-from service.model.events import Event, Origin
+from service.core.events.events import Event, Origin
+from service.server.live.feed import Feed
 
 
 def event(n: int) -> Event:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import ids
-from service.model.errors import Invalid
-from service.model.events import (
+from service.core.errors import Invalid
+from service.core.events import ids
+from service.core.events.events import (
     Assertion,
     Event,
     Link,
@@ -24,8 +24,8 @@ from service.model.events import (
     decode_unchecked,
     make,
 )
-from service.model.fold import fold, fold_all
-from service.model.state import State
+from service.core.fold.fold import fold, fold_all
+from service.core.fold.state import State
 from tests.support.strategies import MAX_RANDOM, START_MS, histories, iso, raw
 
 settings.register_profile(

@@ -6,10 +6,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from service.model import ids
-from service.model.events import Event, Origin, decode_line
-from service.model.fold import fold_all
-from service.model.state import Entity, State
+from service.core.events import ids
+from service.core.events.events import Event, Origin, decode_line
+from service.core.fold.fold import fold_all
+from service.core.fold.state import Entity, State
 from tests.support.builders import as_imported
 from tests.support.samples import SUPERSELF_SAMPLE as SAMPLE
 from tests.support.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG

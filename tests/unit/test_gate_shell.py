@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import gate
-from service.model.shellcmd import Simple, commands
+from service.core.gates import action as gate
+from service.core.gates.shellcmd import Simple, commands
 
 FEATURE = gate.Checkout(branch="feature", upstream="feature")
 ON_MAIN = gate.Checkout(branch="main", upstream="main")

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from service.endpoint import pkt, receiving
-from service.endpoint.errors import BadRequest
+from service.server.endpoint import pkt, receiving
+from service.server.endpoint.errors import BadRequest
 
 OLD, NEW = "a" * 40, "b" * 40
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.model import ids
-from service.model.errors import Invalid
+from service.core.errors import Invalid
+from service.core.events import ids
 from tests.support.strategies import MAX_RANDOM, START_MS
 
 PROPERTY = settings(max_examples=300, deadline=None)

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import completion, ids
-from service.model.errors import Invalid
-from service.model.events import (
+from service.adapters.store import append
+from service.core.errors import Invalid
+from service.core.events import ids
+from service.core.events.events import (
     MAX_EVENT_BYTES,
     VOUCHER,
     WRITABLE,
@@ -28,10 +29,10 @@ from service.model.events import (
     canonical,
     make,
 )
-from service.model.fold import fold_all
-from service.model.posted import decode
-from service.model.state import State
-from service.store import append
+from service.core.events.posted import decode
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
+from service.core.ledger import completion
 from tests.support.builders import HUMAN, Log
 
 

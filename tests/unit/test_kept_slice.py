@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import fold
-from service.model.config import WorkspaceConfig
-from service.model.context import build_context
-from service.model.events import Event
-from service.model.fold import fold_all
-from service.model.hotslice import Kept, split
-from service.model.state import State
-from service.model.status import build_status
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import Event
+from service.core.fold import fold
+from service.core.fold.fold import fold_all
+from service.core.fold.hotslice import Kept, split
+from service.core.fold.state import State
+from service.core.projections.context import build_context
+from service.core.projections.status import build_status
 from tests.support.strategies import histories
 
 TODAY = "2026-11-30"

@@ -10,8 +10,8 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import lapse
-from service.model.state import Entity
+from service.core.fold import lapse
+from service.core.fold.state import Entity
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 MOMENTS = st.integers(min_value=0, max_value=40 * 86_400_000)  # ms after START

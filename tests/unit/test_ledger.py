@@ -9,12 +9,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from service.model import derived, docket, exchange, globs, ids, ledger, worksets
-from service.model.commands import AddRequest, Clock
-from service.model.config import WorkspaceConfig
-from service.model.derived import View
-from service.model.errors import Invalid
-from service.model.events import (
+from service.core.commands.commands import AddRequest, Clock
+from service.core.commands.config import WorkspaceConfig
+from service.core.errors import Invalid
+from service.core.events import ids
+from service.core.events.events import (
     Assertion,
     EntityWhy,
     Event,
@@ -25,9 +24,13 @@ from service.model.events import (
     Superseded,
     make,
 )
-from service.model.fold import fold_all
-from service.model.ledger import LedgerInput
-from service.model.state import State
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
+from service.core.gates import globs
+from service.core.interop import exchange
+from service.core.ledger import derived, docket, ledger, worksets
+from service.core.ledger.derived import View
+from service.core.ledger.ledger import LedgerInput
 
 HUMAN = Origin("human", True)
 AGENT = Origin("agent", False)
@@ -688,7 +691,7 @@ def test_a_bad_docket_record_is_refused_with_its_line(
 
 
 def test_a_question_whose_answers_all_lead_to_one_action_is_moot(book: Book) -> None:
-    from service.model.context import build_context, render_agent
+    from service.core.projections.context import build_context, render_agent
 
     moot = book.question(
         "json or cbor?", options=("json=parse with the stdlib", "cbor=Parse with  the stdlib")

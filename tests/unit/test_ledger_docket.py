@@ -1,5 +1,5 @@
-"""Docket ledgers read whole: the reader (`service.model.docket`) and the import mapping
-(`service.model.exchange.import_docket`) on ledgers in Docket's on-disk shape
+"""Docket ledgers read whole: the reader (`service.core.ledger.docket`) and the import mapping
+(`service.core.interop.exchange.import_docket`) on ledgers in Docket's on-disk shape
 (tests/fixtures/docket, see its README)."""
 
 from __future__ import annotations
@@ -10,13 +10,16 @@ from typing import Any
 
 import pytest
 
-from service.model import commands, derived, docket, exchange, ids, ledger
-from service.model.commands import Clock
-from service.model.config import Caps, WorkspaceConfig
-from service.model.errors import Invalid
-from service.model.events import Event, Evidence, Origin
-from service.model.fold import fold_all
-from service.model.state import State
+from service.core.commands import commands
+from service.core.commands.commands import Clock
+from service.core.commands.config import Caps, WorkspaceConfig
+from service.core.errors import Invalid
+from service.core.events import ids
+from service.core.events.events import Event, Evidence, Origin
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
+from service.core.interop import exchange
+from service.core.ledger import derived, docket, ledger
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docket"
 NOW = "2026-11-30T10:00:00.000Z"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from service.model import gate
-from service.model.errors import Invalid
+from service.core.errors import Invalid
+from service.core.gates import action as gate
 from tests.unit.test_ledger import Book
 
 

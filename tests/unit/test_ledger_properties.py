@@ -8,15 +8,15 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model import derived as ledger_views
-from service.model import hotslice
-from service.model.config import WorkspaceConfig
-from service.model.context import build_context
-from service.model.events import Event, canonical, decode_unchecked
-from service.model.fold import fold, fold_all
-from service.model.hotslice import ColdRecord
-from service.model.render import neighbours
-from service.model.state import Report, State
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import Event, canonical, decode_unchecked
+from service.core.fold import hotslice
+from service.core.fold.fold import fold, fold_all
+from service.core.fold.hotslice import ColdRecord
+from service.core.fold.state import Report, State
+from service.core.ledger import derived as ledger_views
+from service.core.projections.context import build_context
+from service.core.projections.render import neighbours
 from tests.support.strategies import History
 
 PROPERTY = settings(
@@ -199,7 +199,7 @@ def advance_slice(
     reports: dict[str, list[Report]],
     tail: list[Event],
 ) -> bool:
-    """What the store's hot cache does with appended events (service/store/hot.py)."""
+    """What the store's hot cache does with appended events (service/adapters/store/hot.py)."""
     touched = hotslice.touched(hot, tail)
     if touched is None:
         return False
@@ -263,9 +263,10 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(
 def test_a_review_leaves_only_inherited_flags(events: list[Event]) -> None:
     """Whatever the history, reviewing a record takes every flag of its own: what it still
     owes comes from grounds that are themselves flagged or blocked."""
-    from service.model import ids, ledger
-    from service.model.commands import Clock
-    from service.model.events import Origin
+    from service.core.commands.commands import Clock
+    from service.core.events import ids
+    from service.core.events.events import Origin
+    from service.core.ledger import ledger
 
     state = fold_all(events)
     last = [max(e.id for e in events)]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from service.model.config import WorkspaceConfig
-from service.model.context import build_context, render_agent
-from service.model.errors import Invalid
-from service.model.events import EntityWhy, Link, Linked, Reviewed, ReviewMark
-from service.model.status import build_status, render_status
-from service.model.views import ledger_extras, ledger_words
+from service.core.commands.config import WorkspaceConfig
+from service.core.errors import Invalid
+from service.core.events.events import EntityWhy, Link, Linked, Reviewed, ReviewMark
+from service.core.projections.context import build_context, render_agent
+from service.core.projections.status import build_status, render_status
+from service.core.projections.views import ledger_extras, ledger_words
 from tests.unit.test_ledger import Book, owed
 
 # --- scope selects, it does not decide applicability ----------------------------------------

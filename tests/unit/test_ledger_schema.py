@@ -9,10 +9,10 @@ import jsonschema
 import msgspec
 from hypothesis import HealthCheck, given, settings
 
-from service.model.events import Event, as_dict, canonical, payload_of
-from service.model.fold import fold_all
-from service.model.schema import document
-from service.model.views import entity_row, ledger_extras
+from service.core.events.events import Event, as_dict, canonical, payload_of
+from service.core.events.schema import document
+from service.core.fold.fold import fold_all
+from service.core.projections.views import entity_row, ledger_extras
 from tests.support.strategies import histories
 from tests.unit.test_ledger_properties import ledger_histories
 

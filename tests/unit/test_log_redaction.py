@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.api import logs
-from service.api.config import Logging
-from service.model.secret_formats import mask_secrets
+from service.core.gates.secret_formats import mask_secrets
+from service.server.api import logs
+from service.server.api.config import Logging
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 TOKEN = "shb_" + "a1B2c3D4e5" * 4 + "xyz"  # the shape `self admin token create` prints

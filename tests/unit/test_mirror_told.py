@@ -10,10 +10,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from service.data.backends import Backend
-from service.data.workspaces import Data
-from service.live.hub import Hub
-from service.mirror.mirrors import Mirrors, Told
+from service.adapters.data.backends import Backend
+from service.adapters.data.workspaces import Data
+from service.server.live.hub import Hub
+from service.server.mirror.mirrors import Mirrors, Told
 
 
 class Counts:

@@ -1,4 +1,4 @@
-"""The wrapper around every request (`service/api/observe.py`), driven with plain ASGI apps:
+"""The wrapper around every request (`service/server/api/observe.py`), driven with plain ASGI apps:
 the time limit ends at the answer's start (a stream runs on), an answer not started in time
 is a 503 at once even when the handler sits in a worker thread, the request id goes back in
 a header, and each request gives one log line and one count."""
@@ -14,10 +14,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from service.api import logs
-from service.api.config import Logging
-from service.api.metrics import Metrics
-from service.api.observe import Observe
+from service.server.api import logs
+from service.server.api.config import Logging
+from service.server.api.metrics import Metrics
+from service.server.api.observe import Observe
 
 App = Callable[[Any, Any, Any], Awaitable[None]]
 LIMIT = 0.2

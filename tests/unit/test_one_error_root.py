@@ -1,9 +1,9 @@
-"""Every error selfhub defines is a `SelfhubError` (`service/model/errors.py`), directly or
+"""Every error selfhub defines is a `SelfhubError` (`service/core/errors.py`), directly or
 through its package's root, and carries a code of the problem table; an API error answers with
 that code's status.
 
 Every module of `service` and `cli` is imported, found by its file rather than by
-`pkgutil.walk_packages`, which skips a folder without `__init__.py` (`service/live`). Warnings
+`pkgutil.walk_packages`, which skips a folder without `__init__.py` (`service/server/live`). Warnings
 (`SetAside`, `StaleLock`, …) are not errors: `warnings.warn` takes a `Warning` category, and
 none is raised as an error, so they keep that base and nothing else.
 """
@@ -17,9 +17,9 @@ from types import ModuleType
 
 import pytest
 
-from service.api.errors import ApiError
-from service.model.errors import SelfhubError
-from service.model.problems import CODES
+from service.core.errors import SelfhubError
+from service.core.problems import CODES
+from service.server.api.errors import ApiError
 
 ROOT = Path(__file__).resolve().parents[2]
 

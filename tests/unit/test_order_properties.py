@@ -1,4 +1,4 @@
-"""One rule decides which copy of an id stays (service/model/order.py): the fold of a damaged
+"""One rule decides which copy of an id stays (service/core/events/order.py): the fold of a damaged
 log, `self doctor --repair`, a sync's local-only events and a merge agree on it, whatever the
 file order and however the copies differ."""
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from service.model import fold
-from service.model.events import Event, as_dict, canonical, decode_unchecked
-from service.sync import identity, logs, merge
+from service.adapters.sync import identity, logs, merge
+from service.core.events.events import Event, as_dict, canonical, decode_unchecked
+from service.core.fold import fold
 from tests.support.strategies import histories, raw
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

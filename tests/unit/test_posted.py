@@ -6,9 +6,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from service.model import posted
-from service.model.errors import Invalid
-from service.model.events import Assertion, Origin, payload_of
+from service.core.errors import Invalid
+from service.core.events import posted
+from service.core.events.events import Assertion, Origin, payload_of
 
 ANN = Origin("human", True, None, "ann")
 ID = "01m8qewztx0rz3pd0v34m56etm"

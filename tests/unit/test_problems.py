@@ -11,16 +11,18 @@ from pathlib import Path
 import pytest
 
 from cli.problems import HINTS, flag, message
-from service.model import commands, ids, ledger
-from service.model.commands import Clock
-from service.model.config import WorkspaceConfig
-from service.model.errors import Invalid, Refused
-from service.model.events import Origin
-from service.model.problems import BAD_INPUT, CODES, REFUSED, document
+from service.core.commands import commands
+from service.core.commands.commands import Clock
+from service.core.commands.config import WorkspaceConfig
+from service.core.errors import Invalid, Refused
+from service.core.events import ids
+from service.core.events.events import Origin
+from service.core.ledger import ledger
+from service.core.problems import BAD_INPUT, CODES, REFUSED, document
 from tests.support.builders import Log
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / "service" / "model"
+MODEL = ROOT / "service" / "core"
 FRONT_END = re.compile(r"--[a-z]|`self ")
 
 
@@ -138,7 +140,8 @@ def test_no_application_message_names_a_flag_or_a_command() -> None:
     """The wiring and the application layer answer the HTTP service too; `texts.py` is the text
     render of the CLI's documents, which may name its commands."""
     app = [p for p in _sources(ROOT / "service" / "app") if p.name != "texts.py"]
-    offenders = _front_end_strings([ROOT / "service" / "workspace.py", *app])
+    assert ROOT / "service" / "app" / "workspace.py" in app
+    offenders = _front_end_strings(app)
     assert not offenders, "\n".join(offenders)
 
 
@@ -146,15 +149,16 @@ def test_no_adapter_message_names_a_flag_or_a_command() -> None:
     """The store, sync, the data directory and auth answer the HTTP service and its mirrors
     too: every string they hold (docstrings aside) is free of `--flags` and `self …`
     commands; the CLI adds its own."""
-    adapters = [_sources(ROOT / "service" / name) for name in ("store", "sync", "data", "auth")]
+    adapters = [_sources(ROOT / "service" / "adapters" / name) for name in ("store", "sync", "data", "auth")]
+    assert all(adapters), "an adapter's folder moved: this test reads none of its files"
     offenders = _front_end_strings([path for paths in adapters for path in paths])
     assert not offenders, "\n".join(offenders)
 
 
 def test_the_cli_words_a_store_or_sync_error_with_its_flags_commands_and_hint() -> None:
     from cli.problems import adapter_message
-    from service.sync.errors import KeptMoving, RemoteExists, Unreachable
-    from service.sync.identity import EventsDiffer
+    from service.adapters.sync.errors import KeptMoving, RemoteExists, Unreachable
+    from service.adapters.sync.identity import EventsDiffer
 
     taken = RemoteExists("a remote named 'origin' exists already (/srv/hub.git)", name="origin")
     assert adapter_message(taken) == (
@@ -208,8 +212,8 @@ def test_the_cli_renders_fields_as_flags_and_adds_its_hints() -> None:
 
 
 def test_an_http_front_end_answers_a_problem_document() -> None:
+    from service.adapters.store.errors import StoreLocked
     from service.app import problem
-    from service.store.errors import StoreLocked
 
     refused = problem(Invalid("{budget} 5: give a token budget from 100", field="budget"))
     assert refused == {

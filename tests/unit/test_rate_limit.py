@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.api import limits
-from service.api.limits import Bucket, Limiter, RateLimited
+from service.server.api import limits
+from service.server.api.limits import Bucket, Limiter, RateLimited
 
 
 class Clock:

@@ -7,10 +7,12 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import ids, tokens
-from service.model.events import Assertion, Origin, make
-from service.model.fold import fold_all
-from service.model.render import (
+from service.core.events import ids
+from service.core.events.events import Assertion, Origin, make
+from service.core.fold.fold import fold_all
+from service.core.fold.state import Entity
+from service.core.projections import tokens
+from service.core.projections.render import (
     cost,
     full_row,
     index_row,
@@ -21,7 +23,6 @@ from service.model.render import (
     short_ids,
     shorts_for,
 )
-from service.model.state import Entity
 
 HUMAN = Origin("human", True)
 

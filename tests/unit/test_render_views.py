@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model.events import (
+from service.core.events.events import (
     Blocked,
     Covered,
     EntityWhy,
@@ -14,8 +14,8 @@ from service.model.events import (
     RunExited,
     RunStarted,
 )
-from service.model.state import Entity, State
-from service.model.views import (
+from service.core.fold.state import Entity, State
+from service.core.projections.views import (
     ROW_KEYS,
     entity_row,
     list_line,
@@ -165,7 +165,7 @@ def test_work_show_runs_combine_log_and_local_liveness() -> None:
 def test_work_show_unknown_id_is_invalid() -> None:
     import pytest
 
-    from service.model.errors import Invalid
+    from service.core.errors import Invalid
 
     with pytest.raises(Invalid):
         work_show(State(), "nope")

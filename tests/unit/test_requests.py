@@ -9,9 +9,9 @@ import msgspec
 import pytest
 
 from cli.records import preset_command
-from service.model import requests as rq
-from service.model.errors import Invalid
-from service.model.handle import HANDLERS
+from service.core.commands import requests as rq
+from service.core.commands.handle import HANDLERS
+from service.core.errors import Invalid
 
 
 def test_a_preset_add_from_flags_equals_the_json_body() -> None:

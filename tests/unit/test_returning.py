@@ -1,4 +1,4 @@
-"""Who the writer waits for before a commit (`service.live.writer.Returning`): the clients of
+"""Who the writer waits for before a commit (`service.server.live.writer.Returning`): the clients of
 the last commit whose post came within LOOP_S of their previous answer, and no one else; and
 how long (`gather`): while their answers are still going out, then while their posts come."""
 
@@ -11,9 +11,9 @@ from collections.abc import Hashable
 
 import pytest
 
-from service.live import writer
-from service.live.jobs import Job
-from service.live.writer import LOOP_S, MAX_JOBS, Returning, gather
+from service.server.live import writer
+from service.server.live.jobs import Job
+from service.server.live.writer import LOOP_S, MAX_JOBS, Returning, gather
 
 
 def job(client: Hashable, queued: float = 0.0, answered: float = 0.0) -> Job:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.model.errors import Invalid, Refused
-from service.model.sanitize import (
+from service.core.errors import Invalid, Refused
+from service.core.gates.sanitize import (
     Unsanitary,
     check,
     check_event,
@@ -18,7 +18,7 @@ from service.model.sanitize import (
     key_fact,
     value_fact,
 )
-from service.model.secret_formats import mask_tokens, token_fact
+from service.core.gates.secret_formats import mask_tokens, token_fact
 from tests.support.samples import SUPERSELF_SAMPLE_LOG as SAMPLE_LOG
 
 GH_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2  # 44 characters, the shape of a real one

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import random
 
-from service.model import ids
-from service.model.events import Assertion, EntityWhy, Event, Origin, Payload, make
-from service.model.fold import fold_all
-from service.model.search import Corpus, bm25, haystack, occurrences, search, tokens
-from service.model.state import Entity, State
+from service.core.events import ids
+from service.core.events.events import Assertion, EntityWhy, Event, Origin, Payload, make
+from service.core.fold.fold import fold_all
+from service.core.fold.state import Entity, State
+from service.core.projections.search import Corpus, bm25, haystack, occurrences, search, tokens
 
 HUMAN = Origin("human", True)
 

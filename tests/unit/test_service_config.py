@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from service.api.config import ConfigError, Limits, Logging, Remote, ServiceConfig, load, parse
-from service.model.problems import REFUSED, problem
+from service.core.problems import REFUSED, problem
+from service.server.api.config import ConfigError, Limits, Logging, Remote, ServiceConfig, load, parse
 
 FULL = """
 workspaces = ["acme", "beta-2"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from service.model.events import (
+from service.core.events.events import (
     Blocked,
     Covered,
     EntityWhy,
@@ -13,8 +13,8 @@ from service.model.events import (
     RunExited,
     RunStarted,
 )
-from service.model.state import State
-from service.model.status import build_status, render_status, waiting_count, work_counts
+from service.core.fold.state import State
+from service.core.projections.status import build_status, render_status, waiting_count, work_counts
 from tests.support.builders import AGENT, Log
 
 TODAY = "2026-12-01"

@@ -13,11 +13,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from service.model import completion
-from service.model.context import collect
-from service.model.events import Event, decode_line
-from service.model.fold import fold_all
-from service.model.state import State, shared_with
+from service.core.events.events import Event, decode_line
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State, shared_with
+from service.core.ledger import completion
+from service.core.projections.context import collect
 from tests.support.builders import HUMAN
 
 ERA = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy" / "entity-era"

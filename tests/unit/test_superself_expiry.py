@@ -4,7 +4,7 @@ Superself (`apps/cli/src/model.ts`: `expireProposedDecisions`, `PROPOSAL_EXPIRY_
 `objectives.ts`: `deriveGoals`, `openProposals`) left a proposed decision out of "waiting on
 you" once it was more than 14 days old, and a work proposal once the day its `expires` names
 had passed; both stay proposed. selfhub's views that take `now` from their caller do the
-same (`service/model/lapse.py`). The stores below are in Superself's grammar: its lifecycle
+same (`service/core/fold/lapse.py`). The stores below are in Superself's grammar: its lifecycle
 fixture (legacy kinds) and entity-era lines in the shapes its verbs wrote.
 """
 
@@ -19,14 +19,14 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import lapse
-from service.model.config import WorkspaceConfig
-from service.model.context import build_context, compose_all
-from service.model.events import Event, decode_line
-from service.model.fold import fold_all
-from service.model.state import State
-from service.model.status import build_status, render_status, waiting_count, work_counts
-from service.model.views import is_waiting
+from service.core.commands.config import WorkspaceConfig
+from service.core.events.events import Event, decode_line
+from service.core.fold import lapse
+from service.core.fold.fold import fold_all
+from service.core.fold.state import State
+from service.core.projections.context import build_context, compose_all
+from service.core.projections.status import build_status, render_status, waiting_count, work_counts
+from service.core.projections.views import is_waiting
 
 LIFECYCLE = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy" / "lifecycle"
 GRAPHQL = "01kyz0vq4e0000000000000000"  # decision.proposed "adopt graphql", 2026-08-01T16:00:07.310Z

@@ -18,11 +18,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from service.model.events import Blocked, Event, decode_line
-from service.model.fold import fold_all
-from service.model.state import Entity, State
-from service.model.status import build_status, render_status, waiting_count
-from service.model.views import is_pending, is_waiting
+from service.core.events.events import Blocked, Event, decode_line
+from service.core.fold.fold import fold_all
+from service.core.fold.state import Entity, State
+from service.core.projections.status import build_status, render_status, waiting_count
+from service.core.projections.views import is_pending, is_waiting
 from tests.support.builders import Log, as_imported
 
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "superself-legacy"

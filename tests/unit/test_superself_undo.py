@@ -12,8 +12,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.model.events import Blocked, EntityWhy, Link, Linked
-from service.model.state import State
+from service.core.events.events import Blocked, EntityWhy, Link, Linked
+from service.core.fold.state import State
 from tests.support.builders import Log
 
 

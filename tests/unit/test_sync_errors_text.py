@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.sync.transport import protocol_failure
+from service.adapters.sync.transport import protocol_failure
 
 REFUSED = (
     "WatchedPool(host='127.0.0.1', port={port}): Max retries exceeded with url: /ws.git/info/refs "

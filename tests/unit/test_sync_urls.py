@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.sync import SyncError, remotes
-from service.sync.credentials import match, redact, url_secrets
+from service.adapters.sync import SyncError, remotes
+from service.adapters.sync.credentials import match, redact, url_secrets
 
 GH = "ghp_" + "Q7w9E1r3T5y7U9i1O3p5A7s9D1f3G5h7J9k1"
 PLAIN = "tok3f9a8c1e7b2d"  # a token of no known format

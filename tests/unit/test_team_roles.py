@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.model import team
-from service.model.errors import Invalid, Refused
+from service.core.commands import team
+from service.core.errors import Invalid, Refused
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from service.web import session
-from service.web.errors import CrossOrigin
-from service.web.templating import compact, environment, href
+from service.server.web import session
+from service.server.web.errors import CrossOrigin
+from service.server.web.templating import compact, environment, href
 
 
 class Asked:

@@ -1,4 +1,4 @@
-"""The webhook's signature checks (`service/model/webhook.py`), pure: each host's scheme, the
+"""The webhook's signature checks (`service/core/gates/webhook.py`), pure: each host's scheme, the
 published GitHub example, two secrets during a rotation, and what a verified push names."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import hmac
 
 import pytest
 
-from service.model.webhook import Push, ignored, push_of, signature, verify
+from service.core.gates.webhook import Push, ignored, push_of, signature, verify
 
 # GitHub's published example (docs: "Validating webhook deliveries")
 GITHUB_SECRET = b"It's a Secret to Everybody"

@@ -1,0 +1,361 @@
+"""The hot-slice cache: what context renders, readable without loading the whole state.
+
+`.local/cache/<log>.hot.msgpack` holds the slice (`service.core.fold.hotslice`) and the counts of
+the live records outside it; `<log>.cold.sqlite` holds the records outside it, one row each,
+keyed by id (so the ids next to a shown one, which decide its short id, are two lookups),
+and every record's reports, one row a record. New events are folded into the slice after
+fetching the cold records they name and the reports filed under them, and records that stop
+being hot go back to the cold table. A meta row ties the table to the
+snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
+from the whole state.
+
+A slice rebuilt from the whole state is folded as a refold folds it but not written as
+`<log>.msgpack` (`cache.snapshot(keep=False)`: that encoding would be the largest thing in
+memory; only whole-state reads load it, and they write it). A record a waiting proposal would
+supersede stays in the slice until the proposal is confirmed or withdrawn (`State.awaiting`). A
+write reads the slice too: `Transaction.view(requests.named(command))` brings in every cold
+record an id, prefix or alias of the command may name (the table keeps each record's alias); a
+prefix starting more than 64 cold ids, and an import, read the whole state.
+
+`tests/integration/test_hot_slice.py` and `test_write_view.py` hold context, status and
+commands on the slice to the whole state for random histories appended in random batches, and
+`tests/unit/test_ledger_properties.py` the ledger's facts. The service keeps the same slice in
+memory beside each whole state (`hotslice.Kept`, held to the whole state by
+`tests/unit/test_kept_slice.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Collection, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from service.adapters.store import cache, layout
+from service.adapters.store.segments import Mark, Quarantine
+from service.core.events import ids
+from service.core.events.events import Event
+from service.core.fold import hotslice
+from service.core.fold.hotslice import ColdCounts, ColdRecord
+from service.core.fold.state import Entity, Report, State
+from service.core.projections.render import neighbours
+
+HOT_FORMAT = 5
+REWRITE_TAIL = 200  # tail events after which the slice is written back
+
+
+class HotSnapshot(msgspec.Struct, gc=False):
+    format: int
+    model: str
+    segments: list[Mark]
+    digest: str
+    last_id: str | None
+    state: State
+    cold: ColdCounts
+    quarantined: list[Quarantine]
+
+
+class Hot(msgspec.Struct, gc=False):
+    """A log's slice as context reads it."""
+
+    state: State
+    cold: ColdCounts
+    quarantined: list[Quarantine]
+    table: Path
+    left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
+    filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
+
+    @property
+    def unsaved(self) -> list[str]:
+        return [r.entity.id for r in self.left]
+
+    def near(self, ids: Collection[str]) -> list[str]:
+        """The ids of records outside the slice that sort right before and after each of `ids`."""
+        found = list(neighbours(sorted(self.unsaved))(ids))
+        wanted = list(ids)
+        with contextlib.closing(_open_table(self.table)) as table:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                rows = ",".join(["(?)"] * len(batch))
+                sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
+                for before, after in table.execute(sql, batch):
+                    found += [x for x in (before, after) if x is not None]
+        return found
+
+    def ids(self) -> list[str]:
+        """Every entity id of the log, sorted: the slice's and the cold table's."""
+        with contextlib.closing(_open_table(self.table)) as table:
+            cold = {row[0] for row in table.execute("SELECT id FROM cold")}
+        return sorted(cold | set(self.state.entities) | set(self.unsaved))
+
+    def holds(self, prefix: str) -> bool:
+        """Whether the log has a record whose id starts with `prefix` (any case) or whose
+        imported alias is `prefix`."""
+        start = prefix.lower()
+        if any(k.startswith(start) for k in self.state.entities) or any(
+            _aliased(e, prefix) for e in self.state.entities.values()
+        ):
+            return True
+        if any(r.entity.id.startswith(start) or _aliased(r.entity, prefix) for r in self.left):
+            return True
+        with contextlib.closing(_open_table(self.table)) as table:
+            sql = "SELECT 1 FROM cold WHERE (id >= ? AND id < ?) OR alias = ? LIMIT 1"
+            return table.execute(sql, (start, start + _PAST, prefix)).fetchone() is not None
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        """The records of `wanted` outside the slice (those that exist), by id."""
+        return [r.entity for r in self.cold_records(wanted)]
+
+    def reports(self, keys: Collection[str]) -> dict[str, list[Report]]:
+        """The reports filed under each of `keys` that has any."""
+        wanted = set(keys)
+        with contextlib.closing(_open_table(self.table)) as table:
+            found = _reports(table, sorted(wanted))
+        found.update((k, v) for k, v in self.filed.items() if k in wanted)
+        return found
+
+    def cold_records(self, wanted: Collection[str]) -> list[ColdRecord]:
+        """The records of `wanted` outside the slice (those that exist), each with its fact."""
+        found = [r for r in self.left if r.entity.id in wanted]
+        with contextlib.closing(_open_table(self.table)) as table:
+            found += self._outside(_fetch(table, sorted(wanted)))
+        return found
+
+    def _outside(self, rows: list[ColdRecord]) -> list[ColdRecord]:
+        """`rows` read from the table but those of records in the slice: a record brought in
+        keeps its row, as it was when it left, until it leaves again."""
+        return [r for r in rows if r.entity.id not in self.state.entities]
+
+    def records(self, prefixes: Iterable[str]) -> list[ColdRecord] | None:
+        """The records outside the slice that each of `prefixes` may name: those whose id
+        starts with it (as `ids.resolve` reads a prefix) and those whose alias it is; None
+        when one prefix starts more than `MAX_NAMED` of their ids (a read of the whole
+        state answers that one)."""
+        found: dict[str, ColdRecord] = {}
+        with contextlib.closing(_open_table(self.table)) as table:
+            for prefix in prefixes:
+                start = prefix.strip().lower()
+                by_id: list[ColdRecord] = []
+                if start and ids.PREFIX_PATTERN.match(start):
+                    rows = table.execute(
+                        "SELECT record FROM cold WHERE id >= ? AND id < ? LIMIT ?",
+                        (start, start + _PAST, MAX_NAMED + 1),
+                    ).fetchall()
+                    if len(rows) + sum(r.entity.id.startswith(start) for r in self.left) > MAX_NAMED:
+                        return None  # counted before the slice's own are left out: rows past the limit
+                    by_id = self._outside([_record_decoder.decode(row[0]) for row in rows])
+                    by_id += [r for r in self.left if r.entity.id.startswith(start)]
+                rows = table.execute("SELECT record FROM cold WHERE alias = ?", (prefix,)).fetchall()
+                by_alias = self._outside([_record_decoder.decode(row[0]) for row in rows])
+                by_alias += [r for r in self.left if _aliased(r.entity, prefix)]
+                found.update((r.entity.id, r) for r in (*by_id, *by_alias))
+        return [found[i] for i in sorted(found)]
+
+
+_PAST = "\x7f"  # sorts after every character an id holds: [p, p + _PAST) is every id starting p
+MAX_NAMED = 64  # cold records one prefix may name before a command reads the whole state
+
+
+def _aliased(e: Entity, prefix: str) -> bool:
+    return e.ledger is not None and e.ledger.alias == prefix
+
+
+def _alias(r: ColdRecord) -> str | None:
+    return r.entity.ledger.alias if r.entity.ledger is not None and r.entity.ledger.alias else None
+
+
+_BEFORE = "(SELECT max(id) FROM cold WHERE id < w.id)"
+_AFTER = "(SELECT min(id) FROM cold WHERE id > w.id)"
+
+
+_decoder = msgspec.msgpack.Decoder(HotSnapshot)
+_record_decoder = msgspec.msgpack.Decoder(ColdRecord)
+_reports_decoder = msgspec.msgpack.Decoder(list[Report])
+_encoder = msgspec.msgpack.Encoder()
+
+
+def hot(root: Path, log: str) -> Hot:
+    """The slice of `log`, advanced by whatever was appended since it was written."""
+    names = layout.segments(root, log)
+    snap_path, table_path = _paths(root, log)
+    snap = _load(snap_path)
+    with contextlib.closing(_open_table(table_path)) as table:
+        if snap is None or _table_last_id(table) != snap.last_id:
+            return _rebuild(root, log, (snap_path, table_path), table)
+        tail = cache.tail(root, log, names, snap)
+        if tail is None or not cache.extends(snap, tail.events):
+            return _rebuild(root, log, (snap_path, table_path), table)
+        left: list[ColdRecord] = []
+        filed: dict[str, list[Report]] = {}
+        if tail.events:
+            advanced = _advance(snap, tail.events, table)
+            if advanced is None:
+                return _rebuild(root, log, (snap_path, table_path), table)
+            leaving, reports = advanced
+            snap.quarantined.extend(tail.quarantined)
+            snap.segments = snap.segments[:-1] + tail.marks
+            snap.digest = tail.digest
+            snap.last_id = snap.state.last_id
+            if len(tail.events) >= REWRITE_TAIL:
+                snap.state.ledger = hotslice.kept_facts(snap.state.ledger, snap.state.entities)
+                _save(snap_path, snap, table)
+            else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
+                table.rollback()
+                left, filed = leaving, reports
+        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, left, filed)
+
+
+def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Quarantine]] | None:
+    """The slice of `log` with the cold records `prefixes` may name brought into it, with the
+    facts their views read and the reports of every record they may name: what a command
+    naming those records reads of the whole state (`requests.named`); None when a prefix
+    names too many of them."""
+    sliced = hot(root, log)
+    records = sliced.records(prefixes)
+    if records is None:
+        return None
+    state = hotslice.with_records(sliced.state, records)
+    hotslice.complete(state, [r.entity.id for r in records], sliced.cold_records)
+    state.reports = sliced.reports(_named(state, list(prefixes)))
+    return state, sliced.quarantined
+
+
+def _named(state: State, prefixes: list[str]) -> list[str]:
+    """The ids of `state`'s records each of `prefixes` may name: by id prefix or by alias."""
+    starts = [p.strip().lower() for p in prefixes if p.strip()]
+    return [
+        i
+        for i, e in state.entities.items()
+        if any(i.startswith(start) for start in starts) or any(_aliased(e, p) for p in prefixes)
+    ]
+
+
+def _advance(
+    snap: HotSnapshot, events: list[Event], table: sqlite3.Connection
+) -> tuple[list[ColdRecord], dict[str, list[Report]]] | None:
+    """Fold `events` into the slice, with the reports they read and write brought in and
+    put back; the records that left it and the reports written, or None when one of the
+    events needs the whole state."""
+    touched = hotslice.touched(snap.state, events)
+    if touched is None:
+        return None
+    missing = sorted(i for i in touched if i not in snap.state.entities)
+    hotslice.bring_in(snap.state, snap.cold, _fetch(table, missing))
+    snap.state.reports = _reports(table, hotslice.filed(touched))
+    cache.advance(snap.state, events)
+    hotslice.complete(snap.state, touched, lambda wanted: _fetch(table, wanted))
+    leaving = hotslice.push_out(snap.state, snap.cold, touched)
+    reports, snap.state.reports = snap.state.reports, {}
+    _store(table, leaving)
+    _store_reports(table, reports)
+    return leaving, reports
+
+
+def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Connection) -> Hot:
+    whole, fragment = cache.snapshot(root, log, keep=False)
+    state = whole.state
+    with cache.paused_gc():
+        sliced, cold, counts = hotslice.split(state)
+    snapshot = HotSnapshot(
+        HOT_FORMAT,
+        _fingerprint(),
+        whole.segments,
+        whole.digest,
+        state.last_id,
+        sliced,
+        counts,
+        whole.quarantined,
+    )
+    table.execute("DELETE FROM cold")
+    table.execute("DELETE FROM reports")
+    _store(table, cold)
+    _store_reports(table, state.reports)
+    _save(paths[0], snapshot, table)
+    return Hot(sliced, counts, whole.quarantined + fragment, paths[1])
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def _paths(root: Path, log: str) -> tuple[Path, Path]:
+    base = layout.cache_file(root, log)
+    return base.with_suffix(".hot.msgpack"), base.with_suffix(".cold.sqlite")
+
+
+def _fingerprint() -> str:
+    return f"{cache.model_fingerprint()}-{HOT_FORMAT}"
+
+
+def _load(path: Path) -> HotSnapshot | None:
+    try:
+        with cache.paused_gc():
+            snap = _decoder.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if snap.format != HOT_FORMAT or snap.model != _fingerprint():
+        return None
+    return snap
+
+
+def _save(path: Path, snap: HotSnapshot, table: sqlite3.Connection) -> None:
+    """The table first (with the snapshot's last id), then the snapshot."""
+    table.execute("INSERT OR REPLACE INTO meta VALUES ('last_id', ?)", (snap.last_id or "",))
+    table.commit()
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        layout.atomic_write(path, _encoder.encode(snap), durable=False)
+
+
+def _open_table(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = sqlite3.connect(path)
+    table.execute("PRAGMA journal_mode=WAL")
+    table.execute("PRAGMA synchronous=NORMAL")
+    table.execute("CREATE TABLE IF NOT EXISTS cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
+    table.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    if "alias" not in [row[1] for row in table.execute("PRAGMA table_info(cold)")]:
+        # a table from before aliases were kept: made again (no last id: the slice is rebuilt)
+        table.execute("DROP TABLE cold")
+        table.execute("CREATE TABLE cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
+        table.execute("DELETE FROM meta")
+        table.commit()
+    table.execute("CREATE INDEX IF NOT EXISTS cold_alias ON cold (alias) WHERE alias IS NOT NULL")
+    table.execute("CREATE TABLE IF NOT EXISTS reports (record TEXT PRIMARY KEY, reports BLOB NOT NULL)")
+    return table
+
+
+def _table_last_id(table: sqlite3.Connection) -> str | None:
+    row = table.execute("SELECT value FROM meta WHERE key = 'last_id'").fetchone()
+    return None if row is None else (row[0] or None)
+
+
+def _fetch(table: sqlite3.Connection, ids: list[str]) -> list[ColdRecord]:
+    return [_record_decoder.decode(row[0]) for row in _keyed(table, "SELECT record FROM cold WHERE id", ids)]
+
+
+def _keyed(table: sqlite3.Connection, select: str, keys: list[str]) -> Iterator[tuple[Any, ...]]:
+    """The rows of `select … IN (keys)`, asked 500 keys at a time (SQLite before 3.32 binds
+    at most 999 parameters a statement)."""
+    for start in range(0, len(keys), 500):
+        batch = keys[start : start + 500]
+        yield from table.execute(f"{select} IN ({','.join('?' * len(batch))})", batch)
+
+
+def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
+    table.executemany(
+        "INSERT OR REPLACE INTO cold VALUES (?, ?, ?)",
+        ((r.entity.id, _encoder.encode(r), _alias(r)) for r in records),
+    )
+
+
+def _reports(table: sqlite3.Connection, keys: list[str]) -> dict[str, list[Report]]:
+    rows = _keyed(table, "SELECT record, reports FROM reports WHERE record", keys)
+    return {key: _reports_decoder.decode(blob) for key, blob in rows}
+
+
+def _store_reports(table: sqlite3.Connection, reports: dict[str, list[Report]]) -> None:
+    table.executemany(
+        "INSERT OR REPLACE INTO reports VALUES (?, ?)", ((k, _encoder.encode(v)) for k, v in reports.items())
+    )

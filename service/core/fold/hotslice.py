@@ -1,0 +1,354 @@
+"""The hot slice: the part of a state that context renders, and what the rest adds up to.
+
+Context on a huge log must not load every record. A record is *hot* when context shows it
+as a row or names it in a command; every other live record only adds to a count. The store
+keeps hot records in a small snapshot and the cold ones where single records can be fetched,
+and folds new events into the slice after fetching the records those events name.
+
+The ledger's facts (`State.ledger`) are sliced the same way: the slice keeps the facts whose
+derived views a reader of the slice asks for (`kept_facts`) and every fact those views read,
+so a view comes out of the slice as it comes out of the whole state. The rest sit in the cold
+table with their records and come back with them (`complete`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Collection, Iterable
+
+import msgspec
+
+from service.core.events.events import (
+    Assertion,
+    Event,
+    Execution,
+    Legacy,
+    Linked,
+    Placed,
+    ReportAdded,
+    RunExited,
+    RunStarted,
+    Superseded,
+    payload_of,
+)
+from service.core.fold.state import Entity, Fact, State
+from service.core.ledger.chains import GROUNDED
+from service.core.ledger.ledger import moot
+from service.core.projections.render import neighbours
+
+# where status counts a work unit, in its order
+WORK_STATES: tuple[Execution | None, ...] = ("in-progress", "blocked", None, "done", "retired")
+
+
+def _no_units() -> list[int]:
+    return [0] * len(WORK_STATES)
+
+
+class ColdCounts(msgspec.Struct):
+    """Records outside the slice, by how context (live ones) and status count them."""
+
+    search: int = 0
+    open_work: int = 0
+    units: list[int] = msgspec.field(default_factory=_no_units)  # by `work_state`
+
+
+def work_state(e: Entity) -> int | None:
+    """Where status counts a work unit (its place in WORK_STATES): units ever confirmed, by
+    execution; a proposal is not work yet; a unit confirmed and later withdrawn or superseded
+    still counts by its working state (Superself's `confirmedOnce`)."""
+    if is_work(e) and (e.status == "confirmed" or e.confirmed_once) and e.execution in WORK_STATES:
+        return WORK_STATES.index(e.execution)
+    return None
+
+
+def status_reads(e: Entity) -> bool:
+    """Status reads it whole wherever it is: a live goal or objective, a live moot question,
+    a milestone with a member-of link (it counts while that parent is an open objective)."""
+    if "milestone" in e.labels and any(link.type == "member-of" for link in e.links):
+        return True
+    if not e.live:
+        return False
+    moot_question = "question" in e.labels and e.ledger is not None and moot(e.ledger)
+    return "goal" in e.labels or "objective" in e.labels or moot_question
+
+
+class ColdRecord(msgspec.Struct, gc=False):
+    """A record outside the slice with, for a ledger record, its fact (which the slice may
+    also hold, when a view it keeps reads it)."""
+
+    entity: Entity
+    fact: Fact | None = None
+
+
+def is_work(e: Entity) -> bool:
+    return "work" in e.labels
+
+
+def is_hot(e: Entity) -> bool:
+    """Context renders it as a row or names it in a command."""
+    if not e.live:
+        return False
+    return bool(e.exposure != "search" or e.status == "proposed" or e.execution or e.pending or e.target)
+
+
+def stays_hot(state: State, e: Entity) -> bool:
+    """Hot, named by a placement waiting on it (its confirm command is rendered), or replaced
+    by a proposal: confirming it supersedes this record, and the confirmation names only
+    the proposal."""
+    return is_hot(e) or e.id in state.pairs or e.id in state.awaiting
+
+
+def kept(state: State, e: Entity) -> bool:
+    """In the slice: what context renders or names (`stays_hot`), and what status reads."""
+    return stays_hot(state, e) or status_reads(e)
+
+
+def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
+    """Count (or with sign=-1, uncount) a record that sits outside the slice."""
+    _count(counts, _counted(e), sign)
+
+
+_Counted = tuple[int | None, str | None]  # a cold record's place in ColdCounts
+
+
+def _counted(e: Entity) -> _Counted:
+    """Where a record outside the slice counts: its work unit and "open_work" or "search"."""
+    if not e.live or is_hot(e):
+        return work_state(e), None
+    return work_state(e), "open_work" if is_work(e) else "search"
+
+
+def _count(counts: ColdCounts, counted: _Counted, sign: int) -> None:
+    unit, kind = counted
+    if unit is not None:
+        counts.units[unit] += sign
+    if kind == "open_work":
+        counts.open_work += sign
+    elif kind == "search":
+        counts.search += sign
+
+
+def named(event: Event) -> set[str] | None:
+    """Ids of the records folding `event` reads or writes; None when it reads the whole state."""
+    try:
+        payload = payload_of(event)
+    except msgspec.ValidationError:
+        return set()  # the fold reports it and touches no record
+    found: set[str] = set()
+    if isinstance(payload, Legacy):
+        return None  # Superself's old kinds name records in refs and read other records' state
+    entity = getattr(payload, "entity", None)
+    if isinstance(entity, str):
+        found.add(entity)
+    if isinstance(payload, Assertion):
+        found.update(link.target for link in payload.links)
+    elif isinstance(payload, Superseded):
+        found.update(x for x in (payload.by, payload.successor) if x)
+    elif isinstance(payload, Linked):
+        found.add(payload.link.target)
+    elif isinstance(payload, Placed) and payload.pair:
+        found.add(payload.pair)
+    elif isinstance(payload, ReportAdded | RunStarted | RunExited):
+        work = getattr(payload, "work", None) or (event.refs or {}).get("work")
+        if isinstance(work, str):
+            found.add(work)
+    return found
+
+
+def touched(state: State, events: list[Event]) -> set[str] | None:
+    """Ids of the records folding `events` into the slice `state` reads or writes, with the
+    records whose placements wait on them and those they would replace; None when one of the
+    events reads the whole state."""
+    found: set[str] = set()
+    for event in events:
+        ids = named(event)
+        if ids is None:
+            return None
+        found |= ids
+    paired = {other for entity_id in found for other in state.pairs.get(entity_id, ())}
+    # a proposal's records it would replace wait on it (`awaiting`) until it leaves
+    replaced = {old for entity_id in found if (e := state.entities.get(entity_id)) for old in e.supersedes}
+    return found | paired | replaced
+
+
+def filed(touched: Collection[str]) -> list[str]:
+    """The keys of `State.reports` a fold of events touching `touched` reads or writes: a
+    report is filed under the unit it names, or under "" when it names none."""
+    return sorted({*touched, ""})
+
+
+def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
+    """Partition a whole state into its slice, the cold records and their counts. The slice
+    holds no reports: context and status read none, and a command reads those of the records
+    it names (`touched`, `view`), which the store keeps beside the cold records."""
+    hot = msgspec.structs.replace(state, entities={}, reports={})
+    cold: list[ColdRecord] = []
+    counts = ColdCounts()
+    for entity_id, e in state.entities.items():
+        if kept(state, e):
+            hot.entities[entity_id] = e
+        else:
+            cold.append(ColdRecord(e, state.ledger.get(entity_id)))
+            add_cold(counts, e)
+    hot.ledger = kept_facts(state.ledger, hot.entities)
+    return hot, cold, counts
+
+
+def bring_in(hot: State, counts: ColdCounts, records: list[ColdRecord]) -> None:
+    """Move fetched cold records into the slice before events about them are folded."""
+    for record in records:
+        hot.entities[record.entity.id] = record.entity
+        if record.fact is not None:
+            hot.ledger.setdefault(record.entity.id, record.fact)
+        add_cold(counts, record.entity, -1)
+
+
+def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdRecord]:
+    """After a fold, move touched records that are no longer hot out of the slice."""
+    leaving: list[ColdRecord] = []
+    for entity_id in sorted(touched):
+        e = hot.entities.get(entity_id)
+        if e is None or kept(hot, e):
+            continue
+        del hot.entities[entity_id]
+        leaving.append(ColdRecord(e, hot.ledger.get(entity_id)))
+        add_cold(counts, e)
+    return leaving
+
+
+def with_records(hot: State, records: list[ColdRecord]) -> State:
+    """The slice with cold records added to it: a state a command reads as it reads the whole
+    state, when `records` hold every record it names (`requests.named`) and its reports hold
+    theirs. `hot` is changed in place and returned."""
+    for record in records:
+        hot.entities[record.entity.id] = record.entity
+        if record.fact is not None:
+            hot.ledger.setdefault(record.entity.id, record.fact)
+    return hot
+
+
+# --- the ledger's facts ----------------------------------------------------------------------
+
+
+def cites(fact: Fact) -> Iterable[str]:
+    """The facts a derived view of `fact` reads: its grounds, its prerequisites and its
+    successor (a chain is followed through supersessions, reading each successor's reason)."""
+    for members in fact.supports:
+        yield from members
+    yield from fact.depends_on
+    if fact.superseded_by:
+        yield fact.superseded_by
+
+
+def asked(fact: Fact) -> bool:
+    """A fact whose view a reader of the slice asks for whatever it renders: a current claim
+    or decision with grounds or prerequisites (status and context count what those owe) or
+    that answers a question (a question is resolved by its current answers)."""
+    return fact.current and fact.kind in GROUNDED and bool(fact.supports or fact.depends_on or fact.answers)
+
+
+def kept_facts(facts: dict[str, Fact], entities: Collection[str]) -> dict[str, Fact]:
+    """The facts a slice keeps: those `asked` for, those of the records it keeps, and every
+    fact their views read (closed under `cites`)."""
+    roots = [i for i, fact in facts.items() if i in entities or asked(fact)]
+    found = dict.fromkeys(roots)
+    stack = list(roots)
+    while stack:
+        for cited in cites(facts[stack.pop()]):
+            if cited in facts and cited not in found:
+                found[cited] = None
+                stack.append(cited)
+    return {i: facts[i] for i in facts if i in found}
+
+
+def complete(hot: State, start: Iterable[str], fetch: Callable[[list[str]], list[ColdRecord]]) -> None:
+    """Bring into the slice every fact the views of `start` read that it lacks, fetching them
+    (and what they read in turn) by id. The slice's other facts already hold what they read."""
+    frontier = set(start)
+    while frontier:
+        wanted = sorted(
+            {c for i in frontier if (fact := hot.ledger.get(i)) for c in cites(fact) if c not in hot.ledger}
+        )
+        fetched = {r.entity.id: r.fact for r in fetch(wanted) if r.fact is not None} if wanted else {}
+        hot.ledger.update(fetched)
+        frontier = set(fetched)
+
+
+class Kept:
+    """The slice of a whole state held in memory beside it (the service's): the records
+    `split` keeps, advanced by the records each batch of events touches, as the store's slice
+    cache is advanced; every id in order, for the ids next to a shown one."""
+
+    def __init__(self, whole: State) -> None:
+        self.whole = whole
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.entities: dict[str, Entity] = {}
+        self.cold = ColdCounts()
+        for entity_id, e in self.whole.entities.items():
+            if kept(self.whole, e):
+                self.entities[entity_id] = e
+            else:
+                add_cold(self.cold, e)
+        self.ids = sorted(self.whole.entities)
+
+    @property
+    def state(self) -> State:
+        """The slice as a state: the whole state's but for its records (reports are read by
+        record id, so the whole state's serve)."""
+        return msgspec.structs.replace(self.whole, entities=self.entities)
+
+    def advance(self, events: list[Event], fold: Callable[[], None]) -> None:
+        """`fold()` folds `events` into the whole state; the slice follows it."""
+        named = touched(self.whole, events)
+        records = self.whole.entities
+        if named is None:
+            try:
+                fold()
+            finally:
+                self.rebuild()
+            return
+        before = len(records)
+        counted = [_counted(records[i]) for i in named if i in records and i not in self.entities]
+        new = [i for i in named if i not in records]
+        try:
+            fold()
+        except BaseException:
+            self.rebuild()
+            raise
+        records = self.whole.entities
+        made = sorted(i for i in new if i in records)
+        if len(records) != before + len(made):
+            self.rebuild()  # a record no event named: not what a fold does
+            return
+        for place in counted:
+            _count(self.cold, place, -1)
+        for i in named:
+            e = records.get(i)
+            if e is not None and kept(self.whole, e):
+                self.entities[i] = e
+            elif e is not None:
+                self.entities.pop(i, None)
+                add_cold(self.cold, e)
+        for i in made:
+            bisect.insort(self.ids, i)
+
+    def near(self, ids: Collection[str]) -> list[str]:
+        """The ids right before and after each of `ids` (those in the slice among them, which
+        the slice's own ids hold anyway: a short id comes out the same)."""
+        return list(neighbours(self.ids)(ids))
+
+    def fetch(self, wanted: Collection[str]) -> list[Entity]:
+        """The records of `wanted` outside the slice (those that exist), by id."""
+        records = self.whole.entities
+        return [records[i] for i in sorted(wanted) if i in records and i not in self.entities]
+
+    def holds(self, prefix: str) -> bool:
+        """Whether the state has a record whose id starts with `prefix` (any case) or whose
+        imported alias is `prefix`."""
+        start = prefix.lower()
+        at = bisect.bisect_left(self.ids, start)
+        if at < len(self.ids) and self.ids[at].startswith(start):
+            return True
+        return any(e.ledger is not None and e.ledger.alias == prefix for e in self.whole.entities.values())

@@ -1,0 +1,2 @@
+"""Exchange with other tools: a Docket ledger in and out, decision rows out (`exchange.py`).
+"""

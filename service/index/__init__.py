@@ -1,7 +1,0 @@
-"""The team service's search index: one SQLite FTS5 file over every workspace in DATA."""
-
-from service.index.errors import BadLimit, QueryTooLong, SearchIndexError
-from service.index.index import Refreshed, SearchIndex
-from service.index.query import Found, Hit
-
-__all__ = ["BadLimit", "Found", "Hit", "QueryTooLong", "Refreshed", "SearchIndex", "SearchIndexError"]

@@ -1,1 +1,0 @@
-"""The pure core: events in, state out. Imports no adapter and touches no filesystem."""

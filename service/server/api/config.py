@@ -1,0 +1,176 @@
+"""The service's configuration: `self serve --config FILE`, a TOML file (stdlib `tomllib`)
+read into `ServiceConfig`; every key has a default, so no file is the defaults. A key the
+structs do not have is refused with its dotted name and the file, before anything binds.
+A remote's URL is checked as `self admin workspace add --remote` checks it (a credential in it
+refused, a relative path taken from the file's folder), and so is the variable's name.
+
+    workspaces = ["acme"]          # made in DATA at start when missing
+
+    [remotes.team-state]           # a workspace mirroring a git remote (docs/team-service.md)
+    url = "https://github.com/team/state.git"   # no credential: SELF_TOKEN or the credentials file
+    webhook_secret_env = "TEAM_STATE_WEBHOOK_SECRET"   # the variable holding the secret (optional)
+    poll_s = 60                    # seconds between polls of the remote (0: none)
+
+    [limits]
+    body_bytes = 1048576           # a request body's cap (413 above it)
+    rate = 50.0                    # requests a second per token (0: no limit)
+    burst = 200                    # requests a token may make at once
+    request_s = 60.0               # a handler's time to answer (0: none); 503 past it
+    keep_alive_s = 5               # an idle keep-alive connection is closed after it
+    shutdown_s = 10                # SIGTERM: requests in flight get this long
+
+    [logging]
+    level = "info"                 # debug | info | warning | error
+    format = "json"                # json | console
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from service.server.api.errors import ApiError
+
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Seconds = Annotated[float, msgspec.Meta(ge=0)]
+WholeSeconds = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    body_bytes: Positive = 1024 * 1024  # a command is a few kilobytes
+    rate: Seconds = 50.0
+    burst: Positive = 200
+    request_s: Seconds = 60.0  # past the writes' own 30 s (service/server/api/writes.py), a backstop
+    keep_alive_s: WholeSeconds = 5
+    shutdown_s: WholeSeconds = 10
+
+
+class Logging(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["json", "console"] = "json"
+
+
+class Remote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A workspace that mirrors a git remote: `self admin workspace add NAME --remote URL
+    --webhook-secret-env VAR --poll S` as configuration (`DATA/backends/NAME.json` at start)."""
+
+    url: str
+    webhook_secret_env: str | None = None
+    poll_s: Seconds = 60.0  # the default of `--poll` (service/adapters/data/backends.py)
+
+
+class ServiceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    workspaces: tuple[str, ...] = ()
+    remotes: dict[str, Remote] = msgspec.field(default_factory=dict)
+    limits: Limits = Limits()
+    logging: Logging = Logging()
+
+
+class ConfigError(ApiError):
+    """The configuration file cannot be read or holds what the service does not take."""
+
+    code = "config"
+
+
+_WHERE = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_UNKNOWN = re.compile(r"^Object contains unknown field `(?P<key>[^`]*)`$")
+
+
+def load(path: Path | None) -> ServiceConfig:
+    """The configuration in `path`, or the defaults when there is none."""
+    if path is None:
+        return ServiceConfig()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: is not TOML ({exc})") from None
+    return parse(raw, str(path), path.resolve().parent)
+
+
+def parse(raw: dict[str, Any], source: str, base: Path | None = None) -> ServiceConfig:
+    """`raw` (a TOML document) as a ServiceConfig; `source` names it in a refusal, `base` is
+    the folder a remote's relative path is taken from (the working directory without)."""
+    from service.core.commands.team import valid_name
+    from service.core.errors import Invalid
+
+    tables = raw.get("remotes")
+    if isinstance(tables, dict):  # msgspec names no key of a table of tables: each on its own
+        for name, table in tables.items():
+            try:
+                valid_name("workspace", name)
+            except Invalid as exc:
+                raise ConfigError(f"{source}: remotes: {exc.detail()}") from None
+            try:
+                msgspec.convert(table, Remote)
+            except msgspec.ValidationError as exc:
+                raise ConfigError(f"{source}: {_explained(str(exc), f'remotes.{name}')}") from None
+    try:
+        config = msgspec.convert(raw, ServiceConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{source}: {_explained(str(exc))}") from None
+    for name in config.workspaces:
+        try:
+            valid_name("workspace", name)
+        except Invalid as exc:
+            raise ConfigError(f"{source}: workspaces: {exc.detail()}") from None
+    if config.remotes:
+        config = msgspec.structs.replace(config, remotes=_checked(config, source, base))
+    return config
+
+
+def _checked(config: ServiceConfig, source: str, base: Path | None) -> dict[str, Remote]:
+    """Each remote with its URL as a backend record keeps it, once the URL and the variable's
+    name pass the checks `self admin workspace add --remote` makes."""
+    from service.adapters.data.backends import BadBackend, check_env_name
+    from service.app.team import remote_url
+
+    checked: dict[str, Remote] = {}
+    for name, remote in config.remotes.items():
+        where = f"{source}: remotes.{name}"
+        if name in config.workspaces:
+            raise ConfigError(
+                f"{where}: {name} is in `workspaces` too, which makes a workspace the service "
+                "hosts itself; a workspace is hosted or a mirror of a remote: keep one"
+            )
+        try:
+            url = remote_url(remote.url, base)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.url: {exc}") from None
+        if remote.webhook_secret_env is not None:
+            try:
+                check_env_name(remote.webhook_secret_env)
+            except BadBackend as exc:
+                raise ConfigError(f"{where}.webhook_secret_env: {exc}") from None
+        checked[name] = msgspec.structs.replace(remote, url=url)
+    return checked
+
+
+def _explained(message: str, within: str = "") -> str:
+    """msgspec's `… - at `$.limits`` as `unknown key `limits.x``, or `limits.rate: …`;
+    `within`, the dotted key of the table converted (`remotes.acme`)."""
+    found = _WHERE.match(message)
+    what, path = (found["what"], found["path"] or "") if found else (message, "")
+    dotted = ".".join(filter(None, [within, path.lstrip(".")]))
+    unknown = _UNKNOWN.match(what)
+    if unknown:
+        key = f"{dotted}.{unknown['key']}" if dotted else unknown["key"]
+        return f"unknown key `{key}` (known here: {', '.join(_known(dotted))})"
+    return f"{dotted}: {what[0].lower()}{what[1:]}" if dotted else what
+
+
+def _known(dotted: str) -> list[str]:
+    """The keys of the table at `dotted` (`` for the top level)."""
+    kind: Any = ServiceConfig
+    for part in filter(None, dotted.split(".")):
+        if typing.get_origin(kind) is dict:  # a table of tables: `part` is one of its keys
+            kind = typing.get_args(kind)[1]
+            continue
+        kind = next(f.type for f in msgspec.structs.fields(kind) if f.name == part)
+    return [f.name for f in msgspec.structs.fields(kind)]

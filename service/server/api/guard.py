@@ -1,0 +1,168 @@
+"""Who is calling and what they may do: the bearer token, checked on every request (no cache,
+so a revoke works at once), its workspace and its role (`service.core.commands.team`). Each thread
+keeps its own connection to DATA/auth.sqlite open: a check is one indexed query.
+
+`check` guards every `/api/v1` route (its `before_request` hook): it runs before litestar
+reads the query or the body, so a caller that may not call is refused before any of its
+input is judged (a bad query value from no token is a 401, not a 400). The route names its
+action in `opt={"action": …}` and its workspace as the path parameter `ws`. The grant it
+finds is kept for the rest of that one request (the handler's own `authorize` reads the
+token once, the request's log line names its user), and the rate limit is charged where the
+caller is known."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from service.server.api.errors import Forbidden, Unauthenticated
+
+if TYPE_CHECKING:
+    from litestar.connection import ASGIConnection
+
+    from service.adapters.auth.tokens import Auth, Grant
+    from service.adapters.data.workspaces import Data
+    from service.core.commands.team import Action
+    from service.server.api.grants import Grants
+    from service.server.api.limits import Limiter
+
+    Connection = ASGIConnection[Any, Any, Any, Any]
+
+GRANT = "grant"  # the key of the request's state that holds its grant
+_held = threading.local()
+
+
+def presented_token(request: Connection) -> str:
+    """The token of the `Authorization` header: `Bearer TOKEN`, or HTTP basic with the token
+    as the password (what git sends; any user name); Unauthenticated without one."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    token = value.strip()
+    if scheme.lower() == "basic":
+        try:
+            token = base64.b64decode(token, validate=True).decode("utf-8").partition(":")[2]
+        except (binascii.Error, UnicodeDecodeError):
+            raise Unauthenticated() from None
+    elif scheme.lower() != "bearer":
+        raise Unauthenticated()
+    if not token:
+        raise Unauthenticated()
+    return token
+
+
+Presented = Callable[["Connection"], str]  # where a request's token is read from
+
+
+def grant(data: Data, request: Connection, presented: Presented = presented_token) -> Grant:
+    """What the request's token grants, read from DATA/auth.sqlite once per request. The rate
+    limit is charged then: to the token, else to the client's address. The token is read by
+    `presented`: the `Authorization` header, or the web view's cookie (`service/server/web/session.py`)."""
+    from service.adapters.auth.errors import NotAuthenticated
+
+    found: Grant | None = request.state.get(GRANT)
+    if found is not None:
+        return found
+    try:
+        found = _auth(data).authenticate(presented(request))
+    except (Unauthenticated, NotAuthenticated):
+        _charge(request, f"addr:{request.client.host if request.client else '-'}")
+        raise Unauthenticated() from None
+    request.state[GRANT] = found
+    _charge(request, f"token:{found.token_id}")
+    grants: Grants | None = request.app.state.get("grants")
+    if grants is not None:
+        grants.keep(presented(request), found)
+    return found
+
+
+def _charge(request: Connection, key: str) -> None:
+    limiter: Limiter | None = request.app.state.get("limiter")
+    if limiter is not None:
+        limiter.charge(key)
+
+
+def _auth(data: Data) -> Auth:
+    """This thread's connection to the data directory's users and tokens."""
+    from service.adapters.auth.tokens import Auth
+
+    held: dict[object, Auth] = _held.__dict__.setdefault("auth", {})
+    if data.root not in held:
+        held[data.root] = Auth(data)
+    return held[data.root]
+
+
+def authorize(
+    data: Data, request: Connection, workspace: str, action: Action, presented: Presented = presented_token
+) -> Grant:
+    """The grant when the token opens `workspace` for `action`. A workspace the token is not
+    for and one that does not exist get the same answer; a role short of `action` is told
+    which role it takes (the caller already knows that workspace)."""
+    given = grant(data, request, presented)
+    _allow(data, given, workspace, action, exists=_open(request, workspace) or None)
+    return given
+
+
+def _open(connection: Connection, workspace: str) -> bool:
+    """Whether the service holds `workspace` open: it exists, without asking DATA."""
+    hub = connection.app.state.get("hub")
+    return hub is not None and hub.held(workspace) is not None
+
+
+def _allow(data: Data, given: Grant, workspace: str, action: Action, exists: bool | None = None) -> None:
+    """`exists`: known already (an open workspace), else DATA is asked."""
+    from service.core.commands.team import check
+    from service.core.errors import Refused
+
+    if given.workspace != workspace or not (exists or data.has(workspace)):
+        raise Forbidden()
+    try:
+        check(given.role, action)
+    except Refused as exc:
+        raise Forbidden(str(exc)) from None
+
+
+def _admit(data: Data, connection: Connection, action: Action) -> None:
+    workspace = connection.path_params.get("ws")
+    if workspace is None:
+        grant(data, connection)  # a route of the token's own workspace, whichever it is
+    else:
+        authorize(data, connection, str(workspace), action)
+
+
+async def check(connection: Connection) -> None:
+    """The guard: the route's action (`opt["action"]`) on the workspace its path names. It
+    runs as the route's `before_request` hook, which litestar calls before it reads the query
+    or the body, as it would a guard; a guard is handed a copy of the route's handler, made
+    for each request (about 5% of a post's time on the event loop)."""
+    import anyio.to_thread
+
+    from service.core.commands.team import ACTIONS
+
+    action = connection.route_handler.opt.get("action")
+    if action not in ACTIONS:  # a route that names no action is refused to everyone
+        raise Forbidden("this route names no action a role allows")
+    data: Data = connection.app.state["data"]
+    grants: Grants | None = connection.app.state.get("grants")
+    if grants is not None:
+        if _admit_known(data, connection, action, grants):
+            return
+        grants.watch()
+    await anyio.to_thread.run_sync(_admit, data, connection, action)
+
+
+def _admit_known(data: Data, connection: Connection, action: Action, grants: Grants) -> bool:
+    """Admit on the event loop a token checked before (`grants.py`); False: check it now."""
+    try:
+        found = grants.known(presented_token(connection))
+    except Unauthenticated:
+        return False
+    if found is None:
+        return False
+    connection.state[GRANT] = found
+    _charge(connection, f"token:{found.token_id}")
+    workspace = connection.path_params.get("ws")
+    if workspace is not None:
+        _allow(data, found, str(workspace), action, exists=_open(connection, str(workspace)) or None)
+    return True

@@ -1,0 +1,3 @@
+"""The web view of the team service: server-rendered pages over the same read documents the
+`/api/v1` routes answer (`service/server/api/reads.py`, `service/server/api/search.py`), signed in with an
+API token kept in a cookie (`session.py`), live through a cookie-authorized event stream."""
