@@ -166,9 +166,23 @@ def touched(state: State, events: list[Event]) -> set[str] | None:
             return None
         found |= ids
     paired = {other for entity_id in found for other in state.pairs.get(entity_id, ())}
-    # a proposal's records it would replace wait on it (`awaiting`) until it leaves
-    replaced = {old for entity_id in found if (e := state.entities.get(entity_id)) for old in e.supersedes}
-    return found | paired | replaced
+    return found | paired | _replaced(state, found)
+
+
+def _replaced(state: State, found: set[str]) -> set[str]:
+    """The records a proposal among `found` would replace, which wait on it (`awaiting`) until
+    it leaves; and theirs in turn: a proposal that leaves because another one replacing it was
+    confirmed frees the records it would have replaced, which no event names."""
+    replaced: set[str] = set()
+    frontier = found
+    while frontier:
+        frontier = (
+            {old for entity_id in frontier if (e := state.entities.get(entity_id)) for old in e.supersedes}
+            - replaced
+            - found
+        )
+        replaced |= frontier
+    return replaced
 
 
 def filed(touched: Collection[str]) -> list[str]:
