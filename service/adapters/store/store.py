@@ -35,7 +35,6 @@ from service.adapters.store.errors import (
 from service.adapters.store.local import Local
 from service.adapters.store.lock import DEFAULT_TIMEOUT, StoreLock
 from service.adapters.store.segments import Log, Quarantine, read_log
-from service.adapters.store.unit import Unit
 from service.core.commands.config import WorkspaceConfig, check_settings
 from service.core.errors import Invalid
 from service.core.events.events import Event
@@ -43,6 +42,7 @@ from service.core.fold.state import State
 
 if TYPE_CHECKING:
     from service.adapters.store.hot import Hot
+    from service.adapters.store.unit import Unit
 
 EXCLUDE_LINE = ".local/"
 
@@ -229,6 +229,8 @@ class Store:
     def unit(self) -> Iterator[Unit]:
         """Under the lock: a unit of work over every log (`unit.py`), committed as one commit
         when it closes without an error."""
+        from service.adapters.store.unit import Unit  # a write's only: `self context` stays light
+
         with self.locked():
             states: dict[str, State] = {}
 
