@@ -55,7 +55,7 @@ def normalize(url: str, cwd: Path | None = None) -> str:
 _NO_CREDENTIALS = (
     "a remote URL is kept in .git/config and printed, so it carries no credential: for "
     "http(s), put the token in SELF_TOKEN (the user name in SELF_GIT_USERNAME) or in the "
-    "credentials file (~/.config/selfhub/credentials, see README, Sync with your team); ssh "
+    "credentials file (~/.config/selfhub/credentials, see docs/sync.md); ssh "
     "logs in with your keys or agent and its URL may name only a plain user (git@host)"
 )
 
