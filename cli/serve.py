@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--config",
             envvar="SELF_SERVE_CONFIG",
-            help="A TOML file: workspaces, remotes, limits, logging (docs/team-service.md: Operating the service).",
+            help="A TOML file: workspaces, remotes, limits, logging (docs/team-service.md).",
         ),
     ) -> None:
         """Serve DATA's workspaces over HTTP until SIGTERM or Ctrl-C."""
