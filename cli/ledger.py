@@ -49,9 +49,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         revisit: str | None = typer.Option(None, "--revisit", help="When to look again, YYYY-MM-DD."),
         cost_if_wrong: str | None = typer.Option(None, "--cost-if-wrong", help="What it costs if wrong."),
         pin: bool = typer.Option(False, "--pin", help="Always in context (full exposure)."),
-        state: str | None = typer.Option(
-            None, "--state", help=STATE_HELP, hidden=not claim
-        ),
+        state: str | None = typer.Option(None, "--state", help=STATE_HELP, hidden=not claim),
         choice: str | None = typer.Option(None, "--choice", help="The option chosen.", hidden=not decision),
         alternative: list[str] = typer.Option(
             [], "--alternative", help="An option not chosen (repeatable).", hidden=not decision

@@ -40,7 +40,7 @@ def test_exit_codes_0_1_2_reach_the_shell(store: Store) -> None:
 
     # the shell sees the same codes (a pipeline's status is its last command's)
     shell = subprocess.run(
-        ["bash", "-c", f"{SELF} state show zzzzzz; echo \"exit=$?\""],
+        ["bash", "-c", f'{SELF} state show zzzzzz; echo "exit=$?"'],
         env=store.env(),
         cwd=store.cwd,
         capture_output=True,

@@ -84,6 +84,7 @@ def validator_for(instance: object) -> jsonschema.protocols.Validator:
         TYPED[named] = jsonschema.Draft202012Validator(schema)
     return TYPED[named]
 
+
 VERDICTS: dict[bytes, str | None] = {}  # a line's digest → what `problem` said of it
 
 

@@ -1,2 +1,1 @@
-"""Exchange with other tools: a Docket ledger in and out, decision rows out (`exchange.py`).
-"""
+"""Exchange with other tools: a Docket ledger in and out, decision rows out (`exchange.py`)."""
