@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from service.core.errors import Invalid
 from service.core.events import ids, order, posted
-from service.core.events.events import WORKSPACE_LOG, Event
+from service.core.events.events import WORKSPACE_LOG, Event, Origin
 from service.core.gates import admit
 from service.core.gates.event_gate import display
 
@@ -22,10 +22,10 @@ def post(workspace: Workspace, body: posted.PostEvents) -> posted.Posted:
     """Write the events of one post as the workspace's writer, in one unit of work; the ids in
     the order given."""
     with workspace.store.unit() as unit:
-        return write(unit, body, workspace)
+        return write(unit, body, workspace.origin)
 
 
-def write(unit: UnitPort, body: posted.PostEvents, workspace: Workspace) -> posted.Posted:
+def write(unit: UnitPort, body: posted.PostEvents, origin: Origin) -> posted.Posted:
     planned: dict[str, list[Event]] = {}
     given: list[str] = []
     repeated = 0
@@ -42,7 +42,7 @@ def write(unit: UnitPort, body: posted.PostEvents, workspace: Workspace) -> post
                 repeated += 1
                 continue
             _check_given(event_id, floor, unit.now_ms, n)
-        event = posted.make(new, event_id, unit.now, workspace.origin)
+        event = posted.make(new, event_id, unit.now, origin)
         admit.admit(unit.state(log), event, n, posts.setdefault(log, admit.Post(unit.config)))
         planned.setdefault(log, []).append(event)
         given.append(event_id)

@@ -90,7 +90,6 @@ class Records:
     def __init__(self, state: State, listed: list[Entity]) -> None:
         from service.core.projections import views
 
-        self._state = state
         self._listed = listed
         self._shorts = views.short_ids(state.entities)
         self._extras = views.ledger_extras(state)

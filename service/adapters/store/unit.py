@@ -49,7 +49,7 @@ class Unit:
         the caller keeps them (else the logs are read)."""
         self.store = store
         self.now_ms = clock.wall_ms()
-        self._now = clock.now()
+        self.now = clock.now()  # the instant every event of the unit is dated
         self.local = store.local_facts()
         self.config: WorkspaceConfig = store.config()
         self.lines: dict[str, list[bytes]] = {}
@@ -58,11 +58,6 @@ class Unit:
         self._state_of = state_of
         self._apply = apply
         self._recent = recent
-
-    @property
-    def now(self) -> str:
-        """The instant every event of the unit is dated."""
-        return self._now
 
     def state(self, log: str) -> State:
         return self._state_of(log)
