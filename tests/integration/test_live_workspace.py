@@ -15,6 +15,7 @@ from service.server.live.hub import Hub
 from service.server.live.jobs import Job
 from service.server.live.space import LiveWorkspace
 from service.server.live.view import View, reading
+from tests.support.live import live_workspace
 
 ANN = Origin("human", True, None, "ann")
 
@@ -25,13 +26,8 @@ NOTE = b'{"events":[{"type":"entity.confirmed","project":"app","payload":{"text"
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[LiveWorkspace]:
     """Workspace `acme` of a new DATA, held by a hub that is closed afterwards."""
-    data = Data(tmp_path / "data")
-    data.add("acme").close()
-    hub = Hub(data)
-    try:
-        yield hub.workspace("acme")
-    finally:
-        hub.close()
+    with live_workspace(tmp_path) as found:
+        yield found
 
 
 async def post_note(live: LiveWorkspace, client: Hashable = None, timeout: float = 10.0) -> Job:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
-from service.adapters.data.workspaces import Data
 from service.adapters.store import Store
 from service.app import execute, post, queries
 from service.app.memory import MemoryStore
@@ -22,9 +20,9 @@ from service.app.workspace import Workspace
 from service.core.commands.requests import Add, AnyCommand, Cover, Done, ProjectAdd, Report, Start
 from service.core.events import posted
 from service.core.events.events import Event, Origin, payload_of
-from service.server.live.hub import Hub
 from service.server.live.space import LiveWorkspace
 from service.server.live.view import View, reading
+from tests.support.live import live_workspace
 
 HUMAN = Origin("human", True)
 ID_LIKE = re.compile(r"\b0[0-9a-hjkmnp-tv-z]{7,25}\b")
@@ -95,18 +93,6 @@ def test_the_same_commands_give_the_same_events_and_documents(tmp_path: Path) ->
     disk_docs = documents(Workspace(on_disk, "app", HUMAN), first)
     memory_docs = documents(Workspace(in_memory, "app", HUMAN), mine)
     assert named_by_order(disk_docs) == named_by_order(memory_docs)
-
-
-@contextmanager
-def live_workspace(tmp_path: Path) -> Iterator[LiveWorkspace]:
-    """Workspace `acme` of a new DATA, held open as the service holds it."""
-    data = Data(tmp_path / "data")
-    data.add("acme").close()
-    hub = Hub(data)
-    try:
-        yield hub.workspace("acme")
-    finally:
-        hub.close()
 
 
 def through_the_writer(live: LiveWorkspace, write: Callable[[View], object]) -> object:
