@@ -3,7 +3,7 @@ function, or for type checking only) points down the table below or stays in its
 no module or part imports itself around a circle.
 
 ARCHITECTURE.md draws the same table. The pure core's finer rule (no filesystem, no adapter
-library) is `test_model_is_pure.py`'s; what the CLI may import is `test_cli_layers.py`'s.
+library) is `test_core_is_pure.py`'s; what the CLI may import is `test_cli_layers.py`'s.
 """
 
 from __future__ import annotations

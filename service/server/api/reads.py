@@ -78,7 +78,7 @@ def projects(ws: Workspace) -> bytes:
 
 
 def written(events: list[object]) -> bytes:
-    """`--json` of a write (`cli/render.py: written`)."""
+    """`--json` of a write (`cli/common.py: written`)."""
     from service.core.events.events import Event, as_dict
 
     return as_json({"events": [as_dict(e) for e in events if isinstance(e, Event)]})
