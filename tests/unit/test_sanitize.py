@@ -338,9 +338,10 @@ PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 
 # Words of letters and digits from any script, at most ten long, between separators that
 # each carry a space: no token, path, address, assignment or long run can form.
-# Words that name a secret ("PASSWD", "token") make "PASSWD: 000000" a credential assignment.
+# Words that name a secret ("PASSWD", "token") make "PASSWD: 000000" a credential assignment;
+# a word ending in "Bearer" makes what follows it a bearer token.
 WORD = st.text(st.characters(categories=("L", "Nd")), min_size=1, max_size=10).filter(
-    lambda w: key_fact(w) is None and value_fact(f"{w}: 000000") is None
+    lambda w: key_fact(w) is None and value_fact(f"{w}: 000000") is None and "earer" not in w
 )
 SEPARATOR = st.sampled_from([" ", ", ", "; ", ". ", "! ", "? ", " (", ") ", ": ", " - ", "\n", "\t"])
 
