@@ -129,7 +129,29 @@ def problem_of(
 ) -> tuple[int, dict[str, object], dict[str, str]]:
     """Every error's status, problem document and headers: ours, the application's (its code's
     status) or litestar's own (an oversized body, an unknown route); anything else is a bug, a
-    500 that says nothing more. The web view renders the same document as a page."""
+    500 that says nothing more. The web view renders the same document as a page.
+
+    A detail may name what the request named (`no project 'NAME'`): every string of the
+    document is masked as the logs mask theirs, so a token put in a path never comes back."""
+    status, document, headers = _problem_of(request, exc)
+    return status, {key: _masked(value) for key, value in document.items()}, headers
+
+
+def _masked(value: object) -> object:
+    from service.core.gates.secret_formats import mask_secrets
+
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, list | tuple):
+        return [_masked(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    return value
+
+
+def _problem_of(
+    request: Request[Any, Any, Any], exc: Exception
+) -> tuple[int, dict[str, object], dict[str, str]]:
     from litestar.exceptions import HTTPException, ValidationException
 
     from service.app import problem
