@@ -10,16 +10,21 @@ variable the workspace names and, during a rotation, the one in `VAR_PREVIOUS`. 
 that does not exist, one the service hosts itself, one without a secret set, a delivery
 without a signature and one whose signature does not match get one and the same 401 (the log
 line says which). A verified delivery id seen before is 409 (the last `KEPT_DELIVERIES` are
-kept). A push to another branch, or of a commit this service pushed, is answered 202 and
+kept), and so is a verified body seen in the last `REPLAY_WINDOW_S`, whatever delivery id or
+host headers come with it: a signature covers the body only, so a body is what was signed.
+A push to another branch, or of a commit this service pushed, is answered 202 and
 fetches nothing; any other is answered 202 at once and asks for one sync of the workspace
 (coalesced with the one in flight)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
 
 MAX_BODY = 1024 * 1024  # GitHub's push payloads are a few kilobytes; a bigger one is no push
 KEPT_DELIVERIES = 10_000  # delivery ids remembered for the replay check (about 1 MiB)
+REPLAY_WINDOW_S = 600.0  # a signed body is refused again for this long (bounded by KEPT_DELIVERIES)
 _DECOY = secrets.token_bytes(32)  # judged against when there is no secret: the same work either way
 
 
@@ -58,7 +64,9 @@ class HookReplayed(ApiError):
     code = "webhook-replayed"
 
     def __init__(self) -> None:
-        super().__init__("this delivery id was accepted already; nothing is fetched again")
+        super().__init__(
+            "this delivery (its id, or its signed body) was received already; nothing is fetched again"
+        )
 
 
 class HookBody(ApiError):
@@ -76,12 +84,33 @@ class HookTooLarge(ApiError):
 
 
 class Deliveries:
-    """The delivery ids accepted lately, per workspace and host: the replay check."""
+    """The delivery ids accepted lately, per workspace and host, and the bodies signed in the
+    last `window` seconds, per workspace: the replay check."""
 
-    def __init__(self, keep: int = KEPT_DELIVERIES) -> None:
-        self.keep = keep
+    def __init__(
+        self,
+        keep: int = KEPT_DELIVERIES,
+        window: float = REPLAY_WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.keep, self.window, self.clock = keep, window, clock
         self._seen: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._signed: OrderedDict[tuple[str, bytes], float] = OrderedDict()  # oldest first
         self._lock = threading.Lock()
+
+    def unsigned_before(self, ws: str, body: bytes) -> bool:
+        """True when no delivery to `ws` signed `body` within the window (it is remembered
+        now); False for a replay. At most `keep` bodies are held: the oldest go first."""
+        key, now = (ws, hashlib.sha256(body).digest()), self.clock()
+        with self._lock:
+            while self._signed and (
+                len(self._signed) >= self.keep or next(iter(self._signed.values())) <= now - self.window
+            ):
+                self._signed.popitem(last=False)
+            if key in self._signed:
+                return False
+            self._signed[key] = now
+            return True
 
     def first(self, key: tuple[str, str, str]) -> bool:
         """True the first time `key` is seen (and it is remembered); False for a replay."""
@@ -149,7 +178,9 @@ async def _judge(request: AnyRequest, ws: str, mirrors: Mirrors, seen: Deliverie
         why = "not-remote-backed" if backend is None else "no-secret-set" if not given else verdict.reason
         log.warning("webhook-refused", workspace=named, host=verdict.host, delivery=verdict.delivery, why=why)
         raise HookRefused()
-    if verdict.delivery is not None and not seen.first((ws, verdict.host or "", verdict.delivery)):
+    if (verdict.delivery is not None and not seen.first((ws, verdict.host or "", verdict.delivery))) or (
+        not seen.unsigned_before(ws, body)
+    ):
         log.warning("webhook-replayed", workspace=ws, host=verdict.host, delivery=verdict.delivery)
         raise HookReplayed()
     push = push_of(body)
