@@ -17,7 +17,18 @@ from service.server.endpoint import gitprog
 from service.server.endpoint.errors import EndpointError
 
 _PROTOCOL = re.compile(r"version=[0-9](:[A-Za-z0-9=._-]+)*")
-_SETTINGS = {"http.receivepack": "false", "http.getanyfile": "false", "safe.directory": "*"}
+_SETTINGS = {
+    "http.receivepack": "false",
+    "http.getanyfile": "false",
+    "safe.directory": "*",
+    "uploadpack.hideRefs": "refs/selfhub",  # commits an outside write left aside: never served
+    "uploadpack.allowFilter": "true",
+    "uploadpack.allowReachableSHA1InWant": "true",
+    "uploadpackfilter.allow": "false",
+    "uploadpackfilter.blob:none.allow": "true",
+    "uploadpackfilter.blob:limit.allow": "true",
+    "uploadpackfilter.tree.allow": "true",
+}
 MAX_HEADERS = 16 * 1024
 
 
