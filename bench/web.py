@@ -55,7 +55,8 @@ def main() -> None:
         data, reader, _ = served.make_data(tmp / "data", args.events)
         server = served.Server("uvicorn", data, tmp / "serve.log")
         try:
-            with httpx.Client(base_url=server.url, cookies={"selfhub_token": reader}, timeout=600) as client:
+            with httpx.Client(base_url=server.url, timeout=600) as client:
+                client.post("/signin", data={"token": reader}, follow_redirects=True).raise_for_status()
                 base = f"/ws/{served.WS}/projects/{served.SLUG}"
                 rows = client.get(
                     f"/api/v1/workspaces/{served.WS}/projects/{served.SLUG}/state",

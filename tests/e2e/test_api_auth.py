@@ -150,7 +150,7 @@ MOUNTS: dict[tuple[str, str], list[GitRequest]] = {
     ]
 }
 GIT_CASES = [request for requests in MOUNTS.values() for request in requests]
-COOKIE = "selfhub_token"
+COOKIE = "selfhub_session"
 HTML = "text/html; charset=utf-8"
 RANK = {"reader": 1, "writer": 2, "admin": 3}
 NEEDS = {"read": 1, "command": 2, "admin": 3}
@@ -201,14 +201,31 @@ def url(team: Team, path: str, row: Row, fake: str | None = None) -> str:
     return f"{filled}?{row.query}" if row.query else filled
 
 
+_SESSIONS: dict[tuple[str, str], str] = {}
+
+
+def session(team: Team, secret: str, kept: bool = True) -> str:
+    """A session the sign-in form opened with `secret` (one per token and service, unless not
+    `kept`: signing out ends it); the secret itself when the form refuses it."""
+    key = (team.service.url, secret)
+    if kept and key in _SESSIONS:
+        return _SESSIONS[key]
+    with httpx.Client(base_url=team.service.url, timeout=30) as client:
+        answer = client.post("/signin", data={"token": secret})
+    found = str(answer.cookies.get(COOKIE, secret)) if answer.status_code == 303 else secret
+    if kept:
+        _SESSIONS[key] = found
+    return found
+
+
 def send(team: Team, caller: str, method: str, target: str, row: Row, **extra: Any) -> httpx.Response:
     kwargs: dict[str, Any] = {"json": row.body(caller)} if row.body is not None else {}
     secret = team.tokens[caller]
-    if row.view:  # the view's token is its cookie's, or the sign-in form's
+    if row.view:  # the view's session is its cookie's, or the sign-in form takes the token
         if row.action == "signin":
             kwargs["data"] = {"token": secret or ""}
         elif secret is not None:
-            kwargs["headers"] = {"Cookie": f"{COOKIE}={secret}"}
+            kwargs["headers"] = {"Cookie": f"{COOKIE}={session(team, secret, kept=target != '/signout')}"}
         secret = None
     for key, value in extra.items():
         kwargs[key] = kwargs.get(key, {}) | value if key == "headers" else value

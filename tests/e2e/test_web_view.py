@@ -91,7 +91,7 @@ def test_sign_in_then_workspaces_project_record(page: Any, team: Team) -> None:
     shot(page, "signin")
     sign_in(page, team)
     page.wait_for_url(team.service.url + "/")
-    cookie = next(c for c in page.context.cookies() if c["name"] == "selfhub_token")
+    cookie = next(c for c in page.context.cookies() if c["name"] == "selfhub_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]
     assert page.evaluate("document.cookie") == "", "the script cannot read the token"
 
@@ -208,7 +208,7 @@ def test_a_refused_token_is_told(page: Any, team: Team) -> None:
         page.get_by_role("button", name="Sign in").click()
     assert posted.value.status == 401
     assert "This token was refused" in page.get_by_role("alert").inner_text()
-    assert not [c for c in page.context.cookies() if c["name"] == "selfhub_token"]
+    assert not [c for c in page.context.cookies() if c["name"] == "selfhub_session"]
     shot(page, "refused")
     sign_in(page, team, "revoked")  # valid once, revoked since: refused as well
     assert "This token was refused" in page.get_by_role("alert").inner_text()
@@ -223,7 +223,7 @@ def test_another_workspace_is_refused_and_sign_out_clears_the_cookie(page: Any, 
     assert "does not open that workspace" in page.get_by_role("alert").inner_text()
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url("**/signin")
-    assert not [c for c in page.context.cookies() if c["name"] == "selfhub_token"]
+    assert not [c for c in page.context.cookies() if c["name"] == "selfhub_session"]
     assert page.goto(team.service.url + "/").status == 401
 
 

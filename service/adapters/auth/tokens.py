@@ -6,6 +6,12 @@ guessed; a 256-bit random token cannot, so one fast hash is as strong and keeps 
 request's check cheap. The token is shown once, when it is created, and never again.
 
 Every check reads the database: there is no cache, so a revoke takes effect at once.
+
+A web session (`open_session`) is what the web view's cookie holds instead of the token: a
+random id of 256 bits, stored as its SHA-256 with its expiry and the id of the token it was
+opened with. It is valid while it has not expired, was not ended, and its token is valid and
+unrevoked; revoking a token deletes its sessions. A session id is no token: `authenticate`
+refuses it, so a stolen cookie opens no API.
 """
 
 from __future__ import annotations
@@ -19,14 +25,15 @@ import msgspec
 from service.adapters.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
 from service.adapters.data.sqlite import connect, immediate
 from service.adapters.data.workspaces import Data
-from service.adapters.store.clock import now
+from service.adapters.store.clock import now, wall_ms
 from service.core.commands.team import Role, role_of, valid_name
 
 PREFIX = "shb_"  # also in service/core/gates/secret_formats.py, so the sanitize gate refuses one
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BODY = 43  # base-62 digits that hold 256 bits
 SHOWN = len(PREFIX) + 4  # the characters of a token that lists show, to recognise it by
-_SCHEMA = 1
+SESSION_PREFIX = "shs_"  # a web session's id: never accepted where a token is
+_SCHEMA = 2  # 2: the sessions table
 _USED_EVERY = 16  # last_used is rewritten when its minute changes (the first 16 characters)
 
 
@@ -62,13 +69,13 @@ class Grant(msgspec.Struct, frozen=True):
     role: Role
 
 
-def new_secret() -> str:
+def new_secret(prefix: str = PREFIX) -> str:
     number = int.from_bytes(secrets.token_bytes(32), "big")
     digits = []
     for _ in range(_BODY):
         number, digit = divmod(number, 62)
         digits.append(_ALPHABET[digit])
-    return PREFIX + "".join(digits)
+    return prefix + "".join(digits)
 
 
 def digest(token: str) -> bytes:
@@ -115,6 +122,12 @@ class Auth:
             )
             self.db.execute("CREATE UNIQUE INDEX IF NOT EXISTS tokens_digest ON tokens (digest)")
             self.db.execute("CREATE INDEX IF NOT EXISTS tokens_workspace ON tokens (workspace)")
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS sessions (digest BLOB PRIMARY KEY, "
+                "token_id TEXT NOT NULL REFERENCES tokens (id), created TEXT NOT NULL, "
+                "expires_ms INTEGER NOT NULL)"
+            )
+            self.db.execute("CREATE INDEX IF NOT EXISTS sessions_token ON sessions (token_id)")
             self.db.execute(f"PRAGMA user_version = {_SCHEMA}")
 
     # --- users ----------------------------------------------------------------------------
@@ -161,6 +174,7 @@ class Auth:
             self.db.execute(
                 "UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL", [now(), token_id]
             )
+            self.db.execute("DELETE FROM sessions WHERE token_id = ?", [token_id])
             rows = self._rows("id = ?", [token_id])
         if not rows:
             raise NoSuchToken(token_id)
@@ -199,3 +213,39 @@ class Auth:
         if (last_used or "")[:_USED_EVERY] != stamp[:_USED_EVERY]:
             self.db.execute("UPDATE tokens SET last_used = ? WHERE id = ?", [stamp, token_id])
         return Grant(token_id, user, workspace, role_of(role))
+
+    # --- web sessions ---------------------------------------------------------------------
+
+    def open_session(self, token: str, lifetime_s: int) -> tuple[str, Grant]:
+        """A new session of `token` (checked as `authenticate` checks it) that ends after
+        `lifetime_s`: its id, the one time it is in hand, and the token's grant. Sessions
+        expired by now are deleted on the way."""
+        found = self.authenticate(token)
+        session, stamp = new_secret(SESSION_PREFIX), wall_ms()
+        with immediate(self.db):
+            self.db.execute("DELETE FROM sessions WHERE expires_ms <= ?", [stamp])
+            self.db.execute(
+                "INSERT INTO sessions (digest, token_id, created, expires_ms) VALUES (?, ?, ?, ?)",
+                [digest(session), found.token_id, now(), stamp + lifetime_s * 1000],
+            )
+        return session, found
+
+    def session(self, session: str) -> Grant:
+        """The grant of the token session `session` was opened with; NotAuthenticated when
+        the session is malformed, unknown, ended or expired, or its token revoked."""
+        if not session.startswith(SESSION_PREFIX) or len(session) != len(SESSION_PREFIX) + _BODY:
+            raise NotAuthenticated()
+        wanted = digest(session)
+        row = self.db.execute(
+            "SELECT s.digest, t.id, t.user, t.workspace, t.role FROM sessions s "
+            "JOIN tokens t ON t.id = s.token_id "
+            "WHERE s.digest = ? AND s.expires_ms > ? AND t.revoked IS NULL",
+            [wanted, wall_ms()],
+        ).fetchone()
+        if row is None or not hmac.compare_digest(row[0], wanted):
+            raise NotAuthenticated()
+        return Grant(row[1], row[2], row[3], role_of(row[4]))
+
+    def end_session(self, session: str) -> None:
+        """End `session` (nothing when there is no such session)."""
+        self.db.execute("DELETE FROM sessions WHERE digest = ?", [digest(session)])

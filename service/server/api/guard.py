@@ -52,29 +52,45 @@ def presented_token(request: Connection) -> str:
     return token
 
 
-Presented = Callable[["Connection"], str]  # where a request's token is read from
+class Session(str):
+    """A web session's id as the web view's cookie presents it (`service/server/web/session.py`):
+    checked as a session, never as a token, so neither opens what the other does."""
+
+    __slots__ = ()
+
+
+Presented = Callable[["Connection"], str]  # where a request's credential is read from: a token or a Session
 
 
 def grant(data: Data, request: Connection, presented: Presented = presented_token) -> Grant:
-    """What the request's token grants, read from DATA/auth.sqlite once per request. The rate
-    limit is charged then: to the token, else to the client's address. The token is read by
-    `presented`: the `Authorization` header, or the web view's cookie (`service/server/web/session.py`)."""
+    """What the request's credential grants, read from DATA/auth.sqlite once per request. The
+    rate limit is charged then: to the token, else to the client's address. The credential is
+    read by `presented`: the `Authorization` header's token, or the web view's session
+    (`service/server/web/session.py`), which grants what the token it was opened with does."""
     from service.adapters.auth.errors import NotAuthenticated
 
     found: Grant | None = request.state.get(GRANT)
     if found is not None:
         return found
     try:
-        found = _auth(data).authenticate(presented(request))
+        credential = presented(request)
+        found = _granted(data, credential)
     except (Unauthenticated, NotAuthenticated):
         _charge(request, f"addr:{request.client.host if request.client else '-'}")
         raise Unauthenticated() from None
     request.state[GRANT] = found
     _charge(request, f"token:{found.token_id}")
     grants: Grants | None = request.app.state.get("grants")
-    if grants is not None:
-        grants.keep(presented(request), found)
+    if grants is not None and not isinstance(credential, Session):  # a session is checked each time
+        grants.keep(credential, found)
     return found
+
+
+def _granted(data: Data, credential: str) -> Grant:
+    """What a token, or a web session (a `Session`), grants, read afresh: a session grants
+    what the token it was opened with does, while both hold; NotAuthenticated when nothing."""
+    auth = _auth(data)
+    return auth.session(credential) if isinstance(credential, Session) else auth.authenticate(credential)
 
 
 def _charge(request: Connection, key: str) -> None:

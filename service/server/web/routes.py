@@ -1,8 +1,8 @@
 """The web view's routes: pages rendered from the read documents, the sign-in and sign-out
 forms, and a cookie-authorized event stream for the pages' live updates.
 
-Every page is authorized by `viewer` before litestar reads its query: the token of the view's
-cookie, checked as the API checks a bearer token (`guard.authorize` with `cookie_token`), a
+Every page is authorized by `viewer` before litestar reads its query: the session of the
+view's cookie, checked by the guard (`guard.authorize` with `session.cookie_session`), a
 reader's role enough. Each handler parses, makes one call (`pages`, `reads`, `search`) and
 renders a template; every error is a page (`refusal`): a refused token the sign-in form."""
 
@@ -48,9 +48,9 @@ async def viewer(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHan
 def _admit(connection: ASGIConnection[Any, Any, Any, Any], workspace: str | None) -> None:
     data = connection.app.state["data"]
     if workspace is None:
-        guard.grant(data, connection, session.cookie_token)
+        guard.grant(data, connection, session.cookie_session)
     else:
-        guard.authorize(data, connection, workspace, "read", session.cookie_token)
+        guard.authorize(data, connection, workspace, "read", session.cookie_session)
 
 
 async def forms(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -100,20 +100,23 @@ def sign_in_form(request: AnyRequest) -> Template:
 def sign_in(
     request: AnyRequest, data: Annotated[SignIn, Body(media_type=RequestEncodingType.URL_ENCODED)]
 ) -> Redirect:
-    """Check the token as the API does; keep it in the view's cookie."""
+    """Check the token as the API does; open a session of it, whose id the cookie keeps."""
     from service.server.web.errors import NoToken
 
     token = data.token.strip()
     if not token:
         raise NoToken()
     guard.grant(data_of(request), request, lambda _: token)
+    opened = session.opened(data_of(request), token)
     return Redirect(
-        session.local_path(data.next), status_code=303, cookies=[session.signed_in(token, request)]
+        session.local_path(data.next), status_code=303, cookies=[session.signed_in(opened, request)]
     )
 
 
-@post("/signout", guards=[forms], sync_to_thread=False, status_code=303)
+@post("/signout", guards=[forms], sync_to_thread=True, status_code=303)
 def sign_out(request: AnyRequest) -> Redirect:
+    """End the cookie's session (its token stays valid) and clear the cookie."""
+    session.ended(data_of(request), request)
     return Redirect("/signin", status_code=303, cookies=[session.signed_out(request)])
 
 

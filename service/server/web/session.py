@@ -1,6 +1,10 @@
-"""The web view's session: the API token itself, kept in an HttpOnly, SameSite=Strict cookie
-(Secure when served over https) and checked on every request as the API checks a bearer
-token (`service/server/api/guard.py`: the same Auth, the same roles; no server-side session).
+"""The web view's session: signing in exchanges the API token for a server-side session
+(`Auth.open_session`: a random id, stored hashed in DATA/auth.sqlite with its expiry and the
+token it was opened with). The cookie holds the session's id only, HttpOnly, SameSite=Strict,
+Secure when served over https. Every request checks it through the guard
+(`service/server/api/guard.py`, `presented` = `cookie_session`): the session valid, unexpired,
+its token valid and unrevoked; it grants what that token grants. Signing out deletes the
+session, revoking the token deletes its sessions, and a session id is no bearer token.
 
 Forgery: the cookie is SameSite=Strict, so a page of another site never makes a browser send
 it; the two forms that take no cookie-authorized action — sign-in and sign-out — also refuse a
@@ -15,23 +19,46 @@ from urllib.parse import urlsplit
 from litestar.datastructures import Cookie
 
 from service.server.api.errors import Unauthenticated
+from service.server.api.guard import Session
 from service.server.web.errors import CrossOrigin
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
 
+    from service.adapters.data.workspaces import Data
+
     Connection = ASGIConnection[Any, Any, Any, Any]
 
-COOKIE = "selfhub_token"
-MAX_AGE_S = 12 * 3600  # the browser forgets it after a working day; the token itself stays valid
+COOKIE = "selfhub_session"
+MAX_AGE_S = 12 * 3600  # a session ends after a working day; the token itself stays valid
 
 
-def cookie_token(connection: Connection) -> str:
-    """The token of the view's cookie (`guard.grant`'s `presented`); Unauthenticated without one."""
-    token = connection.cookies.get(COOKIE, "").strip()
-    if not token:
+def cookie_session(connection: Connection) -> Session:
+    """The session of the view's cookie (`guard.grant`'s `presented`: the guard checks it, on
+    every request and whenever a request's credential is checked again); Unauthenticated
+    without one."""
+    found = connection.cookies.get(COOKIE, "").strip()
+    if not found:
         raise Unauthenticated()
-    return token
+    return Session(found)
+
+
+def opened(data: Data, token: str) -> str:
+    """A new session of `token` (already checked by the guard): its id, for the cookie."""
+    from service.adapters.auth.tokens import Auth
+
+    with Auth(data) as auth:
+        return auth.open_session(token, MAX_AGE_S)[0]
+
+
+def ended(data: Data, connection: Connection) -> None:
+    """Delete the session of the request's cookie, if it holds one."""
+    from service.adapters.auth.tokens import Auth
+
+    found = connection.cookies.get(COOKIE, "").strip()
+    if found:
+        with Auth(data) as auth:
+            auth.end_session(found)
 
 
 def secure(connection: Connection) -> bool:
@@ -39,10 +66,10 @@ def secure(connection: Connection) -> bool:
     return connection.url.scheme == "https"
 
 
-def signed_in(token: str, connection: Connection) -> Cookie:
+def signed_in(session: str, connection: Connection) -> Cookie:
     return Cookie(
         key=COOKIE,
-        value=token,
+        value=session,
         path="/",
         max_age=MAX_AGE_S,
         httponly=True,
