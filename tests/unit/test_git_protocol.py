@@ -53,19 +53,36 @@ def test_a_lone_flush_is_gits_probe_before_a_large_push() -> None:
         (b"zzzz", "not a pkt-line length"),
         (b"0003", "not one git sends"),
         (b"0010abc", "ended inside a pkt-line"),
-        (pkt.line(b"shallow " + OLD.encode() + b"\n") + pkt.FLUSH, "shallow clone"),
+        (pkt.line(b"shallow zz\n") + pkt.FLUSH, "is not a shallow line"),
+        (
+            pkt.line(f"{OLD} {NEW} refs/heads/main\n".encode()) + pkt.line(b"shallow " + OLD.encode()),
+            "ref update",
+        ),
         (pkt.line(b"not a command\n") + pkt.FLUSH, "is not a ref update"),
         (pkt.line(f"{OLD} {NEW} HEAD\n".encode()) + pkt.FLUSH, "is not a ref update"),
         (pkt.line(f"{OLD} {NEW} refs/heads/main\n".encode()), "ended inside its commands"),
-        (
-            b"".join(pkt.line(f"{OLD} {NEW} refs/heads/b{n}\n".encode()) for n in range(65)) + pkt.FLUSH,
-            "at most",
-        ),
     ],
 )
 def test_a_malformed_request_is_a_clear_bad_request(data: bytes, says: str) -> None:
     with pytest.raises(BadRequest, match=says):
         read(data)
+
+
+def test_a_shallow_clones_cut_commits_come_before_its_commands() -> None:
+    request = read(
+        pkt.line(b"shallow " + OLD.encode())
+        + pkt.line(f"{OLD} {NEW} refs/heads/main\0report-status atomic\n".encode())
+        + pkt.FLUSH
+    )
+    assert request.shallow == (OLD,) and request.atomic
+    assert request.commands == [receiving.Command(OLD, NEW, "refs/heads/main")]
+
+
+def test_a_push_of_too_many_refs_is_refused_whole_after_its_commands_are_read() -> None:
+    data = b"".join(pkt.line(f"{OLD} {NEW} refs/heads/b{n}\n".encode()) for n in range(65)) + pkt.FLUSH
+    request = read(data)
+    assert len(request.commands) == 65
+    assert "at most" in (receiving.too_many(request) or "")
 
 
 def test_the_report_goes_on_band_one_and_messages_on_band_two() -> None:

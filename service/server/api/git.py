@@ -166,27 +166,66 @@ async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: L
         return await send({"type": "http.response.body", "body": b"", "more_body": False})
     report = receiving.Report(request)
     state = scope["app"].state
-    log, counted = state["log"], state["metrics"]
+    try:
+        await _receive(live, request, body, report, state["log"])
+    except ClientGone:
+        raise
+    except Exception as exc:  # the answer has started: the client is told, the service goes on
+        state["log"].error("push-failed", workspace=live.name, error=repr(exc))
+        report.refuse_all("failed", "the push failed inside the service; main did not move")
+    for command in request.commands:
+        why = report.results.get(command.ref, "failed")
+        state["metrics"].pushed(live.name, "accepted" if why is None else _outcome(why))
+    await send({"type": "http.response.body", "body": report.encode(), "more_body": False})
+
+
+async def _receive(
+    live: LiveWorkspace,
+    request: receiving.Request,
+    body: pkt.Body,
+    report: receiving.Report,
+    log: Any,
+) -> None:
+    """A push's pack taken and its refs updated, or refused, as `report` tells it."""
+    refused = receiving.too_many(request)
+    if refused is not None:
+        report.refuse_all("too many refs", refused)
+        return await _drain(body)
     held = incoming.Incoming(live.store.root) if request.sends_pack else None
     settled = True
     try:
-        if held is not None:
-            try:
-                await held.receive(body.rest())
-            except EndpointError as exc:
-                report.unpack = "error"
-                for command in request.commands:
-                    report.refuse(command.ref, "unpacker error")
-                report.messages.append(str(exc))
-        if report.unpack == "ok":
-            for command in request.commands:
-                settled = await _update(live, held, command, report, log) and settled
-                why = report.results.get(command.ref, "accepted")
-                counted.pushed(live.name, "accepted" if why is None else _outcome(why))
+        if held is not None and not await _unpack(held, request, body, report):
+            return
+        if request.atomic and receiving.refuse_atomic(report):
+            return
+        for command in request.commands:
+            settled = await _update(live, held, command, report, log) and settled
     finally:
         if held is not None and settled:  # else the writer may still read it: swept at the next start
             held.drop()
-    await send({"type": "http.response.body", "body": report.encode(), "more_body": False})
+
+
+async def _unpack(
+    held: incoming.Incoming, request: receiving.Request, body: pkt.Body, report: receiving.Report
+) -> bool:
+    """The pack into the quarantine; False when it is not taken (the report says why)."""
+    try:
+        await held.receive(body.rest())
+    except EndpointError as exc:
+        unknown = [s for s in request.shallow if not held.known(s)]
+        told = receiving.cut_message(unknown) if unknown else str(exc)
+        report.refuse_all("unpacker error", told, unpack="error")
+        return False
+    return True  # every object the pack names is at hand: a shallow clone's pack connects
+
+
+async def _drain(body: pkt.Body) -> None:
+    """The rest of a refused push's body read (and dropped), so git reads the answer."""
+    taken = 0
+    async for chunk in body.rest():
+        taken += len(chunk)
+        if taken > incoming.MAX_PACK_BYTES:
+            return
 
 
 async def _update(
@@ -203,11 +242,9 @@ async def _update(
     from service.adapters.sync.pushed import Pushed
 
     ref = command.ref
-    if ref != receiving.MAIN:
-        report.refuse(ref, "only refs/heads/main is kept here", f"{ref}: only refs/heads/main is kept here")
-        return True
-    if command.deletes or held is None:
-        report.refuse(ref, "main is never deleted", "main holds the published events: it is never deleted")
+    refused = receiving.never_landed(command)
+    if refused is not None or held is None:
+        report.refuse(ref, *(refused or receiving.NEVER_DELETED))
         return True
     try:
         job = await live.writer.submit_alone_async(
@@ -244,6 +281,8 @@ _REFUSALS = {
     "main is never deleted": "delete",
     "only refs/heads/main is kept here": "other-ref",
     "unpacker error": "unpack",
+    "too many refs": "too-many",
+    receiving.ATOMIC_FAILED: "atomic",
     "timed out": "timeout",
     "failed": "failed",
 }

@@ -98,7 +98,11 @@ class Incoming:
         """Whether `sha` came with the push (not from the store)."""
         if self._own is None:
             self._own = DiskObjectStore(str(self.path))
-        return sha in self._own
+        return self._own.contains_packed(sha) or self._own.contains_loose(sha)  # `in` reads the alternates
+
+    def known(self, sha: str) -> bool:
+        """Whether the store or the push holds the object `sha` (hex)."""
+        return ObjectID(sha.encode("ascii")) in self.repo.object_store
 
     def keep(self) -> None:
         """Move the pushed pack into the store's objects (the push was accepted)."""

@@ -3,6 +3,12 @@ a push, and the report the git client prints (side band 2 as "remote: …" lines
 
 Only `refs/heads/main` is kept: another ref is refused, and so is deleting main. The pack
 is asked for whole (`no-thin`), so it is checked without reaching into the store first.
+
+A shallow clone names its cut commits (`shallow <id>` lines before the commands). Its push is
+taken when its pack connects to the store's history (index-pack finds every object it names);
+a pack whose history stops at a cut commit the store lacks cannot be checked, and is refused
+with what to do. Every refusal reaches git as `remote:` lines and a rejected ref (`ng`), never
+as a dropped answer.
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from service.server.endpoint.errors import BadRequest
 
 MAIN = "refs/heads/main"
 ZERO = "0" * 40
-CAPABILITIES = "report-status delete-refs side-band-64k quiet ofs-delta no-thin agent=selfhub"
+CAPABILITIES = "report-status delete-refs side-band-64k quiet atomic ofs-delta no-thin agent=selfhub"
 MAX_COMMANDS = 64
+MAX_LINES = 10_000  # commands or shallow lines: past these the request is not a push git makes
+ATOMIC_FAILED = "atomic push failed"
+UNSHALLOW = "run `git fetch --unshallow` (or clone in full) and push again"
 _OID = re.compile(r"[0-9a-f]{40}")
-_REF = re.compile(r"refs/[A-Za-z0-9._/-]{1,200}")
+_REF = re.compile(r"refs/[^\x00-\x20\x7f]{1,4096}")  # any ref git sends: one not main is refused by name
 
 
 class Command(msgspec.Struct, frozen=True):
@@ -35,6 +44,11 @@ class Command(msgspec.Struct, frozen=True):
 class Request(msgspec.Struct, frozen=True):
     commands: list[Command]
     capabilities: frozenset[str]
+    shallow: tuple[str, ...] = ()  # the commits a shallow clone's history stops at
+
+    @property
+    def atomic(self) -> bool:
+        return "atomic" in self.capabilities
 
     @property
     def sideband(self) -> bool:
@@ -61,26 +75,72 @@ def advertisement(head: str | None) -> bytes:
 
 
 async def read_request(body: pkt.Body) -> Request:
-    """The commands of a push, up to their flush (the pack follows)."""
+    """The commands of a push, after a shallow clone's `shallow` lines, up to their flush (the
+    pack follows)."""
     commands: list[Command] = []
+    shallow: list[str] = []
     capabilities: frozenset[str] = frozenset()
     while (data := await body.pkt()) is not None:
-        if len(commands) >= MAX_COMMANDS:
-            raise BadRequest(f"a push may update at most {MAX_COMMANDS} refs")
+        if len(commands) + len(shallow) >= MAX_LINES:
+            raise BadRequest(f"a push of more than {MAX_LINES:,} lines before its pack is not git's")
         text, _, caps = data.rstrip(b"\n").partition(b"\0")
+        line = text.decode("utf-8", "replace")
+        if not commands and line.startswith("shallow "):
+            shallow.append(_shallow(line))
+            continue
         if not commands:
             capabilities = frozenset(caps.decode("ascii", "replace").split())
-        commands.append(_command(text.decode("utf-8", "replace")))
-    return Request(commands, capabilities)  # none: git's probe of a large push (auth, not the pack)
+        commands.append(_command(line))
+    return Request(commands, capabilities, tuple(shallow))  # none: git's probe of a large push
+
+
+def _shallow(text: str) -> str:
+    oid = text.removeprefix("shallow ")
+    if not _OID.fullmatch(oid):
+        raise BadRequest(f"{text[:120]!r} is not a shallow line (shallow commit-id)")
+    return oid
 
 
 def _command(text: str) -> Command:
-    if text.startswith("shallow "):
-        raise BadRequest("pushes from a shallow clone are not taken here: clone in full (self clone)")
     parts = text.split(" ")
     if len(parts) != 3 or not all(_OID.fullmatch(p) for p in parts[:2]) or not _REF.fullmatch(parts[2]):
         raise BadRequest(f"{text[:120]!r} is not a ref update (old-id new-id ref)")
     return Command(*parts)
+
+
+def too_many(request: Request) -> str | None:
+    """Why the whole push is refused before its pack is read, if it is."""
+    if len(request.commands) > MAX_COMMANDS:
+        return f"a push may update at most {MAX_COMMANDS} refs; push refs/heads/main alone"
+    return None
+
+
+def cut_message(cut: list[str]) -> str:
+    """What to do about a push whose history stops at the shallow commits `cut`."""
+    return (
+        f"refused: the push comes from a shallow clone whose history stops at {cut[0][:12]}, "
+        f"a commit main does not hold, so its pack cannot be checked here; {UNSHALLOW}"
+    )
+
+
+NEVER_DELETED = ("main is never deleted", "main holds the published events: it is never deleted")
+
+
+def never_landed(command: Command) -> tuple[str, str] | None:
+    """Why `command` is refused whatever its pack holds (its reason and its message), if it is."""
+    if command.ref != MAIN:
+        return "only refs/heads/main is kept here", f"{command.ref}: only refs/heads/main is kept here"
+    return NEVER_DELETED if command.deletes else None
+
+
+def refuse_atomic(report: Report) -> bool:
+    """Whether an atomic push is refused whole, before any ref moves: one of its refs is."""
+    refused = [(c.ref, why) for c in report.request.commands if (why := never_landed(c)) is not None]
+    for ref, (reason, message) in refused:
+        report.refuse(ref, reason, message)
+    if refused:
+        report.refuse_all(ATOMIC_FAILED, "the push is atomic and a ref of it is refused: no ref moved")
+    return bool(refused)
 
 
 class Report:
@@ -94,6 +154,14 @@ class Report:
 
     def refuse(self, ref: str, reason: str, message: str | None = None) -> None:
         self.results[ref] = reason
+        if message:
+            self.messages.append(message)
+
+    def refuse_all(self, reason: str, message: str | None = None, unpack: str | None = None) -> None:
+        """Every ref of the push refused for `reason` (the unpack status too, when given)."""
+        self.unpack = unpack or self.unpack
+        for command in self.request.commands:
+            self.results.setdefault(command.ref, reason)
         if message:
             self.messages.append(message)
 
