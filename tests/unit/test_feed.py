@@ -8,7 +8,7 @@ import threading
 import msgspec
 
 from service.core.events.events import Event, Origin
-from service.server.live.feed import Feed
+from service.server.live.feed import Feed, cursor_form
 
 
 def event(n: int) -> Event:
@@ -16,17 +16,23 @@ def event(n: int) -> Event:
 
 
 def test_since_a_mark_and_after_an_id() -> None:
-    feed = Feed(keep=3)
+    feed = Feed(keep=2)
     start = feed.end()
     feed.publish([event(1), event(2)])
     got = feed.since(start)
-    assert got is not None and [e.id for e in got[0]] == [event(1).id, event(2).id] and got[1] == 2
+    assert got == [(1, event(1)), (2, event(2))]
     assert feed.mark_of(event(1).id) == 1 and feed.get(event(2).id) == event(2)
+    assert feed.since(start, most=1) == [(1, event(1))], "a wake hands at most `most`"
     feed.publish([event(3), event(4)])
-    assert feed.since(start) is None, "a mark older than what is kept: read the logs"
+    assert feed.since(start) is None, "a mark older than what is kept: read the journal"
     assert feed.mark_of(event(1).id) is None and feed.get(event(1).id) is None
-    kept = feed.since(feed.mark_of(event(2).id) or 0)
-    assert kept is not None and [e.id for e in kept[0]] == [event(3).id, event(4).id]
+    assert feed.since(2) == [(3, event(3)), (4, event(4))]
+
+
+def test_a_cursor_is_never_an_event_id() -> None:
+    feed = Feed()
+    assert cursor_form(feed.cursor(12)) == (feed.epoch, 12)
+    assert cursor_form(event(1).id) is None and cursor_form("01" * 13) is None
 
 
 def test_a_publish_from_another_thread_wakes_a_waiting_reader() -> None:

@@ -217,6 +217,32 @@ def read_after(root: Path, log: str, after: str | None) -> list[Event]:
     return sorted(found, key=_event_id)
 
 
+def read_ids(root: Path, log: str, wanted: set[str]) -> dict[str, Event]:
+    """The events of a log whose id is in `wanted`, by id. Only the segments that can hold
+    one are decoded: those whose greatest id is not below the least wanted."""
+    found: dict[str, Event] = {}
+    least = min(wanted, default=None)
+    if least is None:
+        return found
+    for name, greatest in greatest_ids(root, log):
+        if greatest >= least:
+            found.update((e.id, e) for e in _events(root, log, name) if e.id in wanted)
+    return found
+
+
+def ids_of(root: Path, log: str) -> list[str]:
+    """Every id of a log, in file order: read off canonical lines' starts, else decoded."""
+    found: list[str] = []
+    for name in layout.segments(root, log):
+        data, _ = read_segment(root / layout.log_dir(log) / name)
+        lines = complete(data)[0].splitlines()
+        if all(line.startswith(b'{"id":"') and line[33:35] == b'",' for line in lines):
+            found += [line[_ID_AT].decode("ascii", "replace") for line in lines]
+        else:
+            found += [e.id for e in decode(b"\n".join(lines) + b"\n" if lines else b"", name)[0]]
+    return found
+
+
 def newest(root: Path, log: str, n: int) -> list[Event]:
     """The `n` events of a log with the greatest ids, in id order: segments are decoded from
     the one with the greatest id down, until the next cannot hold one of the `n`."""

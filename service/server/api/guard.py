@@ -120,6 +120,22 @@ def authorize(
     return given
 
 
+def still(
+    data: Data, request: Connection, workspace: str, action: Action, presented: Presented = presented_token
+) -> bool:
+    """Whether the token `request` was let in with still opens `workspace` for `action`, read
+    afresh: what `authorize` checks, asked again by an open stream (`live/feed.py: Watch`),
+    never charged to the rate limit."""
+    from service.adapters.auth.errors import NotAuthenticated
+
+    try:
+        given = _auth(data).authenticate(presented(request))
+        _allow(data, given, workspace, action, exists=_open(request, workspace) or None)
+    except (Unauthenticated, NotAuthenticated, Forbidden):
+        return False
+    return True
+
+
 def _open(connection: Connection, workspace: str) -> bool:
     """Whether the service holds `workspace` open: it exists, without asking DATA."""
     hub = connection.app.state.get("hub")

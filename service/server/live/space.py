@@ -96,7 +96,6 @@ class LiveWorkspace:
         self.name = name
         self.store = store
         self.observer = observer
-        self.feed = Feed()
         self.states: dict[str, tuple[State, list[Quarantine]]] = {}
         self.slices: dict[str, Kept] = {}
         self.head: str | None = None
@@ -110,6 +109,7 @@ class LiveWorkspace:
         self.loading = threading.Lock()  # one catch-up at a time (`outside.catch_up`)
         self._slicing = threading.Lock()
         self.load()
+        self.feed = Feed.of(store)  # after the load: numbers every event the states fold
         self.writer = writer(self)
 
     # --- state ---------------------------------------------------------------------------
