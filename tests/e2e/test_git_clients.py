@@ -168,6 +168,13 @@ def test_a_blobless_clone_is_partial_without_a_warning_and_pushes(hosted: Hosted
     assert "1 new event" in hosted.pushed(clone, *_v(version), "push", "origin", "main")
 
 
+@pytest.mark.parametrize("kind", ["blob:limit=100", "tree:0"])
+def test_the_other_served_filters_clone_without_a_warning(hosted: Hosted, kind: str) -> None:
+    clone, said = hosted.clone(f"--filter={kind}")
+    assert "warning" not in said.lower(), said
+    assert gc.ok(hosted.tmp, "config", "remote.origin.partialclonefilter", cwd=clone).strip() == kind
+
+
 def test_a_filter_the_service_does_not_serve_is_refused_by_name(hosted: Hosted) -> None:
     target = hosted.tmp / "sparse"
     done = hosted.git("clone", "--filter=sparse:oid=HEAD:x", hosted.url, str(target))
@@ -208,6 +215,14 @@ def test_a_ref_name_the_service_does_not_keep_is_told_not_cut(hosted: Hosted) ->
     hosted.commit(clone, "to a branch")
     said = hosted.refused(clone, "push", "origin", "HEAD:refs/heads/feature+x")
     assert "only refs/heads/main" in said and "[remote rejected]" in said, said
+
+
+def test_a_push_of_too_many_refs_is_refused_whole_with_a_remote_line(hosted: Hosted) -> None:
+    clone, _ = hosted.clone()
+    hosted.commit(clone, "in a push of many refs")
+    refs = [f"HEAD:refs/heads/b{n}" for n in range(65)]
+    said = hosted.refused(clone, "push", "origin", "main", *refs)
+    assert "at most 64 refs" in said and "[remote rejected] main -> main" in said, said
 
 
 def test_a_v0_fetch_sees_main_alone(hosted: Hosted) -> None:
