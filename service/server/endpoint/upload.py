@@ -1,7 +1,8 @@
 """Fetches and clones: git's own `git http-backend` (as a CGI program) answers
 `info/refs?service=git-upload-pack` and `git-upload-pack` for the workspace's store. A fetch
 only reads, so C git's server is safe here, and it sends the deltas of the store's packs
-(protocol v0 and v2, gzip'd requests). It never answers a push: receive-pack is this
+(protocol v0 and v2, gzip'd requests, shallow and partial clones: the blob and tree filters,
+the objects left out fetched by id later). It never answers a push: receive-pack is this
 endpoint's own (`receiving.py`), and http.receivepack is off for it besides."""
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ _SETTINGS = {
     "http.receivepack": "false",
     "http.getanyfile": "false",
     "safe.directory": "*",
-    "uploadpack.hideRefs": "refs/selfhub",  # commits an outside write left aside: never served
+    "uploadpack.hideRefs": "refs/selfhub",  # commits an outside write left aside: never advertised
     "uploadpack.allowFilter": "true",
-    "uploadpack.allowReachableSHA1InWant": "true",
+    "uploadpack.allowReachableSHA1InWant": "true",  # a v0 partial clone's later fetches (v2 asks none)
     "uploadpackfilter.allow": "false",
     "uploadpackfilter.blob:none.allow": "true",
     "uploadpackfilter.blob:limit.allow": "true",
