@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from service.adapters.store import Store
@@ -146,7 +147,7 @@ def test_a_shallow_history_the_service_lacks_is_refused_with_what_to_do(hosted: 
     assert "shallow" in said and "--unshallow" in said, said
 
 
-@pytest.mark.parametrize("version", ["0", "2"])
+@pytest.mark.parametrize("version", ["0", "1", "2"])
 def test_a_full_clone_pushes_several_commits(hosted: Hosted, version: str) -> None:
     clone, _ = hosted.clone(version=version)
     hosted.commit(clone, f"full over v{version}")
@@ -223,6 +224,20 @@ def test_a_push_of_too_many_refs_is_refused_whole_with_a_remote_line(hosted: Hos
     refs = [f"HEAD:refs/heads/b{n}" for n in range(65)]
     said = hosted.refused(clone, "push", "origin", "main", *refs)
     assert "at most 64 refs" in said and "[remote rejected] main -> main" in said, said
+
+
+def test_a_v2_request_the_endpoint_cannot_read_is_answered_as_git_reads_an_error(hosted: Hosted) -> None:
+    """An ERR packet (git prints "remote error: …"), not an HTTP status git does not show."""
+    asked = b"0014command=ls-refs\n0001" + b"000bnewarg\n" + b"0000"
+    answer = httpx.post(
+        f"{hosted.service.url}/git/{WS}.git/git-upload-pack",
+        content=asked,
+        auth=("ann", hosted.writer),
+        headers={"Git-Protocol": "version=2", "Content-Type": "application/x-git-upload-pack-request"},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.content[4:].startswith(b"ERR ls-refs has no argument 'newarg'"), answer.content
 
 
 def test_a_v0_fetch_sees_main_alone(hosted: Hosted) -> None:

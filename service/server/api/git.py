@@ -118,8 +118,9 @@ async def _upload(scope: HTTPScope, receive_: Receive, send: Send, ws: str, rest
     elif upload.v2(asked) and not asked.content_encoding:
         try:
             listed, body = await _ls_refs(scope, ws, pkt.Body(lambda: anext(body, None)))
-        except EndpointError as exc:
-            return await _text(send, exc.status, f"{exc}\n")
+        except EndpointError as exc:  # git prints an ERR packet as "remote error: …"
+            said = pkt.line(f"ERR {exc}\n".encode())
+            return await _bytes(send, 200, said, "application/x-git-upload-pack-result")
         if listed is not None:
             return await _bytes(send, 200, listed, "application/x-git-upload-pack-result")
         answered = upload.serve(root, asked, body, start)
