@@ -37,6 +37,7 @@ class Server(uvicorn.Server):
 def serve(data: Path, host: str, port: int, config: Path | None = None) -> None:
     """Serve `data` on `host:port` under the configuration file `config` (defaults without
     one); a ConfigError, before anything binds, when that file is refused."""
+    from service.server import connections
     from service.server.api import logs
     from service.server.api.config import load
     from service.server.bootstrap import build
@@ -52,6 +53,7 @@ def serve(data: Path, host: str, port: int, config: Path | None = None) -> None:
         access_log=False,  # the app writes one line per request itself (service/server/api/logs.py)
         timeout_keep_alive=limits.keep_alive_s,
         timeout_graceful_shutdown=limits.shutdown_s or None,
+        http=connections.protocol(limits),  # a time for the headers, caps on connections
     )
     # uvicorn sends the signal that stopped it again once it has shut down, to the handler
     # that was in place before: a no-op here, so a stop asked for is a clean exit (0).

@@ -17,6 +17,9 @@ refused, a relative path taken from the file's folder), and so is the variable's
     burst = 200                    # requests a token may make at once
     request_s = 60.0               # a handler's time to answer (0: none); 503 past it
     keep_alive_s = 5               # an idle keep-alive connection is closed after it
+    header_s = 10.0                # a request's headers must arrive within it, else closed (0: none)
+    connections = 4096             # connections open at once (0: no cap); 503 past it
+    connections_per_client = 256   # of them from one address (0: no cap); 503 past it
     shutdown_s = 10                # SIGTERM: requests in flight get this long
 
     [logging]
@@ -39,6 +42,7 @@ from service.server.api.errors import ApiError
 Positive = Annotated[int, msgspec.Meta(ge=1)]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
 WholeSeconds = Annotated[int, msgspec.Meta(ge=0)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -48,6 +52,9 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     request_s: Seconds = 60.0  # past the writes' own 30 s (service/server/api/writes.py), a backstop
     keep_alive_s: WholeSeconds = 5
     shutdown_s: WholeSeconds = 10
+    header_s: Seconds = 10.0  # a person's slowest link sends headers in well under a second
+    connections: Count = 4096  # 0: no cap; well under the descriptors a process may hold
+    connections_per_client: Count = 256  # 0: no cap; behind a proxy every client is the proxy
 
 
 class Logging(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
