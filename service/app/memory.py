@@ -130,6 +130,9 @@ class MemoryLocal:
     def log_ruling(self, ruling: dict[str, object]) -> None:
         self.rulings.append(ruling)
 
+    def pushers(self) -> dict[str, str]:
+        return {}  # nothing is pushed into a store in memory
+
 
 class MemoryStore:
     """A store's logs as lines in memory, one transaction at a time."""

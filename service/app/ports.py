@@ -8,7 +8,7 @@ git or a filesystem.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
@@ -119,6 +119,9 @@ class LocalPort(Protocol):
     def links(self) -> dict[str, str]: ...
     def link(self, slug: str, path: Path) -> None: ...
     def log_ruling(self, ruling: dict[str, object]) -> None: ...
+    def pushers(self) -> Mapping[str, str]:
+        """Event id → who pushed it, where that is not the author the event claims."""
+        ...
 
 
 class StorePort(Protocol):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from service.app.workspace import Workspace
     from service.core.events.events import Event
     from service.core.fold.state import Entity, State
@@ -118,12 +120,19 @@ class Record:
     """`self state show`: one record's row, its own events when asked, and its text (made
     when asked)."""
 
-    def __init__(self, entity: Entity, events: list[Event], extra: dict[str, object] | None, history: bool):
+    def __init__(
+        self,
+        entity: Entity,
+        events: list[Event],
+        extra: dict[str, object] | None,
+        history: bool,
+        relayed: Mapping[str, str] | None = None,
+    ):
         from service.core.projections import views
 
         self._entity, self._extra = entity, extra
         self.row: Row = views.entity_row(entity, entity.id, extra)
-        self._events = [event_row(e) for e in events]  # none unless the history was asked for
+        self._events = [event_row(e, relayed) for e in events]  # none unless the history was asked for
         self.history: list[Row] | None = self._events if history else None
 
     def document(self) -> Row:
@@ -140,18 +149,20 @@ class Record:
 
 def record(ws: Workspace, prefix: str, history: bool, at: str | None) -> Record:
     entity, events, extra = ws.show(prefix, history, at)
-    return Record(entity, events, extra, history)
+    return Record(entity, events, extra, history, ws.store.local.pushers() if events else None)
 
 
 def recent(ws: Workspace, n: int) -> list[Row]:
-    """The project's `n` most recent events (the workspace log's outside a project), newest last."""
-    return [event_row(e) for e in ws.recent(n)]
+    """The project's `n` most recent events (the workspace log's outside a project), newest last;
+    a pushed one with who pushed it where that is not its claimed author (`authors.py`)."""
+    relayed = ws.store.local.pushers()
+    return [event_row(e, relayed) for e in ws.recent(n)]
 
 
-def event_row(event: Any) -> Row:
-    from service.core.events.events import as_dict
+def event_row(event: Any, relayed: Mapping[str, str] | None = None) -> Row:
+    from service.app import authors
 
-    return as_dict(event)
+    return authors.row(event, relayed or {})
 
 
 def event_subject(row: Row, full: bool = False) -> str:

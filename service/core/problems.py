@@ -72,6 +72,7 @@ CODES: dict[str, Problem] = {
     "push-stale": Problem(BAD_INPUT, 409, "Main moved since the push's fetch"),
     "push-not-forward": Problem(BAD_INPUT, 409, "The push does not build on main"),
     "push-not-append": Problem(BAD_INPUT, 422, "The push changes published events"),
+    "push-not-admitted": Problem(BAD_INPUT, 422, "The push holds an event a post could not write"),
     "push-ahead-of-clock": Problem(BAD_INPUT, 422, "The push holds an id from the future"),
     # the HTTP front end (service.server.api.errors): no CLI command raises these
     "unauthenticated": Problem(BAD_INPUT, 401, "A valid bearer token is needed"),

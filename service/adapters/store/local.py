@@ -11,7 +11,7 @@ import fcntl
 import json
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -129,6 +129,13 @@ class Local:
             if slug is not None:
                 return slug
         return None
+
+    def pushers(self) -> Mapping[str, str]:
+        """Event id → who pushed it, for the pushed events that claim another author or none
+        (`pushes.py`, the service's record of the pushes into a store it hosts)."""
+        from service.adapters.store import pushes
+
+        return pushes.relayed(self.folder)
 
     def log_ruling(self, ruling: dict[str, object]) -> None:
         """The gate's rulings, one JSON line each, in `gate.jsonl`."""

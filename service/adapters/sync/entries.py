@@ -13,6 +13,7 @@ from dulwich.repo import Repo
 from service.adapters.store import gitcommit
 
 REGULAR = frozenset({0o100644, 0o100755})
+PLAIN = frozenset({0o100644})  # what a push into a hosted store may hold: no executable bit
 SYMLINK, GITLINK = 0o120000, 0o160000
 
 # Code points HFS+ ignores in names, so `.g\u200cit` is `.git` there (git's own list).
@@ -35,10 +36,15 @@ def bad_name(name: str) -> str | None:
     return None
 
 
-def bad_mode(mode: int) -> str | None:
-    """Why a tree entry's mode is refused, or None for a regular file or a tree."""
-    if mode in REGULAR or mode == gitcommit.DIR_MODE:
+def bad_mode(mode: int, regular: frozenset[int] = REGULAR) -> str | None:
+    """Why a tree entry's mode is refused, or None for a file of a `regular` mode or a tree."""
+    if mode in regular or mode == gitcommit.DIR_MODE:
         return None
+    if mode in REGULAR:
+        return (
+            f"has file mode {mode:o} (an executable file; only mode 100644 is taken here): "
+            "clear it with `git update-index --chmod=-x PATH` and commit again"
+        )
     if mode == SYMLINK:
         return "is a symbolic link (a store holds regular files only)"
     if mode == GITLINK:

@@ -106,6 +106,7 @@ def check(
     since: Collection[ObjectID] | None = None,
     brought: Collection[ObjectID] | None = None,
     base: ObjectID | None = None,
+    modes: frozenset[int] = REGULAR,
 ) -> dict[str, ObjectID]:
     """The files of `commit_id`'s tree (path → blob id) once every entry passed the gate.
 
@@ -119,11 +120,12 @@ def check(
     `brought`: those commits, known already (a push's), instead of walked to from `since`.
     `base`: a commit that passed this gate (the hosted store's head, for a push): a tree or
     blob at the same path as in its tree is passed unread (the files under such a tree are
-    left out of those returned), so a push costs what it changed.
+    left out of those returned), so a push costs what it changed. `modes`: the file modes
+    taken (a push into a hosted store takes 100644 only).
     """
     history = since is not None or brought is not None
     passed = _Passed(repo, base) if base is not None else None
-    intake = _Intake(repo, where, frozenset(known), tuple(local), history=history, passed=passed)
+    intake = _Intake(repo, where, frozenset(known), tuple(local), history=history, passed=passed, modes=modes)
     files = intake.commit(commit_id, head=True)
     if brought is None and since is not None:
         brought = graph.only_in(repo, [commit_id], list(since))
@@ -172,9 +174,11 @@ class _Intake:
         *,
         history: bool,
         passed: _Passed | None = None,
+        modes: frozenset[int] = REGULAR,
     ) -> None:
         self.repo, self.where, self.known, self.local, self.history = repo, where, known, local, history
         self.passed = passed
+        self.modes = modes
         self.files: dict[str, ObjectID] = {}
         self.head = True
         self.done: set[tuple[str, ObjectID]] = set()  # (path, tree or blob) checked
@@ -279,7 +283,7 @@ class _Intake:
                 shown = prefix + entry.path.decode("utf-8", "backslashreplace")
                 raise UnsafeEntry(self.where, shown, "has a name that is not UTF-8") from None
             path = prefix + name
-            problem = bad_name(name) or bad_mode(entry.mode)
+            problem = bad_name(name) or bad_mode(entry.mode, self.modes)
             if problem is not None:
                 raise UnsafeEntry(self.where, path, problem)
             out.append((name, entry.mode, entry.sha))

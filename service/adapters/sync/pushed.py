@@ -10,13 +10,19 @@ of a published history, appends only:
 - every log main holds is still there, each of its segments but the last the same blob,
   the last one a byte prefix of the new one: no event edited, removed or moved;
 - what is appended is whole events only, none holding an id its log holds already, laid out
-  as the store lays logs (every segment before the last holds 1,000 events).
+  as the store lays logs (every segment before the last holds 1,000 events);
+- files are of mode 100644 only (no executable bit, symlink or submodule), named by path;
+- every appended event passes the admission a posted event passes (`admit`, through
+  `core/gates/admit.py: admit`, in log order on the state before the push): it folds as
+  written, a done has its evidence (a report earlier in the same push counts), a new claim,
+  decision or question passes the ledger's rules, and no import mark or voucher is taken.
 
 A refusal names the path (and the event id, never its content) and what to do; nothing moved.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from dulwich.objects import Commit, ObjectID
@@ -24,10 +30,14 @@ from dulwich.repo import Repo
 
 from service.adapters.store import Store, clock, gitcommit, layout, treediff
 from service.adapters.sync import intake, logs, prefix
+from service.adapters.sync.entries import PLAIN
 from service.adapters.sync.errors import SyncError
-from service.core.errors import Invalid
+from service.core.commands.config import WorkspaceConfig
+from service.core.errors import Invalid, ModelError
 from service.core.events import ids
 from service.core.events.events import Event, decode_line
+from service.core.fold.state import State
+from service.core.gates import admit as admission
 
 _FIX = "fetch main (self sync or git pull), add your events after it, and push again"
 
@@ -78,6 +88,22 @@ class AheadOfClock(PushRefused):
         )
 
 
+class NotAdmitted(PushRefused):
+    code = "push-not-admitted"
+
+    def __init__(self, path: str, event: Event, problem: ModelError) -> None:
+        self.path, self.event_id, self.problem = path, event.id, problem.code
+        why = _FIELD.sub(lambda m: m[1], problem.detail())
+        super().__init__(
+            f"{path}: event {event.id} ({event.type}) is not taken ({problem.code}): {why}; a push is "
+            "held to what a post is: write the event again so that it passes (or leave it out of the "
+            "commits you push)"
+        )
+
+
+_FIELD = re.compile(r"\{(?:events\[\d+\]\.)?([a-z_.\[\]0-9]+)\}")  # a post's field, as a name
+
+
 class Pushed:
     """What an accepted push brings: its commit and its new events, in log order per log."""
 
@@ -102,7 +128,7 @@ def check(
     if head == new:
         return Pushed(new, {})
     brought = _brought(repo, head, new, pushed)
-    intake.check(repo, new, where, local=store.local_facts(), brought=brought, base=head)
+    intake.check(repo, new, where, local=store.local_facts(), brought=brought, base=head, modes=PLAIN)
     changed = treediff.changed_files(repo, head, new)
     events: dict[str, list[Event]] = {}
     for log in sorted(layout.by_log(changed)):
@@ -114,6 +140,21 @@ def check(
             events[log] = _new_events(repo, store, log, lines, sorted(before), before)
     _check_horizon(max((e.id for batch in events.values() for e in batch), default=None))
     return Pushed(new, events)
+
+
+def admit(pushed: Pushed, state_of: Callable[[str], State], config: WorkspaceConfig) -> None:
+    """Every event `pushed` appends through the one admission of events written from outside,
+    log by log in log order, on each log's state before the push (`state_of(log)`); NotAdmitted
+    names the first that fails and why."""
+    for log in sorted(pushed.events):
+        events = pushed.events[log]
+        post = admission.Post(config, events)
+        state = state_of(log)
+        for n, event in enumerate(events):
+            try:
+                admission.admit(state, event, n, post)
+            except ModelError as exc:
+                raise NotAdmitted(layout.log_dir(log), event, exc) from None
 
 
 def _brought(

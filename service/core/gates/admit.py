@@ -5,20 +5,30 @@ problem naming its field. Pure.
 
 `Post` carries what the events before it in the same post made, so a post may create a
 record and then act on it, or report on a unit and then close it.
+
+The one admission of events written from outside: `service/app/posting.py` runs every posted
+event through `admit`, and the push gate (`adapters/sync/pushed.py: admit`) every event a push
+appends, in log order, on the state before the push. What only a post is judged on stays with
+the post: its ids (given or issued after the log's last; a push may carry ids written offline,
+older than the log's last) and its log (a push's log is the path it is written to).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import msgspec
 
 from service.core.commands.config import WorkspaceConfig
 from service.core.errors import Invalid, ModelError, Refused
 from service.core.events.events import (
+    WRITABLE,
     Assertion,
     Covered,
     Event,
     LedgerFields,
     Payload,
+    Placed,
     ProjectChanged,
     ReportAdded,
     Superseded,
@@ -32,23 +42,32 @@ from service.core.ledger import completion, ledger
 
 class Post:
     """The records and reports the earlier events of one post made, and the workspace's
-    settings (the retention caps)."""
+    settings (the retention caps). `events`: the whole batch, when known before its first
+    event is judged (a push's): the records it places lower make room for a new one before
+    them, as a command writes a record first and then the demotions that make its room."""
 
-    def __init__(self, config: WorkspaceConfig) -> None:
+    def __init__(self, config: WorkspaceConfig, events: Sequence[Event] = ()) -> None:
         self.config = config
         self.created: set[str] = set()
         self.drafts: list[Entity] = []
         self.reports: dict[str, list[Report]] = {}
+        self.placing = {p.entity for p in (_placed(e) for e in events) if p is not None}
 
 
 def admit(state: State, event: Event, n: int, post: Post) -> None:
     """Refuse `event` (the `n`th of its post) when the fold would not apply it, or when it
     makes a record that a command would refuse to make (a retention cap, the ledger's rules)."""
     where = f"events[{n}].payload"
+    if event.type not in WRITABLE:
+        raise Refused(
+            f"{{events[{n}].type}} {event.type!r} is not a type selfhub writes here (an import's "
+            "voucher or another tool's history is written by an import alone)",
+            field=f"events[{n}].type",
+        )
     if completion.IMPORTED in (event.refs or {}):
         raise Refused(
             f"{{events[{n}].refs.{completion.IMPORTED}}} marks history an import brought over "
-            "from another tool; a posted event is new history: leave it out",
+            "from another tool; an event written here is new history: leave it out",
             field=f"events[{n}].refs.{completion.IMPORTED}",
         )
     try:
@@ -100,8 +119,10 @@ def _new_record(state: State, event: Event, payload: Assertion, where: str, post
         draft = new_entity(event, payload)  # as the fold will make it
         if event.type == "entity.confirmed":
             draft.status = "confirmed"
-        if caps.reaches([draft], []):
-            caps.check([*state.live(), *post.drafts], [draft], [], [], post.config)
+        demoted = [state.entities[i] for i in sorted(post.placing) if i in state.entities]
+        if caps.reaches([draft], demoted):
+            replaced = [state.entities[k.target] for k in draft.links if _superseded(state, k.type, k.target)]
+            caps.check([*state.live(), *post.drafts], [draft], replaced, demoted, post.config)
     except caps.CapExceeded as exc:
         over = exc.template.split("; pass", 1)[0]
         raise Refused(
@@ -164,3 +185,18 @@ def _record(state: State, entity_id: str, field: str, post: Post) -> Entity | No
 
 def _unknown(entity_id: str, field: str) -> Invalid:
     return Invalid(f"{{{field}}} {entity_id} is no record of this log", code="not-found", field=field)
+
+
+def _placed(event: Event) -> Placed | None:
+    if event.type != "entity.placed":
+        return None
+    try:
+        payload = payload_of(event)
+    except msgspec.ValidationError:
+        return None
+    return payload if isinstance(payload, Placed) else None
+
+
+def _superseded(state: State, kind: str, target: str) -> bool:
+    """Whether a new record's link takes the place of a live record (the fold retires it)."""
+    return kind == "supersedes" and target in state.entities and state.entities[target].live

@@ -59,7 +59,7 @@ async def _serve(scope: HTTPScope, receive_: Receive, send: Send) -> None:
     ws = found["ws"]
     try:
         connection = ASGIConnection[Any, Any, Any, Any](scope, receive_, send)
-        await anyio.to_thread.run_sync(_authorize, connection, ws, _SERVICES[service])
+        user = await anyio.to_thread.run_sync(_authorize, connection, ws, _SERVICES[service])
     except ApiError as exc:
         extra = [(b"www-authenticate", b'Basic realm="selfhub"')] if exc.status == 401 else []
         return await _text(send, exc.status, f"{exc.detail}\n", extra)
@@ -69,7 +69,7 @@ async def _serve(scope: HTTPScope, receive_: Receive, send: Send) -> None:
     if found["rest"] == "info/refs":
         body = receiving.advertisement(live.store.head())
         return await _bytes(send, 200, body, "application/x-git-receive-pack-advertisement")
-    await _receive_pack(scope, receive_, send, live)
+    await _receive_pack(scope, receive_, send, live, user)
 
 
 def _service(rest: str, query: str, method: str) -> str | None:
@@ -79,8 +79,9 @@ def _service(rest: str, query: str, method: str) -> str | None:
     return rest if rest in _SERVICES and method == "POST" else None
 
 
-def _authorize(connection: ASGIConnection[Any, Any, Any, Any], ws: str, action: Action) -> None:
-    guard.authorize(connection.app.state["data"], connection, ws, action)
+def _authorize(connection: ASGIConnection[Any, Any, Any, Any], ws: str, action: Action) -> str:
+    """The token's user, once it may do `action` on `ws`."""
+    return guard.authorize(connection.app.state["data"], connection, ws, action).user
 
 
 async def _live(scope: Scope, ws: str) -> LiveWorkspace:
@@ -154,7 +155,9 @@ async def _again(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[byte
         yield chunk
 
 
-async def _receive_pack(scope: HTTPScope, receive_: Receive, send: Send, live: LiveWorkspace) -> None:
+async def _receive_pack(
+    scope: HTTPScope, receive_: Receive, send: Send, live: LiveWorkspace, user: str
+) -> None:
     chunks = _chunks(receive_)
     body = pkt.Body(lambda: anext(chunks, None))
     try:
@@ -200,7 +203,7 @@ async def _receive(
         if request.atomic and receiving.refuse_atomic(report):
             return
         for command in request.commands:
-            settled = await _update(live, held, command, report, log) and settled
+            settled = await _update(live, held, command, report, log, user) and settled
     finally:
         if held is not None and settled:  # else the writer may still read it: swept at the next start
             held.drop()
@@ -235,6 +238,7 @@ async def _update(
     command: receiving.Command,
     report: receiving.Report,
     log: Any,
+    user: str,
 ) -> bool:
     """One ref update of a push, as the report tells it; False when the writer may still be
     landing it (the wait timed out)."""
@@ -249,7 +253,7 @@ async def _update(
         return True
     try:
         job = await live.writer.submit_alone_async(
-            lambda space: land(space, held, command.old, command.new, "the push"), PUSH_TIMEOUT_S
+            lambda space: land(space, held, command.old, command.new, "the push", user), PUSH_TIMEOUT_S
         )
         landed = job.answer()
     except RemoteRefused as exc:

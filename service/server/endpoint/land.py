@@ -9,6 +9,10 @@ only through the service), makes the pack and its checkout mark durable with one
 before main moves and the files with one after, and leaves `.git/index` to the writer's idle
 moment. `LiveWorkspace.follow` folds the new events in memory when they come after each log's
 last id, else through the fold cache; the stream gets them before the push is answered.
+
+Before main moves, the events pass the admission a post passes (`pushed.admit`, on the live
+states: they fold the head main is at) and the push is recorded beside the store, machine-local:
+the pushing token's user is the author of record of what it brought (`adapters/store/pushes.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from dulwich.objects import ObjectID
 
-from service.adapters.store import durable
+from service.adapters.store import durable, pushes
 from service.adapters.sync import pushed
 from service.adapters.sync.brought import settings_changed
 from service.adapters.sync.pushed import Pushed, Stale
@@ -31,9 +35,10 @@ if TYPE_CHECKING:
     from service.server.live.space import LiveWorkspace
 
 
-def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str) -> Pushed:
+def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str, by: str) -> Pushed:
     """Move main from `old` to `new` once the push gate passed it; its events then fold and
-    stream. Stale when main is not at `old`; a PushRefused when the gate refuses."""
+    stream, `by` (the pushing token's user) recorded as who pushed them. Stale when main is
+    not at `old`; a PushRefused when the gate refuses."""
     store = live.store
     head = store.head()
     expected = None if old == ZERO else old
@@ -44,6 +49,9 @@ def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str
     found = pushed.check(incoming.repo, store, current, target, where, incoming.holds)
     if head == new:
         return found
+    pushed.admit(found, lambda log: live.state(log)[0], store.config())
+    brought = (pushes.Brought(e.id, e.origin.by) for e in found.all_events())
+    pushes.record(store.local_dir, new, by, brought)  # made durable with the objects, before main moves
     incoming.keep()
     if head is None:
         _flush(store.root)  # the objects are durable before main names them
