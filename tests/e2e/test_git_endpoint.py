@@ -102,7 +102,7 @@ def test_a_git_push_lands_in_the_api_and_the_stream(hosted: Hosted) -> None:
     assert "remote: main is at" in pushed.stderr and "1 new event" in pushed.stderr
     got = listener.until(1)
     listener.close()
-    assert [i for i, _ in got] == [made]
+    assert [d["id"] for _, d in got] == [made]
     assert made in hosted.ids()
     assert hosted.head() == gc.ok(hosted.tmp, "rev-parse", "HEAD", cwd=clone).strip()
     rows = json_rows(hosted)
@@ -385,7 +385,7 @@ def test_an_outside_append_is_folded_and_streamed(hosted: Hosted) -> None:
         hosted.store, {(b"projects", SLUG.encode(), b"log", last.name.encode()): (0o100644, held + text)}
     )
     assert any(r["id"] == made for r in json_rows(hosted))
-    assert [i for i, _ in listener.until(1)] == [made]
+    assert [d["id"] for _, d in listener.until(1)] == [made]
     listener.close()
     assert hosted.head() == forged.decode()
     assert last.read_bytes() == held + text

@@ -99,6 +99,19 @@ class Feed:
             bring_up(arrivals, store.root, store.logs(), store.head())
         return cls(arrivals=arrivals, head=store.head)
 
+    def publish_missing(self, store: Store) -> None:
+        """Publish every event of the store's logs the journal lacks, each log's in id order
+        (main moved where nothing was served yet: `outside.take`; the store lock held)."""
+        from service.adapters.store.segments import ids_of, read_ids
+
+        if self._arrivals is None:
+            return
+        found: list[Event] = []
+        for log in store.logs():
+            missing = set(ids_of(store.root, log)) - self._arrivals.known(log)
+            found += sorted(read_ids(store.root, log, missing).values(), key=lambda e: e.id)
+        self.publish(found)
+
     @property
     def arrivals(self) -> Arrivals | None:
         return self._arrivals

@@ -43,6 +43,7 @@ def take(live: LiveWorkspace) -> None:
         return
     if old is None:  # nothing was served yet: there is no published history to keep
         live.load()
+        live.feed.publish_missing(store)
         return
     current, target = ObjectID(old.encode("ascii")), ObjectID(new.encode("ascii"))
     try:
