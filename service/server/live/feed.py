@@ -9,8 +9,8 @@ seen. The feed keeps the last `KEEP` (20,000) events in memory; a reader further
 the journal and the logs.
 
 A reader costs what it is sent: `since` finds its place by bisection and hands at most `MOST`
-events a wake, and one that falls `LAG` events behind the newest is dropped (its stream ends;
-it resumes by its cursor). Leaving costs O(1).
+events a wake (no copy of what is kept); one that does not read waits on its socket and costs
+nothing. Leaving costs O(1).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 KEEP = 20_000  # events kept; a reader further behind reads the journal and the logs
 MOST = 500  # events handed to a reader a wake
-LAG = 5_000  # a stream this far behind the newest event is ended: it resumes by its cursor
 CURSOR = re.compile(r"^([0-9a-f]{8})\.([0-9]{1,18})$")
 
 
