@@ -9,7 +9,7 @@ An open stream's token is checked again once a second; a revoked one ends it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -17,7 +17,8 @@ import msgspec
 from litestar import Response, get
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
-from service.core.events.events import Event, canonical
+from service.app import authors
+from service.core.events.events import Event
 from service.server.api import guard, openapi
 from service.server.api.routes import AnyRequest, answer, data_of, hub_of, reading
 from service.server.live.feed import MOST, Feed, arrived, cursor_form
@@ -68,7 +69,14 @@ def events_after(
     page = got[:limit]
     last = feed.cursor(page[-1][0] if page else mark)
     return answer(
-        msgspec.json.encode(EventPage([e for _, e in page], last if len(got) > limit else None, last)) + b"\n"
+        msgspec.json.encode(
+            EventPage(
+                authors.events([e for _, e in page], view.store.local.pushers()),
+                last if len(got) > limit else None,
+                last,
+            )
+        )
+        + b"\n"
     )
 
 
@@ -112,7 +120,9 @@ def _by_id(request: AnyRequest, ws: str, slug: str, after: str, limit: int) -> R
         found = read_after(view.live.store.root, log, after)
     page = found[:limit]
     more = page[-1].id if len(found) > limit else None
-    return answer(msgspec.json.encode(EventPage(page, more)) + b"\n")
+    return answer(
+        msgspec.json.encode(EventPage(authors.events(page, view.store.local.pushers()), more)) + b"\n"
+    )
 
 
 @get(
@@ -157,7 +167,8 @@ async def _messages(
         mark = feed.end()
         form = cursor_form(last) if last else None
         if last and form is None:  # an event id (the older form): the events with a greater id
-            for message in _by_ids(await anyio.to_thread.run_sync(_logged_after, live, last), project):
+            found = await anyio.to_thread.run_sync(_logged_after, live, last)
+            for message in _by_ids(found, project, live.store.local.pushers()):
                 yield message
         elif form is not None:  # another journal's cursor: from the start, so none is missed
             mark = form[1] if form[0] == feed.epoch and form[1] <= mark else 0
@@ -167,27 +178,31 @@ async def _messages(
                 got = await anyio.to_thread.run_sync(arrived, feed, live.store.root, None, mark, MOST)
             if waiter.ended is not None:
                 return
+            relayed = live.store.local.pushers() if got else {}
             for seq, event in got:
                 mark = seq
                 if project is None or event.project == project:
-                    yield _message(event, feed.cursor(seq))
+                    yield _message(event, feed.cursor(seq), relayed)
             if not got:
                 await waiter.wait(KEEPALIVE_S)
                 if not feed.closed and waiter.ended is None and feed.end() == mark:
                     yield ServerSentEventMessage(comment="keepalive")
 
 
-def _message(event: Event, sse_id: str) -> ServerSentEventMessage:
-    """An event's message: its canonical line, with `sse_id` as the SSE id."""
-    return ServerSentEventMessage(canonical(event).decode().rstrip("\n"), id=sse_id)
+def _message(event: Event, sse_id: str, relayed: Mapping[str, str]) -> ServerSentEventMessage:
+    """An event's message: its canonical line (with who pushed it: `app/authors.py`), with
+    `sse_id` as the SSE id."""
+    return ServerSentEventMessage(authors.line(event, relayed), id=sse_id)
 
 
-def _by_ids(events: list[Event], project: str | None) -> Iterator[ServerSentEventMessage]:
+def _by_ids(
+    events: list[Event], project: str | None, relayed: Mapping[str, str]
+) -> Iterator[ServerSentEventMessage]:
     """The messages of a resume by event id: each its id as the SSE id (a resume from one of
     them reads by id again)."""
     for event in events:
         if project is None or event.project == project:
-            yield _message(event, event.id)
+            yield _message(event, event.id, relayed)
 
 
 def _logged_after(live: LiveWorkspace, last: str) -> list[Event]:
