@@ -123,13 +123,13 @@ def authorize(
 def still(
     data: Data, request: Connection, workspace: str, action: Action, presented: Presented = presented_token
 ) -> bool:
-    """Whether the token `request` was let in with still opens `workspace` for `action`, read
+    """Whether the credential `request` was let in with still opens `workspace` for `action`, read
     afresh: what `authorize` checks, asked again by an open stream (`live/feed.py: Watch`),
     never charged to the rate limit."""
     from service.adapters.auth.errors import NotAuthenticated
 
     try:
-        given = _auth(data).authenticate(presented(request))
+        given = _granted(data, presented(request))
         _allow(data, given, workspace, action, exists=_open(request, workspace) or None)
     except (Unauthenticated, NotAuthenticated, Forbidden):
         return False

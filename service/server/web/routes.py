@@ -183,9 +183,9 @@ def find(request: AnyRequest, q: str = "", project: str = "", all: bool = False)
 
 @get("/ws/{ws:str}/live", guards=[viewer])
 async def live(request: AnyRequest, ws: str, project: str | None = None) -> ServerSentEvent:
-    """`GET /api/v1/workspaces/WS/stream` for the pages' script, authorized by the cookie
-    (checked again once a second: a revoked token ends the stream)."""
-    return await following(request, ws, project, session.cookie_token)
+    """`GET /api/v1/workspaces/WS/stream` for the pages' script, authorized by the cookie's
+    session (checked again once a second: a revoked one ends the stream)."""
+    return await following(request, ws, project, session.cookie_session)
 
 
 # Only this service's own script, styles and stream; no frame, no form sent elsewhere.
