@@ -63,6 +63,10 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ("kept-moving", None): "; run `self sync` again, or raise --tries",
     ("declined", None): "; settle it with the server's owner, then `self sync`",
     ("unknown-workspace", None): "; `self admin workspace add NAME --data DIR` creates one",
+    ("not-a-data-dir", None): (
+        "; check the path, or make one with `self admin workspace add NAME --data DIR` "
+        "(an empty folder will do too)"
+    ),
     ("unknown-user", None): "; `self admin user add {name} --data DIR` adds one",
     ("unknown-token", None): "; `self admin token list --data DIR` shows the ids",
     ("no-workspace", None): (

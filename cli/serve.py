@@ -12,7 +12,9 @@ def register(app: typer.Typer) -> None:
     def serve(
         data: str = DataOpt,
         host: str = typer.Option("127.0.0.1", "--host", help="The address to listen on."),
-        port: int = typer.Option(8765, "--port", help="The TCP port to listen on."),
+        port: int = typer.Option(
+            8765, "--port", min=1, max=65535, help="The TCP port to listen on (1-65535)."
+        ),
         config: str | None = typer.Option(
             None,
             "--config",
@@ -24,11 +26,38 @@ def register(app: typer.Typer) -> None:
         from pathlib import Path
 
         from cli.common import fail
+        from service.app.team import serving
         from service.core.problems import problem
         from service.server.run import ConfigError
         from service.server.run import serve as run
 
+        root = serving(data)  # a data directory made, and writable: else one line
         try:
-            run(Path(data).expanduser(), host, port, Path(config).expanduser() if config else None)
+            run(root, host, port, Path(config).expanduser() if config else None)
         except ConfigError as exc:  # refused before anything binds
             fail(str(exc), problem(exc.code).exit)
+        except SystemExit as exc:
+            if exc.code != problem("not-listening").exit:
+                raise
+            fail(_not_listening(host, port), exc.code)  # after the log's own line, if it has one
+
+
+def _not_listening(host: str, port: int) -> str:
+    """Why the service could not listen on `host:port` (uvicorn logs the error and exits 3),
+    as a person reads it: asked again of the system, now."""
+    import errno
+    import socket
+
+    where = f"{host}:{port}"
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return f"cannot listen on {where}: the port is in use; stop what holds it, or pick another --port"
+        if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+            return f"cannot listen on {where}: no address of this machine; give another --host"
+        if exc.errno == errno.EACCES:
+            return f"cannot listen on {where}: permission denied; pick a --port from 1024 up"
+        return f"cannot listen on {where}: {exc.strerror or exc}"
+    return f"the service did not start on {where}; its log line above says why"

@@ -260,6 +260,11 @@ def _doctor_text(report: Report) -> str:
         )
     for lock in report.locks:
         echo(f"lock file: {lock} (a crashed git write leaves one; --repair removes it if no git runs)")
+    if report.read_only:
+        echo(
+            f"read-only for you: {', '.join(report.read_only)}; reads work, writes are refused: "
+            "write from the account that owns the store, or make it writable for yours"
+        )
     if report.repaired:
         echo(f"repaired; head {str(report.head)[:12]}. Run `self sync` to publish the repair")
     elif any(log.damaged for log in report.logs) or report.uncommitted or report.locks:

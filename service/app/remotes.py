@@ -135,6 +135,7 @@ class Doctored(msgspec.Struct, frozen=True):
     remotes: list[DifferingRemote]
     set_aside: list[str]
     locks: list[str]
+    read_only: list[str]  # what a write needs that this user may not write
 
 
 def doctor_document(report: Report) -> Doctored:

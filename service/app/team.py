@@ -16,16 +16,27 @@ if TYPE_CHECKING:
     from service.adapters.data.workspaces import Data
 
 
-def _data(directory: str) -> Data:
+def _data(directory: str, *, making: bool = False) -> Data:
+    """The data directory at `directory`: one made already (NotADataDir for a missing folder,
+    or one holding other things) unless `making` it (adding a workspace)."""
     from service.adapters.data.workspaces import Data
 
-    return Data(Path(directory))
+    data = Data(Path(directory))
+    return data if making else data.check()
 
 
 def _auth(directory: str) -> Auth:
     from service.adapters.auth.tokens import Auth
 
     return Auth(_data(directory))
+
+
+def serving(directory: str) -> Path:
+    """The data directory a service is to run on: made (`_data`) and writable for this user
+    (the service writes its workspaces and databases there); its path."""
+    data = _data(directory)
+    data.check_writable()
+    return data.root
 
 
 class WorkspaceCreated(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -61,7 +72,7 @@ def add_workspace(
     of that git remote (cloned now; a new store published there when it is empty) that the
     service keeps in step on a webhook (signed with the secret in the variable `secret_env`),
     every `poll_s` seconds and after every write."""
-    data = _data(directory)
+    data = _data(directory, making=True)
     if remote is None:
         if secret_env is not None or poll_s is not None:
             from service.core.errors import Invalid
@@ -86,8 +97,10 @@ def add_workspace(
     )
     if data.path(name).exists() or data.backends.get(name) is not None:
         raise WorkspaceExists(name)
+    data.check_writable()
     summary = establish(data, name, backend, Options())
     data.backends.put(name, backend)
+    data.mark()
     hook = f"/hooks/{name}" if backend.secret_env is not None else None
     return WorkspaceCreated(
         name, str(data.path(name)), redact(url, []), summary.head, summary.pulled, hook, backend.poll_s

@@ -13,6 +13,7 @@ import msgspec
 
 BAD_INPUT = 1  # the CLI's exit code: the input cannot be understood
 REFUSED = 2  # the CLI's exit code: a rule says no
+NOT_STARTED = 3  # `self serve`'s exit code: the service could not start listening (uvicorn's own)
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -50,10 +51,12 @@ CODES: dict[str, Problem] = {
     "not-empty": Problem(BAD_INPUT, 409, "The folder holds a repository or settings already"),
     "not-a-folder": Problem(BAD_INPUT, 409, "The path is not a folder that can be made or written"),
     "store-locked": Problem(BAD_INPUT, 503, "The workspace is locked by another process"),
+    "not-writable": Problem(BAD_INPUT, 503, "The store or data directory is read-only for this user"),
     "ref-moved": Problem(BAD_INPUT, 409, "The branch moved during the commit"),
     "corrupt-file": Problem(BAD_INPUT, 500, "A store file cannot be read"),
     "not-regular": Problem(BAD_INPUT, 500, "A log segment is not a regular file"),
     "bad-marker": Problem(BAD_INPUT, 500, "A checkout's marker cannot be read"),
+    "not-a-data-dir": Problem(BAD_INPUT, 404, "No service data directory there"),
     "unknown-workspace": Problem(BAD_INPUT, 404, "No workspace of that name in the data directory"),
     "unknown-user": Problem(BAD_INPUT, 404, "No user of that name"),
     "unknown-token": Problem(BAD_INPUT, 404, "No token with that id"),
@@ -90,6 +93,8 @@ CODES: dict[str, Problem] = {
     "cross-origin": Problem(BAD_INPUT, 403, "A form from another site"),
     # `self serve --config FILE` refused (service.server.api.config)
     "config": Problem(REFUSED, 500, "The service's configuration is refused"),
+    # `self serve` could not listen (cli/serve.py)
+    "not-listening": Problem(NOT_STARTED, 503, "The service cannot listen on its address"),
     # the service's live workspaces (service.server.live.errors)
     "stopping": Problem(BAD_INPUT, 503, "The service is stopping"),
     "write-timeout": Problem(BAD_INPUT, 504, "The write was not committed in time"),

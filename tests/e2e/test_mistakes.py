@@ -157,8 +157,7 @@ def test_a_store_whose_local_folder_cannot_be_written_is_one_line(store: Store, 
 
 IN_THE_WAY: dict[str, tuple[str, bool, tuple[str, ...]]] = {
     "write with the lock a folder": ("lock", True, ("idea", "a fine idea")),
-    "context with the cache a file": ("cache", False, ("context", "--plain")),
-}
+}  # a read with the cache folder a file answers: tests/e2e/test_read_only.py
 
 
 @pytest.mark.parametrize("case", list(IN_THE_WAY))

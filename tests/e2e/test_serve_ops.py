@@ -324,6 +324,7 @@ def test_a_bad_configuration_is_refused_before_anything_binds(
     if text is not None:
         config.write_text(text)
     data, port = tmp_path / "data", free_port()
+    data.mkdir()
     args = [SELF, "serve", "--data", str(data), "--port", str(port), "--config", str(config)]
     proc = subprocess.run(args, env=base_env(), capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 2, proc.stderr

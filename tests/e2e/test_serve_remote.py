@@ -579,6 +579,7 @@ def test_a_remote_declared_in_the_configuration_is_cloned_at_start_and_kept_in_s
     config.write_text(
         f'[remotes.{WS}]\nurl = "{backend.url}"\nwebhook_secret_env = "{HOOK_ENV}"\npoll_s = 0\n'
     )
+    data.mkdir()  # an empty folder for DATA (a new volume): the service makes the workspace
     admin(data, "user", "add", "ann")
     service = Service(data, tmp_path / "serve.log", config=config, env={HOOK_ENV: SECRET})
     try:
@@ -613,6 +614,7 @@ def test_a_configured_remote_with_a_credential_is_refused_before_anything_binds(
     config = tmp_path / "serve.toml"
     config.write_text(f'[remotes.{WS}]\nurl = "https://bot:tok-0123456789@git.example/{WS}.git"\n')
     data, port = tmp_path / "data", free_port()
+    data.mkdir()
     args = ("serve", "--data", str(data), "--port", str(port), "--config", str(config))
     proc = run_self(args, base_env())
     assert proc.returncode == 2, describe(proc)

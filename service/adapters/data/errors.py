@@ -23,3 +23,13 @@ class NoSuchWorkspace(DataError):
 class WorkspaceExists(DataError):
     def __init__(self, name: str) -> None:
         super().__init__(f"workspace {name!r} already exists in the data directory; pick another name")
+
+
+class NotADataDir(DataError):
+    """A path given as the data directory that no workspace was ever added to: a missing
+    folder (a mistyped path, say) or one holding other things."""
+
+    code = "not-a-data-dir"
+
+    def __init__(self, root: object, why: str) -> None:
+        super().__init__(f"{root} is not a service data directory: {why}", path=str(root))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from service.adapters.data.errors import NoSuchWorkspace, WorkspaceExists
-from service.adapters.store import Store
-from service.adapters.store.errors import NotAStore
+from service.adapters.data.backends import BACKENDS_DIR
+from service.adapters.data.errors import NoSuchWorkspace, NotADataDir, WorkspaceExists
+from service.adapters.store import Store, layout
+from service.adapters.store.errors import NotAStore, NotWritable, not_writable
 from service.core.commands.commands import SLUG
 from service.core.commands.team import valid_name
 
@@ -17,6 +19,9 @@ if TYPE_CHECKING:
 WORKSPACES_DIR = "workspaces"
 AUTH_DB = "auth.sqlite"
 INDEX_DB = "index.sqlite"
+MARKER = "selfhub-data"  # written by the first workspace added: a data directory made
+MARKER_TEXT = b"A selfhub service's data directory: its workspaces, users, tokens and search index.\n"
+SERVICE_FILES = (WORKSPACES_DIR, AUTH_DB, INDEX_DB, BACKENDS_DIR)  # what one made before the marker holds
 
 
 class Data:
@@ -24,6 +29,36 @@ class Data:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
+
+    def made(self) -> bool:
+        """Whether the folder is a data directory: marked when its first workspace was added,
+        or holding the service's files (one made before the marker was)."""
+        return any((self.root / name).exists() for name in (MARKER, *SERVICE_FILES))
+
+    def check(self) -> Data:
+        """This data directory, or NotADataDir: a missing folder (a mistyped path is not made
+        anew) or one holding other things. An empty folder is taken (a new volume, say)."""
+        if self.made():
+            return self
+        if not self.root.exists():
+            raise NotADataDir(self.root, "no such folder")
+        if not self.root.is_dir():
+            raise NotADataDir(self.root, "a file, not a folder")
+        if any(self.root.iterdir()):
+            raise NotADataDir(self.root, "the folder holds other things and no workspace")
+        return self
+
+    def check_writable(self) -> None:
+        """NotWritable when this user may not write the data directory or a file in it."""
+        for path in (self.root, self.root / WORKSPACES_DIR, self.auth_db, self.index_db):
+            wanted = os.W_OK | os.X_OK if path.is_dir() else os.W_OK
+            if path.exists() and not os.access(path, wanted):
+                raise NotWritable(path, "the data directory")
+
+    def mark(self) -> None:
+        """Mark the folder as a data directory (once)."""
+        if not (self.root / MARKER).exists():
+            layout.atomic_write(self.root / MARKER, MARKER_TEXT)
 
     @property
     def auth_db(self) -> Path:
@@ -49,7 +84,14 @@ class Data:
         target = self.path(name)
         if target.exists():
             raise WorkspaceExists(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        self.check_writable()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if not_writable(exc):
+                raise NotWritable(exc.filename or target.parent, "the data directory") from None
+            raise
+        self.mark()
         return Store.init(target)
 
     def names(self) -> list[str]:

@@ -54,6 +54,27 @@ class NotAFolder(StoreError):
     code = "not-a-folder"
 
 
+class NotWritable(StoreError):
+    """A write where this user may not write: a store (or a data directory) whose files are
+    another account's, or on a read-only mount. Reads go on; nothing was written."""
+
+    code = "not-writable"
+
+    def __init__(self, path: object, what: str = "the store") -> None:
+        super().__init__(
+            f"cannot write {path}: permission denied ({what} is read-only for you); nothing was "
+            "written. Write from the account that owns it, or make it writable for yours",
+            path=str(path),
+        )
+
+
+def not_writable(exc: OSError) -> bool:
+    """Whether the filesystem refused `exc`'s write for want of permission or a writable mount."""
+    import errno
+
+    return exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 class StoreLocked(StoreError):
     """Another process holds the store lock for longer than the timeout."""
 

@@ -27,6 +27,7 @@ memory beside each whole state (`hotslice.Kept`, held to the whole state by
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
@@ -64,7 +65,7 @@ class Hot(msgspec.Struct, gc=False):
     state: State
     cold: ColdCounts
     quarantined: list[Quarantine]
-    table: Path
+    table: Path | sqlite3.Connection  # the cold table's file, or the table itself when held in memory
     left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
     filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
 
@@ -76,7 +77,7 @@ class Hot(msgspec.Struct, gc=False):
         """The ids of records outside the slice that sort right before and after each of `ids`."""
         found = list(neighbours(sorted(self.unsaved))(ids))
         wanted = list(ids)
-        with contextlib.closing(_open_table(self.table)) as table:
+        with _opened(self.table) as table:
             for start in range(0, len(wanted), 500):
                 batch = wanted[start : start + 500]
                 rows = ",".join(["(?)"] * len(batch))
@@ -87,7 +88,7 @@ class Hot(msgspec.Struct, gc=False):
 
     def ids(self) -> list[str]:
         """Every entity id of the log, sorted: the slice's and the cold table's."""
-        with contextlib.closing(_open_table(self.table)) as table:
+        with _opened(self.table) as table:
             cold = {row[0] for row in table.execute("SELECT id FROM cold")}
         return sorted(cold | set(self.state.entities) | set(self.unsaved))
 
@@ -101,7 +102,7 @@ class Hot(msgspec.Struct, gc=False):
             return True
         if any(r.entity.id.startswith(start) or _aliased(r.entity, prefix) for r in self.left):
             return True
-        with contextlib.closing(_open_table(self.table)) as table:
+        with _opened(self.table) as table:
             sql = "SELECT 1 FROM cold WHERE (id >= ? AND id < ?) OR alias = ? LIMIT 1"
             return table.execute(sql, (start, start + _PAST, prefix)).fetchone() is not None
 
@@ -112,7 +113,7 @@ class Hot(msgspec.Struct, gc=False):
     def reports(self, keys: Collection[str]) -> dict[str, list[Report]]:
         """The reports filed under each of `keys` that has any."""
         wanted = set(keys)
-        with contextlib.closing(_open_table(self.table)) as table:
+        with _opened(self.table) as table:
             found = _reports(table, sorted(wanted))
         found.update((k, v) for k, v in self.filed.items() if k in wanted)
         return found
@@ -120,7 +121,7 @@ class Hot(msgspec.Struct, gc=False):
     def cold_records(self, wanted: Collection[str]) -> list[ColdRecord]:
         """The records of `wanted` outside the slice (those that exist), each with its fact."""
         found = [r for r in self.left if r.entity.id in wanted]
-        with contextlib.closing(_open_table(self.table)) as table:
+        with _opened(self.table) as table:
             found += self._outside(_fetch(table, sorted(wanted)))
         return found
 
@@ -135,7 +136,7 @@ class Hot(msgspec.Struct, gc=False):
         when one prefix starts more than `MAX_NAMED` of their ids (a read of the whole
         state answers that one)."""
         found: dict[str, ColdRecord] = {}
-        with contextlib.closing(_open_table(self.table)) as table:
+        with _opened(self.table) as table:
             for prefix in prefixes:
                 start = prefix.strip().lower()
                 by_id: list[ColdRecord] = []
@@ -182,18 +183,19 @@ def hot(root: Path, log: str) -> Hot:
     names = layout.segments(root, log)
     snap_path, table_path = _paths(root, log)
     snap = _load(snap_path)
-    with contextlib.closing(_open_table(table_path)) as table:
+    held = table_path if _writable(table_path) else _memory_table()
+    with _opened(held) as table:
         if snap is None or _table_last_id(table) != snap.last_id:
-            return _rebuild(root, log, (snap_path, table_path), table)
+            return _rebuild(root, log, (snap_path, held), table)
         tail = cache.tail(root, log, names, snap)
         if tail is None or not cache.extends(snap, tail.events):
-            return _rebuild(root, log, (snap_path, table_path), table)
+            return _rebuild(root, log, (snap_path, held), table)
         left: list[ColdRecord] = []
         filed: dict[str, list[Report]] = {}
         if tail.events:
             advanced = _advance(snap, tail.events, table)
             if advanced is None:
-                return _rebuild(root, log, (snap_path, table_path), table)
+                return _rebuild(root, log, (snap_path, held), table)
             leaving, reports = advanced
             snap.quarantined.extend(tail.quarantined)
             snap.segments = snap.segments[:-1] + tail.marks
@@ -205,7 +207,7 @@ def hot(root: Path, log: str) -> Hot:
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
                 left, filed = leaving, reports
-        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, table_path, left, filed)
+        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, held, left, filed)
 
 
 def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Quarantine]] | None:
@@ -254,7 +256,9 @@ def _advance(
     return leaving, reports
 
 
-def _rebuild(root: Path, log: str, paths: tuple[Path, Path], table: sqlite3.Connection) -> Hot:
+def _rebuild(
+    root: Path, log: str, paths: tuple[Path, Path | sqlite3.Connection], table: sqlite3.Connection
+) -> Hot:
     whole, fragment = cache.snapshot(root, log, keep=False)
     state = whole.state
     with cache.paused_gc():
@@ -301,16 +305,53 @@ def _load(path: Path) -> HotSnapshot | None:
 
 
 def _save(path: Path, snap: HotSnapshot, table: sqlite3.Connection) -> None:
-    """The table first (with the snapshot's last id), then the snapshot."""
+    """The table first (with the snapshot's last id), then the snapshot (not beside a table
+    held in memory: that store cannot be written)."""
     table.execute("INSERT OR REPLACE INTO meta VALUES ('last_id', ?)", (snap.last_id or "",))
     table.commit()
+    if _in_memory(table):
+        return
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
         layout.atomic_write(path, _encoder.encode(snap), durable=False)
 
 
-def _open_table(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = sqlite3.connect(path)
+def _writable(path: Path) -> bool:
+    """Whether this process may write the cold table at `path` (and the folder it lives in,
+    where SQLite keeps its write-ahead log). A store on a read-only mount, or one whose files
+    are another user's, is read with the table in memory: a read writes nothing it needs."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # made on the first write
+        folder = folder.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    return not path.exists() or os.access(path, os.R_OK | os.W_OK)
+
+
+def _memory_table() -> sqlite3.Connection:
+    return _open_table(None)
+
+
+def _in_memory(table: sqlite3.Connection) -> bool:
+    return not table.execute("PRAGMA database_list").fetchone()[2]
+
+
+@contextlib.contextmanager
+def _opened(table: Path | sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """The cold table for the block: its file opened (and closed after), or the one in memory."""
+    if isinstance(table, sqlite3.Connection):
+        yield table
+        return
+    with contextlib.closing(_open_table(table)) as opened:
+        yield opened
+
+
+def _open_table(path: Path | None) -> sqlite3.Connection:
+    """The cold table at `path`, made if missing; None: a new one in memory."""
+    if path is None:
+        table = sqlite3.connect(":memory:", check_same_thread=False)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table = sqlite3.connect(path)
     table.execute("PRAGMA journal_mode=WAL")
     table.execute("PRAGMA synchronous=NORMAL")
     table.execute("CREATE TABLE IF NOT EXISTS cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from service.adapters.store.errors import StoreLocked
+from service.adapters.store.errors import NotWritable, StoreLocked, not_writable
 
 DEFAULT_TIMEOUT = 30.0
 _POLL = 0.005
@@ -58,8 +58,13 @@ class StoreLock:
 
 
 def _acquire(path: Path, timeout: float) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if not_writable(exc):  # the lock is taken to write: a store this user may only read
+            raise NotWritable(exc.filename or path) from None
+        raise
     deadline = time.monotonic() + timeout
     pause = _POLL
     while True:

@@ -30,13 +30,13 @@ from service.adapters.store.errors import (
     NotAFolder,
     NotAStore,
     NotEmpty,
+    NotWritable,
     StoreError,
 )
 from service.adapters.store.local import Local
 from service.adapters.store.lock import DEFAULT_TIMEOUT, StoreLock
 from service.adapters.store.segments import Log, Quarantine, read_log
 from service.core.commands.config import WorkspaceConfig, check_settings
-from service.core.errors import Invalid
 from service.core.events.events import Event
 from service.core.fold.state import State
 
@@ -251,15 +251,24 @@ class Store:
 
     def _check_writable(self, log: str) -> None:
         """Refuse a write up front when a folder it writes in is read-only for this user:
-        nothing half-written (a line appended, its commit refused). Root passes every check."""
+        nothing half-written (a line appended, its commit refused)."""
+        for path in self.unwritable([log]):
+            raise NotWritable(path)
+
+    def unwritable(self, logs: Sequence[str] = ()) -> list[Path]:
+        """The folders and files a write (to `logs`) needs that this user may not write: empty
+        for a store it may write. Root passes every check but a read-only mount's."""
         root = self.root
-        folder = root / layout.log_dir(log)
-        for path in (root, root / ".git", root / ".git" / "objects", self.local_dir, folder, folder.parent):
-            if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-                raise Invalid(
-                    f"cannot write {path}: permission denied (the store is read-only for you); "
-                    "write from the account that owns it, or change its permissions"
-                )
+        paths = [root, root / ".git", root / ".git" / "objects", self.local_dir, self.local_dir / "lock"]
+        for log in logs:
+            folder = root / layout.log_dir(log)
+            paths += [folder, folder.parent]
+        found: list[Path] = []
+        for path in dict.fromkeys(paths):
+            wanted = os.W_OK | os.X_OK if path.is_dir() else os.W_OK
+            if path.exists() and not os.access(path, wanted) and path not in found:
+                found.append(path)
+        return found
 
     def import_events(self, log: str, events: list[Event]) -> int:
         """Append events with their own ids (sorted, known ids skipped); returns how many."""

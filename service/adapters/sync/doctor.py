@@ -12,7 +12,8 @@ markers and the other copies of a repeated id (the winner stays, `core/events/or
 every fold keeps, so a repair changes no state), lays
 the segments out again and commits the result; other lines that are not events stay where
 they are (reads quarantine them). It also lists the remotes whose last sync stopped on an
-event they hold in other bytes (`identity`).
+event they hold in other bytes (`identity`), and what a write needs that this user may not
+write (a store read-only for it: reads work, writes are refused).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Report(msgspec.Struct):
     remotes: list[identity.Flag] = msgspec.field(default_factory=list)  # events they hold in other bytes
     set_aside: list[str] = msgspec.field(default_factory=list)  # where a repair moved torn lines
     locks: list[str] = msgspec.field(default_factory=list)  # git lock files in .git
+    read_only: list[str] = msgspec.field(default_factory=list)  # what a write needs, not writable here
 
 
 class _Read(msgspec.Struct):
@@ -124,7 +126,9 @@ def examine(store: Store) -> Report:
         uncommitted = sorted(p for p in set(paths) if on_disk.get(p) != tree.get(p))
     git_dir = Path(store.repo.controldir())
     locks = [f".git/{p.relative_to(git_dir).as_posix()}" for p in gitcommit.lock_files(git_dir)]
-    return Report(rows, uncommitted, head=head, remotes=identity.flags(store.local_dir), locks=locks)
+    read_only = [str(p) for p in store.unwritable(store.logs())]
+    flags = identity.flags(store.local_dir)
+    return Report(rows, uncommitted, head=head, remotes=flags, locks=locks, read_only=read_only)
 
 
 def repair(store: Store) -> Report:
