@@ -43,7 +43,7 @@ def bad_mode(mode: int, regular: frozenset[int] = REGULAR) -> str | None:
     if mode in REGULAR:
         return (
             f"has file mode {mode:o} (an executable file; only mode 100644 is taken here): "
-            "clear it with `git update-index --chmod=-x PATH` and commit again"
+            "clear its executable bit in git and commit again"
         )
     if mode == SYMLINK:
         return "is a symbolic link (a store holds regular files only)"
