@@ -34,6 +34,7 @@ class Hosted:
         self.ann = token(self.data, "ann", WS, "writer")
         self.ben = token(self.data, "ben", WS, "writer")
         self.cli("project", "add", SLUG)
+        self.cli("goal", "add", "hold every push to what a post obeys")
         self.service = Service(self.data, tmp / "serve.log")
         self.service.wait("/readyz")
         self.clones = 0
