@@ -1,6 +1,7 @@
 """Entry point of `self`: global options, error mapping, exit codes.
 
-Exit codes: 0 ok; 1 bad input (the message says what to do); 2 refused by a rule.
+Exit codes: 0 ok; 1 bad input (the message says what to do); 2 refused by a rule; 3 `self serve`
+could not listen (`service/core/problems.py: NOT_STARTED`).
 """
 
 from __future__ import annotations
