@@ -161,7 +161,7 @@ def test_a_data_directory_made_is_marked_and_one_from_before_the_mark_is_taken(d
     (data / "selfhub-data").unlink()  # a data directory made before the marker was
     assert admin(data, "user", "list").split() == ["ann"]
     empty = data.parent / "volume"
-    empty.mkdir()  # an empty folder made for one (a container's volume)
+    (empty / "lost+found").mkdir(parents=True)  # an empty folder made for one (a new volume)
     assert admin(empty, "user", "list") == ""
 
 

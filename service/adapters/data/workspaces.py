@@ -22,6 +22,7 @@ INDEX_DB = "index.sqlite"
 MARKER = "selfhub-data"  # written by the first workspace added: a data directory made
 MARKER_TEXT = b"A selfhub service's data directory: its workspaces, users, tokens and search index.\n"
 SERVICE_FILES = (WORKSPACES_DIR, AUTH_DB, INDEX_DB, BACKENDS_DIR)  # what one made before the marker holds
+NOT_CONTENT = ("lost+found",)  # what a new volume's file system holds at its root
 
 
 class Data:
@@ -44,7 +45,7 @@ class Data:
             raise NotADataDir(self.root, "no such folder")
         if not self.root.is_dir():
             raise NotADataDir(self.root, "a file, not a folder")
-        if any(self.root.iterdir()):
+        if any(p.name not in NOT_CONTENT for p in self.root.iterdir()):
             raise NotADataDir(self.root, "the folder holds other things and no workspace")
         return self
 
