@@ -9,6 +9,9 @@ being hot go back to the cold table. A meta row ties the table to the
 snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
 from the whole state.
 
+A store this process may read but not write (another account's files, a read-only mount) is
+read with the table in memory, rebuilt from the whole state, and nothing is written.
+
 A slice rebuilt from the whole state is folded as a refold folds it but not written as
 `<log>.msgpack` (`cache.snapshot(keep=False)`: that encoding would be the largest thing in
 memory; only whole-state reads load it, and they write it). A record a waiting proposal would
