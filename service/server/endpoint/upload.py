@@ -24,7 +24,7 @@ _SETTINGS = {
     "safe.directory": "*",
     "uploadpack.hideRefs": "refs/selfhub",  # commits an outside write left aside: never advertised
     "uploadpack.allowFilter": "true",
-    "uploadpack.allowReachableSHA1InWant": "true",  # a v0 partial clone's later fetches (v2 asks none)
+    "uploadpack.allowReachableSHA1InWant": "true",  # a v0 partial clone fetches what it left out
     "uploadpackfilter.allow": "false",
     "uploadpackfilter.blob:none.allow": "true",
     "uploadpackfilter.blob:limit.allow": "true",
