@@ -171,7 +171,7 @@ async def _receive_pack(
     report = receiving.Report(request)
     state = scope["app"].state
     try:
-        await _receive(live, request, body, report, state["log"])
+        await _receive(live, request, body, report, state["log"], user)
     except ClientGone:
         raise
     except Exception as exc:  # the answer has started: the client is told, the service goes on
@@ -189,6 +189,7 @@ async def _receive(
     body: pkt.Body,
     report: receiving.Report,
     log: Any,
+    user: str,
 ) -> None:
     """A push's pack taken and its refs updated, or refused, as `report` tells it."""
     refused = receiving.too_many(request)
