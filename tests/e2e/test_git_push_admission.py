@@ -33,6 +33,8 @@ class Hosted:
         admin(self.data, "user", "add", "ben")
         self.ann = token(self.data, "ann", WS, "writer")
         self.ben = token(self.data, "ben", WS, "writer")
+        admin(self.data, "user", "add", "ada")
+        self.ada = token(self.data, "ada", WS, "admin")
         self.cli("project", "add", SLUG)
         self.cli("goal", "add", "hold every push to what a post obeys")
         self.service = Service(self.data, tmp / "serve.log")
@@ -139,6 +141,69 @@ def test_an_import_mark_and_a_voucher_are_refused(hosted: Hosted) -> None:
     voucher = event("import.superself", Vouched((gc.new_id(),)))
     said = _refused(hosted, clone, [voucher])
     assert _id(voucher) in said, said
+
+
+def test_a_workspace_admin_may_push_an_imported_stores_history(hosted: Hosted) -> None:
+    from service.core.events.events import Assertion, EntityWhy, Vouched
+
+    clone = hosted.clone(hosted.ada)
+    record = gc.new_id()
+    voucher_id, marked_id, done_id = sorted(gc.new_id() for _ in range(3))
+    marked = canonical(
+        make(
+            marked_id,
+            TS,
+            "entity.proposed",
+            Origin("human", True, by="ann"),
+            SLUG,
+            Assertion(record, "brought by an import", ("task",)),
+            {"imported": "superself"},
+        )
+    )
+    done = canonical(
+        make(
+            done_id,
+            TS,
+            "entity.done",
+            Origin("human", True, by="ann"),
+            SLUG,
+            EntityWhy(record),
+            {"imported": "superself"},
+        )
+    )
+    voucher = canonical(
+        make(voucher_id, TS, "import.superself", Origin("human", True, by="ann"), SLUG, Vouched((done_id,)))
+    )
+    pushed = hosted.push(clone, [voucher, marked, done])
+    assert pushed.returncode == 0, pushed.stderr
+    assert {voucher_id, marked_id, done_id} <= set(hosted.events())
+
+
+def test_an_offline_done_meets_a_retraction_written_after_it_and_is_taken(hosted: Hosted) -> None:
+    """Ann closed the unit offline (her ids are older); Ben retracted it meanwhile. Refused, her
+    store could never sync again: her log is only ever appended to. Taken, the fold rules."""
+    from service.core.events.events import EntityWhy, ReportAdded
+
+    unit = hosted.unit("closed offline, retracted meanwhile")
+    report = event("report.added", ReportAdded("done on the train", work=unit, commit="0" * 40))
+    done = event("entity.done", EntityWhy(unit))
+    hosted.cli("work", "retract", unit, "--why", "not needed")
+    clone = hosted.clone(hosted.ann)
+    pushed = hosted.push(clone, [report, done])
+    assert pushed.returncode == 0, pushed.stderr
+    assert {_id(report), _id(done)} <= set(hosted.events())
+
+
+def test_a_done_written_after_a_retraction_is_refused(hosted: Hosted) -> None:
+    from service.core.events.events import EntityWhy, ReportAdded
+
+    unit = hosted.unit("retracted, then closed")
+    hosted.cli("work", "retract", unit, "--why", "not needed")
+    clone = hosted.clone(hosted.ann)
+    report = event("report.added", ReportAdded("too late", work=unit, commit="0" * 40))
+    done = event("entity.done", EntityWhy(unit))
+    said = _refused(hosted, clone, [report, done])
+    assert _id(done) in said and "retracted" in said, said
 
 
 def test_a_relayed_event_is_kept_with_who_pushed_it(hosted: Hosted) -> None:

@@ -15,7 +15,9 @@ of a published history, appends only:
 - every appended event passes the admission a posted event passes (`admit`, through
   `core/gates/admit.py: admit`, in log order on the state before the push): it folds as
   written, a done has its evidence (a report earlier in the same push counts), a new claim,
-  decision or question passes the ledger's rules, and no import mark or voucher is taken.
+  decision or question passes the ledger's rules, and no import mark or voucher is taken
+  (but from a workspace admin). One refused there is judged again on the log as its writer
+  could have seen it (`_as_written`): history written offline is not refused forever.
 
 A refusal names the path (and the event id, never its content) and what to do; nothing moved.
 """
@@ -24,18 +26,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from dulwich.objects import Commit, ObjectID
 from dulwich.repo import Repo
 
-from service.adapters.store import Store, clock, gitcommit, layout, treediff
+from service.adapters.store import Store, clock, gitcommit, layout, segments, treediff
 from service.adapters.sync import intake, logs, prefix
 from service.adapters.sync.entries import PLAIN
 from service.adapters.sync.errors import SyncError
 from service.core.commands.config import WorkspaceConfig
 from service.core.errors import Invalid, ModelError
-from service.core.events import ids
+from service.core.events import ids, order
 from service.core.events.events import Event, decode_line
+from service.core.fold.fold import fold_all
 from service.core.fold.state import State
 from service.core.gates import admit as admission
 
@@ -142,19 +146,48 @@ def check(
     return Pushed(new, events)
 
 
-def admit(pushed: Pushed, state_of: Callable[[str], State], config: WorkspaceConfig) -> None:
+def admit(
+    pushed: Pushed,
+    state_of: Callable[[str], State],
+    config: WorkspaceConfig,
+    root: Path,
+    *,
+    imports: bool = False,
+) -> None:
     """Every event `pushed` appends through the one admission of events written from outside,
     log by log in log order, on each log's state before the push (`state_of(log)`); NotAdmitted
-    names the first that fails and why."""
+    names the first that fails and why. `root`: the store, read only for `_as_written`.
+    `imports`: the pusher is the workspace's admin, who may bring an imported store's history."""
     for log in sorted(pushed.events):
         events = pushed.events[log]
         post = admission.Post(config, events)
         state = state_of(log)
         for n, event in enumerate(events):
             try:
-                admission.admit(state, event, n, post)
+                admission.admit(state, event, n, post, imports=imports)
             except ModelError as exc:
-                raise NotAdmitted(layout.log_dir(log), event, exc) from None
+                if not _as_written(root, log, events, n, config, imports):
+                    raise NotAdmitted(layout.log_dir(log), event, exc) from None
+
+
+def _as_written(
+    root: Path, log: str, events: list[Event], n: int, config: WorkspaceConfig, imports: bool
+) -> bool:
+    """Whether `events[n]`, refused on the state before the push, passes on the log as its
+    writer could have seen it: every event with an earlier id, the push's own included. An
+    event written offline meets what others wrote meanwhile (a unit retired, a tier filled) as
+    a sync's merge meets it: taken, and the fold rules on the two (a health signal), rather than
+    refused forever from a log that is only ever appended to. The log is read on a refusal only."""
+    event, before = events[n], events[:n]
+    held = segments.read_log(root, log).events
+    earlier = [e for e in (*held, *before) if order.after(event.id, e.id)]
+    if not before and len(earlier) == len(held):
+        return False  # the state before the push is the one its writer saw: judged already
+    try:
+        admission.admit(fold_all(earlier), event, n, admission.Post(config, events), imports=imports)
+    except ModelError:
+        return False
+    return True
 
 
 def _brought(

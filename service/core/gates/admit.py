@@ -22,6 +22,8 @@ import msgspec
 from service.core.commands.config import WorkspaceConfig
 from service.core.errors import Invalid, ModelError, Refused
 from service.core.events.events import (
+    LEGACY_PREFIXES,
+    VOUCHER,
     WRITABLE,
     Assertion,
     Covered,
@@ -54,10 +56,14 @@ class Post:
         self.placing = {p.entity for p in (_placed(e) for e in events) if p is not None}
 
 
-def admit(state: State, event: Event, n: int, post: Post) -> None:
+def admit(state: State, event: Event, n: int, post: Post, *, imports: bool = False) -> None:
     """Refuse `event` (the `n`th of its post) when the fold would not apply it, or when it
-    makes a record that a command would refuse to make (a retention cap, the ledger's rules)."""
+    makes a record that a command would refuse to make (a retention cap, the ledger's rules).
+    `imports`: history an import brought (its vouchers, its marks, legacy types) is taken, as
+    from a workspace admin's push of an imported store."""
     where = f"events[{n}].payload"
+    if imports and _imported(event):
+        return
     if event.type not in WRITABLE:
         raise Refused(
             f"{{events[{n}].type}} {event.type!r} is not a type selfhub writes here (an import's "
@@ -89,6 +95,16 @@ def admit(state: State, event: Event, n: int, post: Post) -> None:
             )
     else:
         _on_record(state, event, payload, where, post)
+
+
+def _imported(event: Event) -> bool:
+    """History an import wrote: a voucher, a legacy type, or an event with the import mark
+    (the fold reads each as the tool that wrote it did)."""
+    return (
+        event.type == VOUCHER
+        or event.type.startswith(LEGACY_PREFIXES)
+        or completion.IMPORTED in (event.refs or {})
+    )
 
 
 def _assertion(state: State, payload: Assertion, where: str, post: Post) -> None:

@@ -19,6 +19,7 @@ from litestar import asgi
 from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
 
+from service.adapters.auth.tokens import Grant
 from service.core.commands.team import Action
 from service.server.api import guard
 from service.server.api.errors import ApiError
@@ -59,7 +60,7 @@ async def _serve(scope: HTTPScope, receive_: Receive, send: Send) -> None:
     ws = found["ws"]
     try:
         connection = ASGIConnection[Any, Any, Any, Any](scope, receive_, send)
-        user = await anyio.to_thread.run_sync(_authorize, connection, ws, _SERVICES[service])
+        pusher = await anyio.to_thread.run_sync(_authorize, connection, ws, _SERVICES[service])
     except ApiError as exc:
         extra = [(b"www-authenticate", b'Basic realm="selfhub"')] if exc.status == 401 else []
         return await _text(send, exc.status, f"{exc.detail}\n", extra)
@@ -69,7 +70,7 @@ async def _serve(scope: HTTPScope, receive_: Receive, send: Send) -> None:
     if found["rest"] == "info/refs":
         body = receiving.advertisement(live.store.head())
         return await _bytes(send, 200, body, "application/x-git-receive-pack-advertisement")
-    await _receive_pack(scope, receive_, send, live, user)
+    await _receive_pack(scope, receive_, send, live, pusher)
 
 
 def _service(rest: str, query: str, method: str) -> str | None:
@@ -79,9 +80,9 @@ def _service(rest: str, query: str, method: str) -> str | None:
     return rest if rest in _SERVICES and method == "POST" else None
 
 
-def _authorize(connection: ASGIConnection[Any, Any, Any, Any], ws: str, action: Action) -> str:
-    """The token's user, once it may do `action` on `ws`."""
-    return guard.authorize(connection.app.state["data"], connection, ws, action).user
+def _authorize(connection: ASGIConnection[Any, Any, Any, Any], ws: str, action: Action) -> Grant:
+    """The token's grant, once it may do `action` on `ws`."""
+    return guard.authorize(connection.app.state["data"], connection, ws, action)
 
 
 async def _live(scope: Scope, ws: str) -> LiveWorkspace:
@@ -156,7 +157,7 @@ async def _again(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[byte
 
 
 async def _receive_pack(
-    scope: HTTPScope, receive_: Receive, send: Send, live: LiveWorkspace, user: str
+    scope: HTTPScope, receive_: Receive, send: Send, live: LiveWorkspace, pusher: Grant
 ) -> None:
     chunks = _chunks(receive_)
     body = pkt.Body(lambda: anext(chunks, None))
@@ -171,7 +172,7 @@ async def _receive_pack(
     report = receiving.Report(request)
     state = scope["app"].state
     try:
-        await _receive(live, request, body, report, state["log"], user)
+        await _receive(live, request, body, report, state["log"], pusher)
     except ClientGone:
         raise
     except Exception as exc:  # the answer has started: the client is told, the service goes on
@@ -189,7 +190,7 @@ async def _receive(
     body: pkt.Body,
     report: receiving.Report,
     log: Any,
-    user: str,
+    pusher: Grant,
 ) -> None:
     """A push's pack taken and its refs updated, or refused, as `report` tells it."""
     refused = receiving.too_many(request)
@@ -204,7 +205,7 @@ async def _receive(
         if request.atomic and receiving.refuse_atomic(report):
             return
         for command in request.commands:
-            settled = await _update(live, held, command, report, log, user) and settled
+            settled = await _update(live, held, command, report, log, pusher) and settled
     finally:
         if held is not None and settled:  # else the writer may still read it: swept at the next start
             held.drop()
@@ -239,7 +240,7 @@ async def _update(
     command: receiving.Command,
     report: receiving.Report,
     log: Any,
-    user: str,
+    pusher: Grant,
 ) -> bool:
     """One ref update of a push, as the report tells it; False when the writer may still be
     landing it (the wait timed out)."""
@@ -254,7 +255,7 @@ async def _update(
         return True
     try:
         job = await live.writer.submit_alone_async(
-            lambda space: land(space, held, command.old, command.new, "the push", user), PUSH_TIMEOUT_S
+            lambda space: land(space, held, command.old, command.new, "the push", pusher), PUSH_TIMEOUT_S
         )
         landed = job.answer()
     except RemoteRefused as exc:

@@ -32,12 +32,13 @@ from service.server.endpoint.incoming import Incoming
 from service.server.endpoint.receiving import ZERO
 
 if TYPE_CHECKING:
+    from service.adapters.auth.tokens import Grant
     from service.server.live.space import LiveWorkspace
 
 
-def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str, by: str) -> Pushed:
+def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str, by: Grant) -> Pushed:
     """Move main from `old` to `new` once the push gate passed it; its events then fold and
-    stream, `by` (the pushing token's user) recorded as who pushed them. Stale when main is
+    stream, `by`'s user (the pushing token's) recorded as who pushed them. Stale when main is
     not at `old`; a PushRefused when the gate refuses."""
     store = live.store
     head = store.head()
@@ -49,9 +50,10 @@ def land(live: LiveWorkspace, incoming: Incoming, old: str, new: str, where: str
     found = pushed.check(incoming.repo, store, current, target, where, incoming.holds)
     if head == new:
         return found
-    pushed.admit(found, lambda log: live.state(log)[0], store.config())
+    admin = by.role == "admin"  # a workspace admin may push an imported store's history
+    pushed.admit(found, lambda log: live.state(log)[0], store.config(), store.root, imports=admin)
     brought = (pushes.Brought(e.id, e.origin.by) for e in found.all_events())
-    pushes.record(store.local_dir, new, by, brought)  # made durable with the objects, before main moves
+    pushes.record(store.local_dir, new, by.user, brought)  # made durable with the objects, before main moves
     incoming.keep()
     if head is None:
         _flush(store.root)  # the objects are durable before main names them
