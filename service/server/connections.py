@@ -13,6 +13,8 @@ proxy's address: raise `connections_per_client` or set it to 0 (no cap)."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +112,17 @@ class Bounded(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        # a stream whose client does not read cuts its connection (`live/paced.py`)
+        extensions: Any = self.scope.setdefault("extensions", {})
+        extensions["selfhub.abort"] = self._cut
         super().on_headers_complete()
+
+    def _cut(self) -> None:
+        """Close at once with a reset: what is left unsent is dropped, not kept by the kernel."""
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.transport.abort()
 
     def _arm(self) -> None:
         if self.header_s > 0 and self._header_timer is None:

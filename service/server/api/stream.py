@@ -9,8 +9,8 @@ An open stream's token is checked again once a second; a revoked one ends it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, cast
 
 import anyio.to_thread
 import msgspec
@@ -22,6 +22,7 @@ from service.core.events.events import Event
 from service.server.api import guard, openapi
 from service.server.api.routes import AnyRequest, answer, data_of, hub_of, reading
 from service.server.live.feed import MOST, Feed, arrived, cursor_form
+from service.server.live.paced import Paced
 
 if TYPE_CHECKING:
     from service.server.api.metrics import Metrics
@@ -156,12 +157,14 @@ async def following(
     def still() -> bool:
         return guard.still(data, request, ws, "read", presented)
 
-    return ServerSentEvent(counted.streaming(_messages(live, last, project, (key, still))))
+    messages = _messages(live, last, project, (key, still))
+    counting = cast("AsyncGenerator[ServerSentEventMessage, None]", counted.streaming(messages))
+    return Paced(counting, closing=(counting, messages))
 
 
 async def _messages(
     live: LiveWorkspace, last: str | None, project: str | None, credential: tuple[bytes, Callable[[], bool]]
-) -> AsyncIterator[ServerSentEventMessage]:
+) -> AsyncGenerator[ServerSentEventMessage, None]:
     feed = live.feed
     with feed.waiting() as waiter, feed.watch.holding(*credential, waiter):
         mark = feed.end()
