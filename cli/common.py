@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 import msgspec
 import typer
 
+from cli.options import OPTIONS as OPTIONS  # the global options, read before typer runs
 from service.app.texts import escape
 from service.core.errors import ModelError
 
@@ -16,14 +17,6 @@ if TYPE_CHECKING:  # imported where called: `self --version` and `self context` 
     from service.app import Workspace
     from service.app.queries import Row
     from service.core.commands.requests import AnyCommand
-
-
-class Options:
-    workspace: str | None = None
-    project: str | None = None
-
-
-OPTIONS = Options()
 
 
 def workspace() -> Workspace:

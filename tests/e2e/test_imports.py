@@ -43,7 +43,7 @@ def test_fast_commands_import_no_heavy_stack(store: Store, tmp_path: Path, args:
     assert proc.returncode == 0, describe(proc)
     assert ("keep imports light" if args[0] == "context" else "self ") in proc.stdout, proc.stdout
     modules = set(json.loads(dump.read_text()))
-    assert {"cli", "typer"} <= modules, "the probe did not run the self command"
+    assert "cli" in modules, "the probe did not run the self command"
     loaded = sorted(modules & set(HEAVY))
     assert not loaded, f"`self {' '.join(args)}` imports {loaded}"
 
