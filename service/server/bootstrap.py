@@ -33,6 +33,8 @@ from service.server.api.search import SEARCH_ROUTES
 from service.server.api.stream import ROUTES as STREAMS
 from service.server.api.writes import ROUTES as WRITES
 from service.server.live.hub import Hub
+from service.server.mcp import ROUTES as MCP
+from service.server.mcp import Mcp
 from service.server.mirror.mirrors import Mirrors, Told
 from service.server.web import templating
 from service.server.web.routes import ROUTER as VIEW
@@ -113,6 +115,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
         "log": log,
     }
     hooks = {"mirrors": mirrors, "deliveries": Deliveries()}
+    tools = Mcp()  # /mcp: the agents' tools, its server made at the first request
     app = Litestar(
         route_handlers=[
             healthz,
@@ -124,12 +127,15 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
             *SEARCH_ROUTES,
             *GIT,
             *HOOKS,
+            *MCP,
             VIEW,
         ],
         state=State(
             {"data": data, "hub": hub, "ready": ready, "failed": failed, "search": index, **ops, **hooks}
+            | {"mcp": tools}
         ),
         on_startup=[start],
+        lifespan=[tools.lifespan],
         on_shutdown=[mirrors.stop, hub.close, index.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
