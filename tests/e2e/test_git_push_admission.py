@@ -89,9 +89,23 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hosted]:
 
 
 def event(
-    kind: str, payload: Payload, by: str | None = "ann", refs: dict[str, object] | None = None
+    kind: str,
+    payload: Payload,
+    by: str | None = "ann",
+    refs: dict[str, object] | None = None,
+    event_id: str | None = None,
 ) -> bytes:
-    return canonical(make(gc.new_id(), TS, kind, Origin("human", True, by=by), SLUG, payload, refs))
+    made = event_id or gc.new_id()
+    return canonical(make(made, TS, kind, Origin("human", True, by=by), SLUG, payload, refs))
+
+
+def report_and_done(unit: str, text: str) -> tuple[bytes, bytes]:
+    """A report with a commit, then the done it earns: two ids in that order."""
+    from service.core.events.events import EntityWhy, ReportAdded
+
+    first, second = sorted(gc.new_id() for _ in range(2))
+    report = event("report.added", ReportAdded(text, work=unit, commit="0" * 40), event_id=first)
+    return report, event("entity.done", EntityWhy(unit), event_id=second)
 
 
 def _id(line: bytes) -> str:
@@ -182,11 +196,9 @@ def test_a_workspace_admin_may_push_an_imported_stores_history(hosted: Hosted) -
 def test_an_offline_done_meets_a_retraction_written_after_it_and_is_taken(hosted: Hosted) -> None:
     """Ann closed the unit offline (her ids are older); Ben retracted it meanwhile. Refused, her
     store could never sync again: her log is only ever appended to. Taken, the fold rules."""
-    from service.core.events.events import EntityWhy, ReportAdded
-
     unit = hosted.unit("closed offline, retracted meanwhile")
-    report = event("report.added", ReportAdded("done on the train", work=unit, commit="0" * 40))
-    done = event("entity.done", EntityWhy(unit))
+    report, done = report_and_done(unit, "done on the train")
+    time.sleep(0.01)  # the retraction's id is after the offline ones (ids are dated to the ms)
     hosted.cli("work", "retract", unit, "--why", "not needed")
     clone = hosted.clone(hosted.ann)
     pushed = hosted.push(clone, [report, done])
@@ -195,13 +207,11 @@ def test_an_offline_done_meets_a_retraction_written_after_it_and_is_taken(hosted
 
 
 def test_a_done_written_after_a_retraction_is_refused(hosted: Hosted) -> None:
-    from service.core.events.events import EntityWhy, ReportAdded
-
     unit = hosted.unit("retracted, then closed")
     hosted.cli("work", "retract", unit, "--why", "not needed")
+    time.sleep(0.01)  # the done's id is after the retraction's
     clone = hosted.clone(hosted.ann)
-    report = event("report.added", ReportAdded("too late", work=unit, commit="0" * 40))
-    done = event("entity.done", EntityWhy(unit))
+    report, done = report_and_done(unit, "too late")
     said = _refused(hosted, clone, [report, done])
     assert _id(done) in said and "retracted" in said, said
 
@@ -253,3 +263,24 @@ def test_an_executable_segment_is_refused_naming_its_path(hosted: Hosted) -> Non
     assert hosted.head() == before and hosted.events() == held and made not in held
     assert "remote:" in pushed.stderr and "projects/app/log/000000.jsonl" in pushed.stderr, pushed.stderr
     assert "100755" in pushed.stderr, pushed.stderr
+
+
+def test_the_feed_cursor_returns_a_pushed_event_older_than_it(hosted: Hosted) -> None:
+    """Written offline before a newer post, pushed after a reader's cursor passed the post: the
+    next page from that cursor holds it, once."""
+    from service.core.events.events import Assertion
+
+    older = event("entity.proposed", Assertion(gc.new_id(), "written offline, pushed later", ("idea",)))
+    pages = f"/api/v1/workspaces/{WS}/projects/{SLUG}/events"
+    posted = {"type": "entity.confirmed", "project": SLUG, "payload": {"text": "posted", "labels": ["idea"]}}
+    with hosted.service.client(hosted.ann) as client:
+        answer = client.post(f"/api/v1/workspaces/{WS}/events", json={"events": [posted]})
+        assert answer.status_code == 201, answer.text
+        page = client.get(pages, params={"limit": 10_000}).json()
+        assert page["events"][-1]["id"] == answer.json()["ids"][0]
+        clone = hosted.clone(hosted.ann)
+        pushed = hosted.push(clone, [older])
+        assert pushed.returncode == 0, pushed.stderr
+        later = client.get(pages, params={"after": page["cursor"]}).json()
+        assert [e["id"] for e in later["events"]] == [_id(older)]
+        assert client.get(pages, params={"after": later["cursor"]}).json()["events"] == []
