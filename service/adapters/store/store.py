@@ -19,11 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
-from dulwich.objects import ObjectID
-from dulwich.repo import Repo
 
-from service.adapters.store import append as gate
-from service.adapters.store import cache, clock, durable, gitcommit, layout, segments
+from service.adapters.store import cache, clock, durable, layout, segments
 from service.adapters.store.errors import (
     AlreadyAStore,
     CorruptFile,
@@ -41,6 +38,9 @@ from service.core.events.events import Event
 from service.core.fold.state import State
 
 if TYPE_CHECKING:
+    from dulwich.objects import ObjectID
+    from dulwich.repo import Repo
+
     from service.adapters.store.hot import Hot
     from service.adapters.store.unit import Unit
 
@@ -62,6 +62,10 @@ class Store:
     @classmethod
     def init(cls, path: Path, *, lock_timeout: float = DEFAULT_TIMEOUT) -> Store:
         """Create a store at `path`: a git repo on branch main with the default settings."""
+        from dulwich.repo import Repo
+
+        from service.adapters.store import gitcommit
+
         root = Path(path)
         has_config, has_git = (root / layout.CONFIG_FILE).exists(), (root / ".git").exists()
         if has_config and has_git:
@@ -114,6 +118,8 @@ class Store:
 
     def _recover(self) -> None:
         """Just under the store lock: remove the git lock file a killed write left."""
+        from service.adapters.store import gitcommit
+
         for lock in gitcommit.recover(Path(self.repo.controldir())):
             message = f"removed .git/{lock}, left by a selfhub write that was killed"
             warnings.warn(message, gitcommit.StaleLock, stacklevel=2)
@@ -121,6 +127,8 @@ class Store:
     @property
     def repo(self) -> Repo:
         if self._repo is None:
+            from dulwich.repo import Repo  # git's own objects: what a read of the state never needs
+
             self._repo = Repo(str(self.root))
             self._repo.object_store.fsync_object_files = True  # a ref never names a lost object
             # git's own level for loose objects (core.looseCompression): a commit re-writes its
@@ -151,6 +159,8 @@ class Store:
     def save_config(self, config: WorkspaceConfig) -> None:
         """Write workspace.json and commit it; settings holding a machine-local or secret
         fact are refused (Unsanitary) before a byte is written."""
+        from service.adapters.store import gitcommit
+
         check_settings(config, self.local_facts())
         data = _encode_config(config)
         with self.locked():
@@ -202,6 +212,8 @@ class Store:
 
     def head(self) -> str | None:
         """The commit refs/heads/main points at."""
+        from service.adapters.store import gitcommit
+
         commit = gitcommit.head(self.repo)
         return None if commit is None else commit.decode("ascii")
 
@@ -272,6 +284,8 @@ class Store:
 
     def import_events(self, log: str, events: list[Event]) -> int:
         """Append events with their own ids (sorted, known ids skipped); returns how many."""
+        from service.adapters.store import append as gate
+
         layout.check_key(log)
         with self.locked():
             written = gate.import_events(self.root, self.repo, log, events, self.local_facts())
@@ -281,6 +295,8 @@ class Store:
     def check(self, log: str, events: list[Event], local: tuple[str, ...]) -> list[bytes]:
         """The canonical lines of new events bound for `log`, each through the append gate's
         checks (`local`: `local_facts()`, read once per batch); the first refusal raises."""
+        from service.adapters.store import append as gate
+
         layout.check_key(log)
         return [gate.check(log, event, local) for event in events]
 
@@ -290,6 +306,8 @@ class Store:
         """Commit checked lines (`check`) of several logs as one commit, under the lock; the
         id clock moves past `issued`. Returns the commit id and the files it changed; with
         `index=False` `.git/index` is left for `update_index`."""
+        from service.adapters.store import append as gate
+
         for log in lines:
             layout.check_key(log)
         count = sum(len(v) for v in lines.values())
@@ -303,6 +321,8 @@ class Store:
 
     def update_index(self, paths: list[str]) -> None:
         """Bring `.git/index` up to date for files written with `write_lines(index=False)`."""
+        from service.adapters.store import gitcommit
+
         with self.locked():
             gitcommit.update_index(self.repo, paths)
 
@@ -332,6 +352,10 @@ class Store:
         A crash in between is finished by the next `Store.open` (`.local/checkout` names
         the commit being checked out).
         """
+        from dulwich.objects import ObjectID
+
+        from service.adapters.store import gitcommit
+
         target = ObjectID(commit.encode("ascii"))
         with self.locked():
             old = None if expected is None else ObjectID(expected.encode("ascii"))
@@ -353,6 +377,10 @@ class Store:
         by one flush of the filesystem before main moves, the files by another after;
         `.git/index` is left for `update_index`. Returns the logs whose files changed and the
         files written."""
+        from dulwich.objects import ObjectID
+
+        from service.adapters.store import gitcommit
+
         target, old = ObjectID(commit.encode("ascii")), ObjectID(expected.encode("ascii"))
         with self.locked():
             batched = durable.available()
@@ -378,6 +406,8 @@ class Store:
     def match_head(self) -> list[str]:
         """Make the working files main's commit's: a push into this store (it is someone's
         remote) moves main but not the files. Returns the logs whose files changed."""
+        from service.adapters.store import gitcommit
+
         with self.locked():
             head = gitcommit.head(self.repo)
             return [] if head is None else self._materialize(head)
@@ -387,6 +417,10 @@ class Store:
         return self.local_dir / "checkout"
 
     def _finish_checkout(self) -> None:
+        from dulwich.objects import ObjectID
+
+        from service.adapters.store import gitcommit
+
         with self.locked():
             try:
                 target = ObjectID(self._checkout_mark.read_text("ascii").strip().encode("ascii"))
@@ -398,6 +432,8 @@ class Store:
 
     def _materialize(self, commit: ObjectID) -> list[str]:
         """Write the files of `commit`'s tree that differ on disk; remove segments it lacks."""
+        from service.adapters.store import gitcommit
+
         wanted = gitcommit.tree_files(self.repo, commit)
         gone = [
             f"{layout.log_dir(log)}/{name}" for log in self.logs() for name in layout.segments(self.root, log)
@@ -409,6 +445,8 @@ class Store:
     ) -> tuple[list[str], list[str]]:
         """Make the working files `wanted` (path → blob) and remove the segments `gone`:
         the logs whose files changed, and the files written."""
+        from service.adapters.store import gitcommit
+
         on_disk = gitcommit.working_blob_ids(self.repo, [p for p in wanted if _safe_path(p)])
         written: list[str] = []
         changed: dict[str, bool] = {}  # log → only appended to
@@ -514,6 +552,8 @@ class Transaction:
         self._check_open()
         if not events:
             return
+        from service.adapters.store import append as gate
+
         current = self.state
         store = self.store
         commit = gate.append(store.root, store.repo, self.log, events, current.last_id, store.local_facts())
