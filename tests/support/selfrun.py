@@ -3,8 +3,9 @@ the real `self` executable in a subprocess (used by tests/e2e/conftest.py).
 
 Either way a run answers what a `self` process would: a CompletedProcess with the exit code,
 stdout and stderr, after the command saw only the environment, working folder and stdin it
-was given. In this process (the default) `cli.main.run` runs inside typer's CliRunner
-isolation (stdin, stdout, stderr and os.environ swapped for the call), with the working
+was given. In this process (the default) `cli.fast.run`, the `self` executable's entry
+point (the hot commands there, every other through `cli.main.run`), runs inside typer's
+CliRunner isolation (stdin, stdout, stderr and os.environ swapped for the call), with the working
 folder, the CLI's global options and a fresh process's warning filters set for the call and
 put back after it, and every store it opened closed after it. A test marked `process` (the
 console-script smoke tests, and those about locks, signals and concurrent processes) or a
@@ -167,11 +168,11 @@ def _text(data: bytes) -> str:
 def run_in_process(
     args: tuple[str, ...], env: dict[str, str], input: str | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`cli.main.run(ARGS)` in this process, isolated as a `self` process would be; an
+    """`cli.fast.run(ARGS)` in this process, isolated as a `self` process would be; an
     exception it lets through is a traceback on stderr and exit 1, as in a process."""
     from typer.testing import CliRunner
 
-    from cli.main import run
+    from cli.fast import run
 
     # the runner sets what `env` holds and unsets every other name, and puts all back after
     overrides: dict[str, str | None] = dict.fromkeys(os.environ) | dict(env)
