@@ -148,6 +148,8 @@ def _codex(checkout: Path, service: str | None, record: Record, found: list[str]
     config = _codex_home() / "config.toml"
     if installers.add_toml_table(config, clients.NAME, clients.codex(service), checkout, record):
         done.files.append(installers.named(config, checkout))
+    if found is None and blocks.holds(checkout / "AGENTS.md"):
+        return done  # its conventions are not known here: the block stays as it is
     written = blocks.write(checkout / "AGENTS.md", blocks.project_block(found or []))
     if written is not None and record.block is None and written.action in ("created", "appended"):
         record.block = BlockAdded("AGENTS.md", written.separator, written.action == "created")
@@ -168,7 +170,7 @@ def _cursor(checkout: Path, service: str | None, record: Record, found: list[str
         installers.make_parents(rules, checkout, record)
         installers.write(rules, clients.rules(text))
         record.block = BlockAdded(str(blocks.RULES), "", created=True)
-    else:
+    elif found is not None or not blocks.holds(rules):
         written = blocks.write(rules, text)
         if written is not None and record.block is None and written.action == "appended":
             record.block = BlockAdded(str(blocks.RULES), written.separator, created=False)

@@ -140,14 +140,15 @@ def refresh(checkout: Path, found: list[str]) -> list[Written]:
 
 def has_block(checkout: Path) -> bool:
     """Whether any file `refresh` would touch holds a block (cheap: no store is read)."""
-    for name in (*PROJECT_FILES, RULES):
-        try:
-            text = (checkout / name).read_text("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if agent_block.find(text, PROJECT) is not None:
-            return True
-    return False
+    return any(holds(checkout / name) for name in (*PROJECT_FILES, RULES))
+
+
+def holds(path: Path) -> bool:
+    """Whether `path` holds a block (selfhub's, or one it takes over)."""
+    try:
+        return agent_block.find(path.read_text("utf-8"), PROJECT) is not None
+    except (OSError, UnicodeDecodeError, Invalid):
+        return False
 
 
 def machine(home: Path) -> list[Written]:
