@@ -77,7 +77,20 @@ def _manager() -> StreamableHTTPSessionManager:
 
     from service.app.mcpserver import server
 
+    _quiet()
     return StreamableHTTPSessionManager(app=server(_answer), json_response=True, stateless=True)
+
+
+def _quiet() -> None:
+    """The SDK's log records as the service's own lines (through uvicorn's structured handler,
+    `api/logs.py: uvicorn_config`), warnings and errors only: it says a line a request."""
+    import logging
+
+    sdk = logging.getLogger("mcp")
+    sdk.setLevel(logging.WARNING)
+    handlers = logging.getLogger("uvicorn.error").handlers
+    if handlers:
+        sdk.handlers, sdk.propagate = list(handlers), False
 
 
 async def _run(manager: StreamableHTTPSessionManager, *, task_status: TaskStatus[None]) -> None:
