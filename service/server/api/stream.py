@@ -10,6 +10,7 @@ An open stream's token is checked again once a second; a revoked one ends it."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 import anyio.to_thread
@@ -22,7 +23,7 @@ from service.core.events.events import Event
 from service.server.api import guard, openapi
 from service.server.api.routes import AnyRequest, answer, data_of, hub_of, reading
 from service.server.live.feed import MOST, Feed, arrived, cursor_form
-from service.server.live.paced import Paced
+from service.server.live.paced import Encoded, Paced
 
 if TYPE_CHECKING:
     from service.server.api.metrics import Metrics
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 MAX_EVENTS = 10_000  # events in one answer of `events?after`
 KEEPALIVE_S = 15.0
+CHUNK = 64 * 1024  # a stream's messages are sent together up to this many bytes a send
 
 
 class EventPage(msgspec.Struct, frozen=True):
@@ -182,14 +184,27 @@ async def _messages(
             if waiter.ended is not None:
                 return
             relayed = live.store.local.pushers() if got else {}
+            chunk, size = [], 0
             for seq, event in got:
                 mark = seq
                 if project is None or event.project == project:
-                    yield _message(event, feed.cursor(seq), relayed)
+                    made = feed.rendered(seq, partial(_encoded, event, feed.cursor(seq), relayed))
+                    chunk.append(made)
+                    size += len(made)
+                    if size >= CHUNK:
+                        yield Encoded(b"".join(chunk))
+                        chunk, size = [], 0
+            if chunk:
+                yield Encoded(b"".join(chunk))
             if not got:
                 await waiter.wait(KEEPALIVE_S)
                 if not feed.closed and waiter.ended is None and feed.end() == mark:
                     yield ServerSentEventMessage(comment="keepalive")
+
+
+def _encoded(event: Event, sse_id: str, relayed: Mapping[str, str]) -> bytes:
+    """An event's message as sent: encoded once, whatever the number of streams sending it."""
+    return _message(event, sse_id, relayed).encode()
 
 
 def _message(event: Event, sse_id: str, relayed: Mapping[str, str]) -> ServerSentEventMessage:

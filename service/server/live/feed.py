@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 KEEP = 20_000  # events kept; a reader further behind reads the journal and the logs
 MOST = 500  # events handed to a reader a wake
+RENDERED = 4 * MOST  # events kept as their streams send them
 CURSOR = re.compile(r"^([0-9a-f]{8})\.([0-9]{1,18})$")
 
 
@@ -85,6 +86,7 @@ class Feed:
         self._published = arrivals.end if arrivals is not None else 0
         self._first = self._published  # every event after this number is kept
         self._waiters: set[Waiter] = set()
+        self._rendered: dict[int, bytes] = {}  # oldest made first
         self.watch = Watch()
         self.closed = False
 
@@ -172,6 +174,16 @@ class Feed:
             if seq is None:
                 return None
             return self._events[bisect.bisect_left(self._seqs, seq)]
+
+    def rendered(self, seq: int, render: Callable[[], bytes]) -> bytes:
+        """What `render` makes of the event numbered `seq`, made once for all its readers and
+        kept for the last `RENDERED` made (the event loop's only: no lock)."""
+        made = self._rendered.get(seq)
+        if made is None:
+            made = self._rendered[seq] = render()
+            if len(self._rendered) > RENDERED:
+                del self._rendered[next(iter(self._rendered))]
+        return made
 
     @contextmanager
     def waiting(self) -> Iterator[Waiter]:

@@ -37,6 +37,17 @@ class Dropped(Exception):
     """The stream ends here: its client left, or does not read."""
 
 
+class Encoded(ServerSentEventMessage):
+    """Messages already encoded (`ServerSentEventMessage.encode`), sent as they are."""
+
+    def __init__(self, raw: bytes) -> None:
+        super().__init__()
+        self.raw = raw
+
+    def encode(self) -> bytes:
+        return self.raw
+
+
 class Paced(ServerSentEvent):
     """A ServerSentEvent sent by `Sender`; `closing` (the generators behind `content`) are
     closed once it ends, however it ends, so their `finally` runs then, not at collection."""
