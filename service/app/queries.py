@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from service.app.workspace import Workspace
     from service.core.events.events import Event
     from service.core.fold.state import Entity, State
-    from service.core.projections.context import ContextDoc
+    from service.core.projections.context import ContextDoc, Draft
     from service.core.projections.overview import OverviewDoc
     from service.core.projections.status import StatusDoc
 
@@ -27,24 +27,25 @@ Row = dict[str, Any]  # a record's row: fixed keys, and a ledger record's derive
 
 
 class Context(msgspec.Struct, frozen=True):
-    """What `self context` renders: the full document, and the budget the agent reads within."""
+    """What `self context` renders: the document (a project's made row by row as it is read),
+    and the budget the agent reads within."""
 
-    doc: ContextDoc | OverviewDoc
+    doc: Draft | OverviewDoc
     budget: int
     per_char: float
 
     def of_project(self) -> bool:
         """Whether this is a project's context (else the workspace overview)."""
-        from service.core.projections.context import ContextDoc
+        from service.core.projections.context import Draft
 
-        return isinstance(self.doc, ContextDoc)
+        return isinstance(self.doc, Draft)
 
     def fitted(self) -> ContextDoc | OverviewDoc:
         """The document `--json` prints: a project's context fitted to the budget."""
-        from service.core.projections import context
+        from service.core.projections.context import Draft
 
-        if isinstance(self.doc, context.ContextDoc):
-            return context.fit(self.doc, self.budget, self.per_char)
+        if isinstance(self.doc, Draft):
+            return self.doc.fitted(self.budget, self.per_char)
         return self.doc
 
 

@@ -31,11 +31,11 @@ def context(read: Context, agent: bool) -> str:
     """The agent render within the budget, else the whole document as terminal markdown."""
     from service.core.projections import context as model
 
-    if not isinstance(read.doc, model.ContextDoc):
+    if not isinstance(read.doc, model.Draft):
         return overview(read.doc, read.budget, read.per_char)
     if agent:
-        return model.render_agent(read.doc, read.budget, read.per_char)
-    return model.compose_all(read.doc)
+        return read.doc.render(read.budget, read.per_char)
+    return model.compose_all(read.doc.doc())
 
 
 def overview(doc: OverviewDoc, budget: int | None = None, per_char: float = TOKENS_PER_CHAR) -> str:

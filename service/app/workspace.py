@@ -28,7 +28,7 @@ from service.core.fold.state import Entity, Project, State, shared_with
 if TYPE_CHECKING:  # imported where used
     from service.adapters.importers.superself import ImportSummary
     from service.app.ports import HotSlice, Quarantined, StorePort
-    from service.core.projections.context import ContextDoc
+    from service.core.projections.context import Draft
     from service.core.projections.overview import OverviewDoc
     from service.core.projections.render import Near
     from service.core.projections.status import StatusDoc
@@ -139,7 +139,7 @@ class Workspace:
         """Liveness of every locally recorded process, judged now, on this machine."""
         return self.store.local.runs()
 
-    def context(self) -> ContextDoc:
+    def context(self) -> Draft:
         """Context from the hot slices: huge logs are not loaded whole."""
 
         project = self.require_project()
@@ -163,12 +163,12 @@ class Workspace:
         quarantined: int,
         cold: ColdCounts | None = None,
         near: Near | None = None,
-    ) -> ContextDoc:
+    ) -> Draft:
         """The context document of `project` from its state and the records shared with it."""
         from service.core.projections import context
 
         description = self.state(WORKSPACE_LOG).projects[project].description
-        return context.build_context(
+        return context.draft_context(
             project, mine, shared, self.config(), today(), self.runs(), quarantined,
             description=description, cold=cold, near=near, now=self.now(),
         )  # fmt: skip

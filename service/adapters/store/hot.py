@@ -71,6 +71,7 @@ class Hot(msgspec.Struct, gc=False):
     table: Path | sqlite3.Connection  # the cold table's file, or the table itself when held in memory
     left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
     filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
+    reader: sqlite3.Connection | None = None  # the table's file held open for `near`, once opened
 
     @property
     def unsaved(self) -> list[str]:
@@ -78,15 +79,17 @@ class Hot(msgspec.Struct, gc=False):
 
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids of records outside the slice that sort right before and after each of `ids`."""
-        found = list(neighbours(sorted(self.unsaved))(ids))
+        found = list(neighbours(sorted(self.unsaved))(ids)) if self.left else []
         wanted = list(ids)
-        with _opened(self.table) as table:
-            for start in range(0, len(wanted), 500):
-                batch = wanted[start : start + 500]
-                rows = ",".join(["(?)"] * len(batch))
-                sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
-                for before, after in table.execute(sql, batch):
-                    found += [x for x in (before, after) if x is not None]
+        if self.reader is None:  # context asks a row at a time: opened once, not for each
+            held = self.table
+            self.reader = held if isinstance(held, sqlite3.Connection) else _open_table(held)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            rows = ",".join(["(?)"] * len(batch))
+            sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
+            for before, after in self.reader.execute(sql, batch):
+                found += [x for x in (before, after) if x is not None]
         return found
 
     def ids(self) -> list[str]:

@@ -10,8 +10,9 @@ group replaced by a pointer naming the command that shows it again.
 
 from __future__ import annotations
 
+import itertools
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -26,6 +27,7 @@ from service.core.ledger.derived import derive, owes, owing, plain, view_row
 from service.core.ledger.ledger import moot
 from service.core.projections import tokens
 from service.core.projections.render import (
+    LazyShorts,
     Near,
     full_row,
     index_row,
@@ -33,9 +35,8 @@ from service.core.projections.render import (
     one_line,
     plural,
     pointer,
-    shorts_for,
 )
-from service.core.projections.status import deadlines
+from service.core.projections.status import Deadline, deadlines
 from service.core.projections.views import awaits_decision, is_work, ledger_words, ordered, process_word
 
 FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
@@ -120,9 +121,14 @@ def confirm_command(e: Entity, short: str, project: str) -> str:
 def collect(state: State, shared: Iterable[Entity]) -> list[Entity]:
     """Workspace-scoped records and this project's live records, once each, in render order
     (a record whose scope names another project renders there, not here)."""
+    return ordered(_chosen(state, shared))
+
+
+def _chosen(state: State, shared: Iterable[Entity]) -> list[Entity]:
+    """`collect`'s records in the order they were collected (render order sorts them stably)."""
     chosen = {e.id: e for e in shared if e.live}
     chosen.update((e.id, e) for e in state.live() if e.scope in ("project", "workspace"))
-    return ordered(chosen.values())
+    return list(chosen.values())
 
 
 def _shown(entities: list[Entity]) -> set[str]:
@@ -156,14 +162,62 @@ def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str
 
 # --- build ----------------------------------------------------------------------------------
 
+Item = tuple[Entity, str, Any]  # a record, the `_Builder` method making its row's text, a placement
+
+
+def _order(e: Entity) -> tuple[bool, int]:
+    """`views.ordered`'s first key: priority, unset last (recency orders within it)."""
+    return (e.priority is None, e.priority or 0)
+
+
+def _created(item: Item) -> str:
+    return item[0].created
+
+
+class Rows:
+    """A section's rows in render order, each made when it is first read: a document costs
+    what it renders, not what it counts."""
+
+    def __init__(self, count: int, made: Iterator[Row]) -> None:
+        self.count = count
+        self._made = made
+        self._rows: list[Row] = []
+
+    @classmethod
+    def of(cls, rows: list[Row]) -> Rows:
+        return cls(len(rows), iter(rows))
+
+    @property
+    def made(self) -> int:
+        """How many of the rows were made so far."""
+        return len(self._rows)
+
+    def _reach(self, n: int) -> None:
+        while len(self._rows) < n:
+            self._rows.append(next(self._made))
+
+    def upto(self, n: int) -> list[Row]:
+        self._reach(n)
+        return self._rows[:n]
+
+    def __iter__(self) -> Iterator[Row]:
+        for at in range(self.count):
+            self._reach(at + 1)
+            yield self._rows[at]
+
+    def cut(self, room: int) -> Rows:
+        """These rows, each cut to `room` characters when longer (`_cut`)."""
+        return Rows(self.count, (_cut(row, room) for row in self))
+
 
 class _Builder:
-    """Sorts collected records into sections; one method per kind of row."""
+    """Sorts collected records into sections; one method per kind of row. A row's text is
+    made only when the row is read (`Rows`), in render order: priority, then recency."""
 
     def __init__(
         self,
         project: str,
-        shorts: dict[str, str],
+        shorts: Mapping[str, str],
         runs: dict[str, str],
         state: State,
         ledger: dict[str, dict[str, Any]] | None = None,
@@ -178,11 +232,19 @@ class _Builder:
         self.state = state
         self.cmd = Commands.of(project)
         self.sections = {key: Section(key, TITLES.get(key)) for key in SECTION_ORDER}
+        self.items: dict[str, dict[tuple[bool, int], list[Item]]] = {key: {} for key in SECTION_ORDER}
+        self.rows: dict[str, Rows] = {}
         self.counts = dict.fromkeys(("open_work", "search"), 0)
 
-    def add(self, key: str, text: str, e: Entity | None = None) -> None:
-        row = Row(text, e.id, self.short(e)) if e else Row(text)
-        self.sections[key].rows.append(row)
+    def add(self, key: str, e: Entity, text: str, extra: Any = None) -> None:
+        self.items[key].setdefault(_order(e), []).append((e, text, extra))
+
+    def _made(self, buckets: dict[tuple[bool, int], list[Item]]) -> Iterator[Row]:
+        """The rows of one section in render order, sorting each priority only when reached
+        (two stable sorts, as `views.ordered`: ties keep the order records were collected in)."""
+        for order in sorted(buckets):
+            for e, text, extra in sorted(buckets[order], key=_created, reverse=True):
+                yield Row(getattr(self, text)(e, extra), e.id, self.short(e))
 
     def short(self, e: Entity) -> str:
         return self.shorts.get(e.id, e.id)
@@ -200,18 +262,30 @@ class _Builder:
         if e.status == "proposed":
             self.proposal(e)
         elif e.execution == "in-progress":
-            self.add(PROGRESS, full_row(e) + self.marks(e) + self.process(e), e)
+            self.add(PROGRESS, e, "progress_text")
         elif e.exposure == "full":
-            self.add(FULL, full_row(e) + self.marks(e), e)
+            self.add(FULL, e, "full_text")
         elif e.exposure == "index":
-            self.add(INDEX, index_row(e) + self.marks(e), e)
+            self.add(INDEX, e, "index_text")
         else:
             self.counts["open_work" if is_work(e) else "search"] += 1
         for pending in e.pending if e.status == "confirmed" else ():
-            self.placement(e, pending)
+            self.add(WAITING, e, "placement", pending)
         if awaits_decision(e):
-            why = f": {one_line(e.blocked_why, 80)}" if e.blocked_why else ""
-            self.add(WAITING, f"- [{label_of(e)}] {one_line(e.text, 80)} waits on a decision{why}", e)
+            self.add(WAITING, e, "waits_text")
+
+    def progress_text(self, e: Entity, _: None) -> str:
+        return full_row(e) + self.marks(e) + self.process(e)
+
+    def full_text(self, e: Entity, _: None) -> str:
+        return full_row(e) + self.marks(e)
+
+    def index_text(self, e: Entity, _: None) -> str:
+        return index_row(e) + self.marks(e)
+
+    def waits_text(self, e: Entity, _: None) -> str:
+        why = f": {one_line(e.blocked_why, 80)}" if e.blocked_why else ""
+        return f"- [{label_of(e)}] {one_line(e.text, 80)} waits on a decision{why}"
 
     def process(self, e: Entity) -> str:
         run = self.state.runs.get(e.id)
@@ -224,21 +298,28 @@ class _Builder:
         if lapse.lapsed(e, self.now):  # past its expiry: no longer waits on a person
             self.lapsed += 1
             return
-        command = confirm_command(e, self.short(e), self.project)
-        self.add(WAITING, f"- proposed {full_row(e)[2:]}{self.marks(e)} (confirm with `{command}`)", e)
+        self.add(WAITING, e, "proposal_text")
 
-    def placement(self, e: Entity, pending: Pending) -> None:
+    def proposal_text(self, e: Entity, _: None) -> str:
+        command = confirm_command(e, self.short(e), self.project)
+        return f"- proposed {full_row(e)[2:]}{self.marks(e)} (confirm with `{command}`)"
+
+    def placement(self, e: Entity, pending: Pending) -> str:
         moves = [m for m in (pending.exposure, pending.scope) if m]
         moves += [f"p{pending.priority}"] if pending.priority is not None else []
         why = f" ({one_line(pending.why, 80)})" if pending.why else ""
         owner = self.state.entities.get(pending.pair or "", e)
         command = confirm_command(owner, self.short(owner), self.project)
         head = f"- placement [{label_of(e)}] {one_line(e.text, 80)} → {' '.join(moves)}{why}"
-        self.add(WAITING, f"{head} (confirm with `{command}`)", e)
+        return f"{head} (confirm with `{command}`)"
+
+    def deadline(self, d: Deadline, today: str) -> Row:
+        mark = " (overdue)" if d.overdue else " (due today)" if d.target[:10] == today else ""
+        return Row(f"- {d.target}{mark}: [{d.label}] {one_line(d.text)}", d.entity, self.shorts.get(d.entity))
 
     def finish(
         self, today: str, entities: list[Entity], health: int, owed: int = 0, moot: int = 0
-    ) -> list[Section]:
+    ) -> list[tuple[Section, Rows]]:
         if owed:
             what = f"{plural(owed, 'ledger record owes', 'ledger records owe')} a review"
             self.sections[WAITING].pointers.append(pointer(what, self.cmd.status))
@@ -248,12 +329,12 @@ class _Builder:
         if moot:
             what = f"{plural(moot, 'moot question')} left out (every answer leads to the same action)"
             self.sections[INDEX].pointers.append(pointer(what, self.cmd.status))
-        for d in deadlines(entities, today):
-            mark = " (overdue)" if d.overdue else " (due today)" if d.target[:10] == today else ""
-            text = f"- {d.target}{mark}: [{d.label}] {one_line(d.text)}"
-            self.sections[DEADLINES].rows.append(Row(text, d.entity, self.shorts.get(d.entity)))
+        for key, buckets in self.items.items():
+            self.rows[key] = Rows(sum(map(len, buckets.values())), self._made(buckets))
+        due = deadlines(entities, today)
+        self.rows[DEADLINES] = Rows(len(due), (self.deadline(d, today) for d in due))
         if health:
-            self.add(HEALTH, pointer(plural(health, "health signal"), self.cmd.status))
+            self.rows[HEALTH] = Rows.of([Row(pointer(plural(health, "health signal"), self.cmd.status))])
         open_work = self.counts["open_work"]
         if open_work:
             what = f"{open_work} more open work {'item' if open_work == 1 else 'items'}"
@@ -264,7 +345,7 @@ class _Builder:
         recover = {PROGRESS: self.cmd.work, HEALTH: self.cmd.status}
         for section in self.sections.values():
             section.recover = recover.get(section.key, self.cmd.state)
-        return [s for s in self.sections.values() if s.rows or s.pointers]
+        return [(s, self.rows[s.key]) for s in self.sections.values() if self.rows[s.key].count or s.pointers]
 
 
 def build_context(
@@ -281,7 +362,29 @@ def build_context(
     near: Near | None = None,
     now: str | None = None,
 ) -> ContextDoc:
-    """The context document of `project`: sections of rendered rows, counts and pointers.
+    """The context document of `project` with every row made (`draft_context`'s, whole)."""
+    return draft_context(
+        project, state, shared, config, today, runs, quarantined,
+        description=description, shorts=shorts, cold=cold, near=near, now=now,
+    ).doc()  # fmt: skip
+
+
+def draft_context(
+    project: str,
+    state: State,
+    shared: list[Entity],
+    config: WorkspaceConfig,
+    today: str,
+    runs: dict[str, str],
+    quarantined: int,
+    description: str | None = None,
+    shorts: dict[str, str] | None = None,
+    cold: ColdCounts | None = None,
+    near: Near | None = None,
+    now: str | None = None,
+) -> Draft:
+    """The context document of `project`: sections of rendered rows, counts and pointers,
+    each row made when it is read (the agent render reads those the budget keeps).
 
     `shared` holds workspace-scoped records (the workspace log's and other projects');
     `runs` maps work id → local liveness word; `cold` counts live records left out of a
@@ -291,16 +394,13 @@ def build_context(
     past its expiry is left out, `lapse`); `quarantined` counts log lines the store
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
     """
-    collected = collect(state, shared)
+    collected = _chosen(state, shared)
     entities = [e for e in collected if not pruned(e)]
     views = derive(state, [*(e.id for e in entities if e.id in state.ledger), *owes(state)])
     ledger = {e.id: view_row(views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
     owed = owing(state, views)
-    if shorts is None:
-        shown = _shown(entities) | _cited(entities, ledger)
-        ids = [*state.entities, *(e.id for e in shared), *(near(shown) if near else ())]
-        shorts = shorts_for(shown, ids)
-    builder = _Builder(project, shorts, runs, state, ledger, now)
+    found = shorts if shorts is not None else _shorts(state, shared, entities, ledger, near)
+    builder = _Builder(project, found, runs, state, ledger, now)
     if cold is not None:
         builder.counts["search"] += cold.search
         builder.counts["open_work"] += cold.open_work
@@ -308,39 +408,129 @@ def build_context(
         builder.place(e)
     moot = len(collected) - len(entities)
     sections = builder.finish(today, entities, len(state.signals) + quarantined, owed, moot)
-    counts = dict.fromkeys(SECTION_ORDER, 0) | {s.key: len(s.rows) for s in sections}
+    counts = dict.fromkeys(SECTION_ORDER, 0) | {s.key: rows.count for s, rows in sections}
     counts |= builder.counts | {"health": len(state.signals) + quarantined}
     known = state.projects.get(project)
-    return ContextDoc(
+    doc = ContextDoc(
         project=project,
         description=description or (known.description if known else None),
         today=today,
-        sections=sections,
+        sections=[s for s, _ in sections],
         counts=counts,
         budget=config.context_budget,
         tokens_per_char=config.tokens_per_char,
     )
+    return Draft(doc, {s.key: rows for s, rows in sections})
+
+
+def _shorts(
+    state: State,
+    shared: list[Entity],
+    entities: list[Entity],
+    ledger: dict[str, dict[str, Any]],
+    near: Near | None,
+) -> Mapping[str, str]:
+    """The short ids of the records rows show or name, unique among every record (`near`
+    finds those a slice left out), each made when a row reads it."""
+    shown = _shown(entities) | _cited(entities, ledger)
+    return LazyShorts(shown, [*state.entities, *(e.id for e in shared)], near)
 
 
 # --- agent render -----------------------------------------------------------------------------
 
 
-def _compose(doc: ContextDoc, keep: dict[str, int]) -> str:
+class Draft:
+    """A context document whose rows are made when read: `doc` makes every row (the terminal
+    presentation), `fitted` and `render` only as many as decide what the budget keeps."""
+
+    def __init__(self, doc: ContextDoc, rows: dict[str, Rows]) -> None:
+        self.head = doc  # its sections' rows are in `rows`
+        self.rows = rows
+
+    @classmethod
+    def of(cls, doc: ContextDoc) -> Draft:
+        return cls(doc, _rows_of(doc))
+
+    def doc(self) -> ContextDoc:
+        """The whole document: every row made."""
+        sections = [
+            msgspec.structs.replace(s, rows=self.rows[s.key].upto(self.rows[s.key].count))
+            for s in self.head.sections
+        ]
+        return msgspec.structs.replace(self.head, sections=sections)
+
+    def render(self, budget_tokens: int | None = None, per_char: float | None = None) -> str:
+        """`render_agent` of the document."""
+        budget = self.head.budget if budget_tokens is None else budget_tokens
+        rate = self.head.tokens_per_char if per_char is None else per_char
+        return tokens.within(compose_all(self.fitted(budget, rate)), budget, rate)
+
+    def fitted(self, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
+        """`fit` of the document, making only the rows it weighs."""
+        doc = self.head
+        budget = doc.budget if budget_tokens is None else budget_tokens
+        rate = doc.tokens_per_char if per_char is None else per_char
+        counts = {s.key: self.rows[s.key].count for s in doc.sections}
+        keep = dict(counts)
+        if self._fits(self.rows, keep, budget, rate):
+            return msgspec.structs.replace(self.doc(), budget=budget, tokens_per_char=rate)
+        bare = _compose(doc, dict.fromkeys(keep, 0), self.rows)
+        room = int(budget / rate) - len(bare)
+        cut = {key: rows.cut(room) for key, rows in self.rows.items()}
+
+        def fits(key: str, count: int) -> bool:
+            return self._fits(cut, {**keep, key: count}, budget, rate)
+
+        for key in (k for k in DROP_ORDER if k in keep and not fits(k, keep[k])):
+            if not fits(key, 0):
+                keep[key] = 0
+                continue
+            keep[key] = tokens.most_that_fit(partial(fits, key), keep[key] - 1)
+            break
+        sections = [
+            msgspec.structs.replace(
+                s,
+                rows=cut[s.key].upto(keep[s.key]),
+                pointers=[*_dropped(s, keep[s.key], counts[s.key]), *s.pointers],
+            )
+            for s in doc.sections
+        ]
+        return msgspec.structs.replace(doc, sections=sections, budget=budget, tokens_per_char=rate)
+
+    def _fits(self, rows: dict[str, Rows], keep: dict[str, int], budget: int, rate: float) -> bool:
+        """Whether the document keeping `keep` rows of each section is within the budget. Rows
+        are made in order only until those made cost more than the budget alone: the text
+        holds each of them, so it costs more too."""
+        length = 0
+        for key, count in keep.items():
+            for row in itertools.islice(rows[key], count):
+                length += len(row.text)
+                if tokens.of_length(length, rate) > budget:
+                    return False
+        return tokens.estimate(_compose(self.head, keep, rows), rate) <= budget
+
+
+def _rows_of(doc: ContextDoc) -> dict[str, Rows]:
+    return {s.key: Rows.of(s.rows) for s in doc.sections}
+
+
+def _compose(doc: ContextDoc, keep: dict[str, int], rows: Mapping[str, Rows]) -> str:
     lines = [f"# {doc.project}", ""]
     if doc.description:
         lines += [one_line(doc.description), ""]
     for section in doc.sections:
         if section.title:
             lines += [f"## {section.title}", ""]
-        kept = keep.get(section.key, len(section.rows))
-        lines += [row.text for row in section.rows[:kept]]
-        lines += [*_dropped(section, kept), *section.pointers, ""]
+        count = rows[section.key].count
+        kept = keep.get(section.key, count)
+        lines += [row.text for row in rows[section.key].upto(kept)]
+        lines += [*_dropped(section, kept, count), *section.pointers, ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def compose_all(doc: ContextDoc) -> str:
     """Every row, no budget: the human terminal presentation bypasses the agent budget."""
-    return _compose(doc, {s.key: len(s.rows) for s in doc.sections})
+    return _compose(doc, {s.key: len(s.rows) for s in doc.sections}, _rows_of(doc))
 
 
 MIN_BUDGET, MAX_BUDGET = 100, 1_000_000  # tokens an agent render may be given
@@ -360,9 +550,7 @@ def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: fl
     document `fit` keeps, and in the last resort (a header and pointers alone over the budget)
     the text itself cut at the budget with an ellipsis. Everything counts: header, titles,
     pointers, rows."""
-    budget = doc.budget if budget_tokens is None else budget_tokens
-    rate = doc.tokens_per_char if per_char is None else per_char
-    return tokens.within(compose_all(fit(doc, budget, rate)), budget, rate)
+    return Draft.of(doc).render(budget_tokens, per_char)
 
 
 def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
@@ -375,34 +563,7 @@ def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | Non
     progress), then full rows; the header always stays, and each section that lost rows
     gains a pointer naming the command that lists them.
     """
-    budget = doc.budget if budget_tokens is None else budget_tokens
-    rate = doc.tokens_per_char if per_char is None else per_char
-    keep = {s.key: len(s.rows) for s in doc.sections}
-    if tokens.estimate(_compose(doc, keep), rate) <= budget:
-        return msgspec.structs.replace(doc, budget=budget, tokens_per_char=rate)
-    bare = _compose(doc, dict.fromkeys(keep, 0))
-    room = int(budget / rate) - len(bare)
-    doc = msgspec.structs.replace(
-        doc, sections=[msgspec.structs.replace(s, rows=[_cut(r, room) for r in s.rows]) for s in doc.sections]
-    )
-
-    def fits(key: str, count: int) -> bool:
-        trial = {**keep, key: count}
-        return tokens.estimate(_compose(doc, trial), rate) <= budget
-
-    for key in (k for k in DROP_ORDER if k in keep and not fits(k, keep[k])):
-        if not fits(key, 0):
-            keep[key] = 0
-            continue
-        keep[key] = tokens.most_that_fit(partial(fits, key), keep[key] - 1)
-        break
-    sections = [
-        msgspec.structs.replace(
-            s, rows=s.rows[: keep[s.key]], pointers=[*_dropped(s, keep[s.key]), *s.pointers]
-        )
-        for s in doc.sections
-    ]
-    return msgspec.structs.replace(doc, sections=sections, budget=budget, tokens_per_char=rate)
+    return Draft.of(doc).fitted(budget_tokens, per_char)
 
 
 def _cut(row: Row, room: int) -> Row:
@@ -414,9 +575,9 @@ def _cut(row: Row, room: int) -> Row:
     return msgspec.structs.replace(row, text=row.text[: max(0, room - len(marker))].rstrip() + marker)
 
 
-def _dropped(section: Section, kept: int) -> list[str]:
-    """The pointer to the rows of `section` past the first `kept`, if any."""
-    dropped = len(section.rows) - kept
+def _dropped(section: Section, kept: int, count: int) -> list[str]:
+    """The pointer to the rows of `section` past the first `kept` of its `count`, if any."""
+    dropped = count - kept
     if not dropped:
         return []
     singular, many = DROPPED[section.key]

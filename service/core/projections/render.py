@@ -7,8 +7,8 @@ so the row an agent reads and the tokens the retention caps count are the same s
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterable, Sequence
-from itertools import pairwise
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, pairwise
 
 from service.core.events.events import Exposure
 from service.core.fold.state import Entity
@@ -97,6 +97,69 @@ def shorts_for(
 
 Near = Callable[[Collection[str]], Iterable[str]]
 """Given some ids, the ids of a universe that sort right before and after each of them."""
+
+
+class LazyShorts(Mapping[str, str]):
+    """`shorts_for(wanted, [*universe, *near(wanted)])`, each short id made when first read.
+
+    An id's short is decided by its neighbours among the ids sharing its first `minimum`
+    characters: the universe's, the wanted ones, and those `near` finds right around it (an
+    id `near` finds around another wanted id cannot sort between this one and its own), so
+    reading a few shorts costs a few lookups, not a sort of every id.
+    """
+
+    def __init__(
+        self,
+        wanted: Collection[str],
+        universe: Iterable[str],
+        near: Near | None = None,
+        minimum: int = SHORT_MINIMUM,
+    ) -> None:
+        self._wanted = set(wanted)
+        self._universe = universe
+        self._near = near
+        self._minimum = minimum
+        self._heads: dict[str, str | list[str]] | None = None
+        self._made: dict[str, str] = {}
+
+    def __getitem__(self, key: str) -> str:
+        if key not in self._wanted:
+            raise KeyError(key)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._short(key)
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._wanted)
+
+    def __len__(self) -> int:
+        return len(self._wanted)
+
+    def _short(self, wanted: str) -> str:
+        head = wanted[: self._minimum]
+        around = [u for u in self._near([wanted]) if u[: self._minimum] == head] if self._near else []
+        same = self._index().get(head, ())
+        among = [same] if isinstance(same, str) else same
+        return short_ids([*among, *around, wanted], self._minimum)[wanted]
+
+    def _index(self) -> dict[str, str | list[str]]:
+        """The universe's and the wanted ids by their first `minimum` characters (an id alone
+        under its head as a string: a list for each id would wake the garbage collector)."""
+        if self._heads is None:
+            heads: dict[str, str | list[str]] = {}
+            universe = list(self._universe)
+            for u in chain(universe, self._wanted.difference(universe)):
+                head = u[: self._minimum]
+                found = heads.get(head)
+                if found is None:
+                    heads[head] = u
+                elif isinstance(found, str):
+                    heads[head] = [found, u]
+                else:
+                    found.append(u)
+            self._heads = heads
+        return self._heads
 
 
 def neighbours(ordered: Sequence[str]) -> Near:

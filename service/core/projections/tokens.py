@@ -12,9 +12,14 @@ ESTIMATE_NOTE = "token counts are estimates (characters × tokens_per_char; see 
 
 def estimate(text: str, per_char: float) -> int:
     """Tokens `text` costs in context; never less than one for non-empty text."""
-    if not text:
+    return of_length(len(text), per_char)
+
+
+def of_length(length: int, per_char: float) -> int:
+    """Tokens a text of `length` characters costs (`estimate`)."""
+    if not length:
         return 0
-    return max(1, math.ceil(len(text) * per_char))
+    return max(1, math.ceil(length * per_char))
 
 
 def within(text: str, budget: int, rate: float) -> str:

@@ -1,0 +1,427 @@
+"""The context projection as it was before rows were made only when read: every row rendered,
+then fitted to the budget. Kept as the oracle the property tests hold `draft_context` to
+(`tests/unit/test_context_selection.py`); not used by the product.
+
+`self context`: a bounded projection of folded state for a fresh agent session.
+
+Four steps: collect (workspace-scoped records + this project's), order (priority, then
+recency), render (full → full row, index → one line, search → counted in a pointer), and
+anchor the derived live state between the full block and the index lines: work in progress,
+items waiting on a person, the count of other open work, deadlines, health. The agent
+render keeps to a token budget by dropping whole rows from the bottom up, each dropped
+group replaced by a pointer naming the command that shows it again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+import msgspec
+
+from service.core.commands.config import CONTEXT_BUDGET, TOKENS_PER_CHAR, WorkspaceConfig
+from service.core.errors import Invalid
+from service.core.fold import lapse
+from service.core.fold.hotslice import ColdCounts, is_hot
+from service.core.fold.state import Entity, Pending, State
+from service.core.ledger.derived import derive, owes, owing, plain, view_row
+from service.core.ledger.ledger import moot
+from service.core.projections import tokens
+from service.core.projections.render import (
+    Near,
+    full_row,
+    index_row,
+    label_of,
+    one_line,
+    plural,
+    pointer,
+    shorts_for,
+)
+from service.core.projections.status import deadlines
+from service.core.projections.views import awaits_decision, is_work, ledger_words, ordered, process_word
+
+FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX = (
+    "full",
+    "progress",
+    "waiting",
+    "deadlines",
+    "health",
+    "index",
+)
+SECTION_ORDER = (FULL, PROGRESS, WAITING, DEADLINES, HEALTH, INDEX)
+DROP_ORDER = (INDEX, HEALTH, DEADLINES, WAITING, PROGRESS, FULL)
+TITLES = {
+    PROGRESS: "Work in progress",
+    WAITING: "Waiting on you",
+    DEADLINES: "Deadlines",
+    HEALTH: "Health",
+    INDEX: "Index",
+}
+DROPPED = {
+    FULL: ("full row", "full rows"),
+    PROGRESS: ("work item in progress", "work items in progress"),
+    WAITING: ("item waiting on you", "items waiting on you"),
+    DEADLINES: ("deadline", "deadlines"),
+    HEALTH: ("health line", "health lines"),
+    INDEX: ("index row", "index rows"),
+}
+
+
+class Row(msgspec.Struct, frozen=True):
+    """One rendered row and the record it is about (None for derived counts)."""
+
+    text: str
+    id: str | None = None
+    short: str | None = None
+
+
+class Section(msgspec.Struct):
+    key: str
+    title: str | None
+    rows: list[Row] = msgspec.field(default_factory=list)
+    pointers: list[str] = msgspec.field(default_factory=list)
+    recover: str = ""
+
+
+class ContextDoc(msgspec.Struct):
+    project: str
+    description: str | None
+    today: str
+    sections: list[Section]
+    counts: dict[str, int]
+    budget: int = CONTEXT_BUDGET
+    tokens_per_char: float = TOKENS_PER_CHAR
+
+
+class Commands(msgspec.Struct, frozen=True):
+    """The recovery commands a project's pointers name."""
+
+    state: str
+    work: str
+    search: str
+    status: str
+
+    @classmethod
+    def of(cls, project: str) -> Commands:
+        slug = shlex.quote(project)
+        return cls(
+            f"self state list --project {slug}",
+            f"self work list --project {slug}",
+            f"self search --project {slug}",
+            f"self status --project {slug}",
+        )
+
+
+def confirm_command(e: Entity, short: str, project: str) -> str:
+    """The exact command that confirms a waiting record or placement."""
+    verb = "decide" if "decision" in e.labels else "state"
+    elsewhere = f" --project {shlex.quote(e.project)}" if e.project and e.project != project else ""
+    return f"self {verb} confirm {short}{elsewhere}"
+
+
+def collect(state: State, shared: Iterable[Entity]) -> list[Entity]:
+    """Workspace-scoped records and this project's live records, once each, in render order
+    (a record whose scope names another project renders there, not here)."""
+    chosen = {e.id: e for e in shared if e.live}
+    chosen.update((e.id, e) for e in state.live() if e.scope in ("project", "workspace"))
+    return ordered(chosen.values())
+
+
+def _shown(entities: list[Entity]) -> set[str]:
+    """Ids that appear in rows or commands (search-exposure records are only counted)."""
+    shown = {
+        e.id
+        for e in entities
+        if e.exposure != "search" or e.status == "proposed" or e.execution or e.pending or e.target
+    }
+    shown.update(p.pair for e in entities for p in e.pending if p.pair)
+    return shown
+
+
+def pruned(e: Entity) -> bool:
+    """A question no answer of which changes the action (value of information): context
+    leaves out the row it would show, `self status` lists it. One at search exposure shows
+    no row and stays counted with the others (so a hot slice counts it the same)."""
+    return "question" in e.labels and e.ledger is not None and moot(e.ledger) and is_hot(e)
+
+
+def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str]:
+    """Ids a rendered ledger row's marks name (grounds owed a review, blockers, answers)."""
+    cited: set[str] = set()
+    for e in entities:
+        extra = ledger.get(e.id)
+        if extra is not None:
+            cited.update(item["ground"] for item in extra["review_owed"])
+            cited.update(extra["blocked_by"] if extra["blocked"] else (), extra["resolved_by"])
+    return cited
+
+
+# --- build ----------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Sorts collected records into sections; one method per kind of row."""
+
+    def __init__(
+        self,
+        project: str,
+        shorts: dict[str, str],
+        runs: dict[str, str],
+        state: State,
+        ledger: dict[str, dict[str, Any]] | None = None,
+        now: str | None = None,
+    ):
+        self.now = now  # the instant proposals are judged at (`lapse`); None: none lapses
+        self.lapsed = 0
+        self.ledger = ledger or {}
+        self.project = project
+        self.shorts = shorts
+        self.runs = runs
+        self.state = state
+        self.cmd = Commands.of(project)
+        self.sections = {key: Section(key, TITLES.get(key)) for key in SECTION_ORDER}
+        self.counts = dict.fromkeys(("open_work", "search"), 0)
+
+    def add(self, key: str, text: str, e: Entity | None = None) -> None:
+        row = Row(text, e.id, self.short(e)) if e else Row(text)
+        self.sections[key].rows.append(row)
+
+    def short(self, e: Entity) -> str:
+        return self.shorts.get(e.id, e.id)
+
+    def marks(self, e: Entity) -> str:
+        """A ledger record's marks: its alias (an imported record's old id), recorded state,
+        support, blocking, resolution."""
+        words = [f"alias {e.ledger.alias}"] if e.ledger is not None and e.ledger.alias else []
+        extra = self.ledger.get(e.id)
+        if extra is not None:
+            words += ledger_words(extra, lambda i: self.shorts.get(i, i))
+        return f" ({'; '.join(words)})" if words else ""
+
+    def place(self, e: Entity) -> None:
+        if e.status == "proposed":
+            self.proposal(e)
+        elif e.execution == "in-progress":
+            self.add(PROGRESS, full_row(e) + self.marks(e) + self.process(e), e)
+        elif e.exposure == "full":
+            self.add(FULL, full_row(e) + self.marks(e), e)
+        elif e.exposure == "index":
+            self.add(INDEX, index_row(e) + self.marks(e), e)
+        else:
+            self.counts["open_work" if is_work(e) else "search"] += 1
+        for pending in e.pending if e.status == "confirmed" else ():
+            self.placement(e, pending)
+        if awaits_decision(e):
+            why = f": {one_line(e.blocked_why, 80)}" if e.blocked_why else ""
+            self.add(WAITING, f"- [{label_of(e)}] {one_line(e.text, 80)} waits on a decision{why}", e)
+
+    def process(self, e: Entity) -> str:
+        run = self.state.runs.get(e.id)
+        local = self.runs.get(e.id)
+        if run is None and local is None:
+            return ""
+        return f" — process {process_word(run, local)}"
+
+    def proposal(self, e: Entity) -> None:
+        if lapse.lapsed(e, self.now):  # past its expiry: no longer waits on a person
+            self.lapsed += 1
+            return
+        command = confirm_command(e, self.short(e), self.project)
+        self.add(WAITING, f"- proposed {full_row(e)[2:]}{self.marks(e)} (confirm with `{command}`)", e)
+
+    def placement(self, e: Entity, pending: Pending) -> None:
+        moves = [m for m in (pending.exposure, pending.scope) if m]
+        moves += [f"p{pending.priority}"] if pending.priority is not None else []
+        why = f" ({one_line(pending.why, 80)})" if pending.why else ""
+        owner = self.state.entities.get(pending.pair or "", e)
+        command = confirm_command(owner, self.short(owner), self.project)
+        head = f"- placement [{label_of(e)}] {one_line(e.text, 80)} → {' '.join(moves)}{why}"
+        self.add(WAITING, f"{head} (confirm with `{command}`)", e)
+
+    def finish(
+        self, today: str, entities: list[Entity], health: int, owed: int = 0, moot: int = 0
+    ) -> list[Section]:
+        if owed:
+            what = f"{plural(owed, 'ledger record owes', 'ledger records owe')} a review"
+            self.sections[WAITING].pointers.append(pointer(what, self.cmd.status))
+        if self.lapsed:
+            what = f"{plural(self.lapsed, 'proposal')} past expiry left out (still proposed)"
+            self.sections[WAITING].pointers.append(pointer(what, self.cmd.state))
+        if moot:
+            what = f"{plural(moot, 'moot question')} left out (every answer leads to the same action)"
+            self.sections[INDEX].pointers.append(pointer(what, self.cmd.status))
+        for d in deadlines(entities, today):
+            mark = " (overdue)" if d.overdue else " (due today)" if d.target[:10] == today else ""
+            text = f"- {d.target}{mark}: [{d.label}] {one_line(d.text)}"
+            self.sections[DEADLINES].rows.append(Row(text, d.entity, self.shorts.get(d.entity)))
+        if health:
+            self.add(HEALTH, pointer(plural(health, "health signal"), self.cmd.status))
+        open_work = self.counts["open_work"]
+        if open_work:
+            what = f"{open_work} more open work {'item' if open_work == 1 else 'items'}"
+            self.sections[PROGRESS].pointers.append(pointer(what, self.cmd.work))
+        if self.counts["search"]:
+            what = f"{plural(self.counts['search'], 'entity', 'entities')} at search exposure"
+            self.sections[INDEX].pointers.append(pointer(what, self.cmd.search))
+        recover = {PROGRESS: self.cmd.work, HEALTH: self.cmd.status}
+        for section in self.sections.values():
+            section.recover = recover.get(section.key, self.cmd.state)
+        return [s for s in self.sections.values() if s.rows or s.pointers]
+
+
+def build_context(
+    project: str,
+    state: State,
+    shared: list[Entity],
+    config: WorkspaceConfig,
+    today: str,
+    runs: dict[str, str],
+    quarantined: int,
+    description: str | None = None,
+    shorts: dict[str, str] | None = None,
+    cold: ColdCounts | None = None,
+    near: Near | None = None,
+    now: str | None = None,
+) -> ContextDoc:
+    """The context document of `project`: sections of rendered rows, counts and pointers.
+
+    `shared` holds workspace-scoped records (the workspace log's and other projects');
+    `runs` maps work id → local liveness word; `cold` counts live records left out of a
+    hot slice (`service.core.fold.hotslice`) and `near` finds the ids of those records that sort next
+    to the ones shown (a short id is decided by its neighbours); `today`
+    is the ISO date deadlines are judged against and `now` the instant proposals are (one
+    past its expiry is left out, `lapse`); `quarantined` counts log lines the store
+    could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
+    """
+    collected = collect(state, shared)
+    entities = [e for e in collected if not pruned(e)]
+    views = derive(state, [*(e.id for e in entities if e.id in state.ledger), *owes(state)])
+    ledger = {e.id: view_row(views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
+    owed = owing(state, views)
+    if shorts is None:
+        shown = _shown(entities) | _cited(entities, ledger)
+        ids = [*state.entities, *(e.id for e in shared), *(near(shown) if near else ())]
+        shorts = shorts_for(shown, ids)
+    builder = _Builder(project, shorts, runs, state, ledger, now)
+    if cold is not None:
+        builder.counts["search"] += cold.search
+        builder.counts["open_work"] += cold.open_work
+    for e in entities:
+        builder.place(e)
+    moot = len(collected) - len(entities)
+    sections = builder.finish(today, entities, len(state.signals) + quarantined, owed, moot)
+    counts = dict.fromkeys(SECTION_ORDER, 0) | {s.key: len(s.rows) for s in sections}
+    counts |= builder.counts | {"health": len(state.signals) + quarantined}
+    known = state.projects.get(project)
+    return ContextDoc(
+        project=project,
+        description=description or (known.description if known else None),
+        today=today,
+        sections=sections,
+        counts=counts,
+        budget=config.context_budget,
+        tokens_per_char=config.tokens_per_char,
+    )
+
+
+# --- agent render -----------------------------------------------------------------------------
+
+
+def _compose(doc: ContextDoc, keep: dict[str, int]) -> str:
+    lines = [f"# {doc.project}", ""]
+    if doc.description:
+        lines += [one_line(doc.description), ""]
+    for section in doc.sections:
+        if section.title:
+            lines += [f"## {section.title}", ""]
+        kept = keep.get(section.key, len(section.rows))
+        lines += [row.text for row in section.rows[:kept]]
+        lines += [*_dropped(section, kept), *section.pointers, ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def compose_all(doc: ContextDoc) -> str:
+    """Every row, no budget: the human terminal presentation bypasses the agent budget."""
+    return _compose(doc, {s.key: len(s.rows) for s in doc.sections})
+
+
+MIN_BUDGET, MAX_BUDGET = 100, 1_000_000  # tokens an agent render may be given
+
+
+def check_budget(budget: int) -> int:
+    """`budget` when it is one the agent render can keep to, else Invalid naming the range."""
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise Invalid(
+            f"{{budget}} {budget}: give a token budget from {MIN_BUDGET} to {MAX_BUDGET}", field="budget"
+        )
+    return budget
+
+
+def render_agent(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> str:
+    """Plain markdown within `budget_tokens` (default: the workspace's `context_budget`): the
+    document `fit` keeps, and in the last resort (a header and pointers alone over the budget)
+    the text itself cut at the budget with an ellipsis. Everything counts: header, titles,
+    pointers, rows."""
+    budget = doc.budget if budget_tokens is None else budget_tokens
+    rate = doc.tokens_per_char if per_char is None else per_char
+    return tokens.within(compose_all(fit(doc, budget, rate)), budget, rate)
+
+
+def fit(doc: ContextDoc, budget_tokens: int | None = None, per_char: float | None = None) -> ContextDoc:
+    """The document an agent reads within the budget (what `--json` prints as well).
+
+    A document that fits is returned as it is (with the budget it was fitted to). Otherwise
+    each row longer than the room the header and pointers leave is cut there, with a marker
+    naming the command that shows the record whole; then whole rows are dropped from the
+    bottom up: index rows first, then the derived rows (health, deadlines, waiting, in
+    progress), then full rows; the header always stays, and each section that lost rows
+    gains a pointer naming the command that lists them.
+    """
+    budget = doc.budget if budget_tokens is None else budget_tokens
+    rate = doc.tokens_per_char if per_char is None else per_char
+    keep = {s.key: len(s.rows) for s in doc.sections}
+    if tokens.estimate(_compose(doc, keep), rate) <= budget:
+        return msgspec.structs.replace(doc, budget=budget, tokens_per_char=rate)
+    bare = _compose(doc, dict.fromkeys(keep, 0))
+    room = int(budget / rate) - len(bare)
+    doc = msgspec.structs.replace(
+        doc, sections=[msgspec.structs.replace(s, rows=[_cut(r, room) for r in s.rows]) for s in doc.sections]
+    )
+
+    def fits(key: str, count: int) -> bool:
+        trial = {**keep, key: count}
+        return tokens.estimate(_compose(doc, trial), rate) <= budget
+
+    for key in (k for k in DROP_ORDER if k in keep and not fits(k, keep[k])):
+        if not fits(key, 0):
+            keep[key] = 0
+            continue
+        keep[key] = tokens.most_that_fit(partial(fits, key), keep[key] - 1)
+        break
+    sections = [
+        msgspec.structs.replace(
+            s, rows=s.rows[: keep[s.key]], pointers=[*_dropped(s, keep[s.key]), *s.pointers]
+        )
+        for s in doc.sections
+    ]
+    return msgspec.structs.replace(doc, sections=sections, budget=budget, tokens_per_char=rate)
+
+
+def _cut(row: Row, room: int) -> Row:
+    """`row` with its text cut to `room` characters, marked, when it is longer."""
+    if len(row.text) <= room:
+        return row
+    marker = f" {tokens.ELLIPSIS} (cut to fit the budget"
+    marker += f"; `self state show {row.id}` shows it whole)" if row.id else ")"
+    return msgspec.structs.replace(row, text=row.text[: max(0, room - len(marker))].rstrip() + marker)
+
+
+def _dropped(section: Section, kept: int) -> list[str]:
+    """The pointer to the rows of `section` past the first `kept`, if any."""
+    dropped = len(section.rows) - kept
+    if not dropped:
+        return []
+    singular, many = DROPPED[section.key]
+    return [pointer(f"{dropped} more {singular if dropped == 1 else many}", section.recover)]
