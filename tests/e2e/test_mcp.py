@@ -177,6 +177,28 @@ def test_bad_arguments_are_the_tools_error_naming_them(team: Team) -> None:
     assert error and "colour" in text
 
 
+def test_the_services_gate_reads_no_file_of_its_machine(team: Team) -> None:
+    """A redirection that overwrites a file asks, one to a new file does not: on the service,
+    whose files are not the agent's, no fact is read and every such call asks (no oracle of
+    which paths exist there)."""
+
+    def overwrite(path: Path) -> Session:
+        return call("gate", tool_name="Bash", tool_input={"command": f"echo x > {path}"})
+
+    there, missing = team.data / "auth.sqlite", team.data / "no-such-file"
+    assert there.is_file() and not missing.exists()
+    local = [
+        json.loads(text)["decision"]
+        for text, _ in over_stdio(team.env(), calls(overwrite(there), overwrite(missing)))
+    ]
+    assert local == ["ask", "allow"]  # the fact matters where the checkout is this machine's
+    remote = [
+        json.loads(text)["decision"]
+        for text in (over_http(team.url, team.reader, overwrite(p))[0] for p in (there, missing))
+    ]
+    assert remote == ["ask", "ask"]
+
+
 def calls(*sessions: Session) -> Session:
     """The sessions one after another on one connection: their answers in order."""
 
