@@ -128,6 +128,7 @@ class GitRequest:
 
 
 MOUNTS: dict[tuple[str, str], list[GitRequest]] = {
+    ("MOUNT", "/mcp"): [],  # MCP over HTTP: its role matrix is tests/e2e/test_mcp.py's
     ("MOUNT", "/git"): [
         GitRequest("fetch refs", "GET", GIT + "/info/refs", "read", "service=git-upload-pack"),
         GitRequest("push refs", "GET", GIT + "/info/refs", "command", "service=git-receive-pack"),
@@ -147,7 +148,7 @@ MOUNTS: dict[tuple[str, str], list[GitRequest]] = {
             body=b"0000",
             kind="application/x-git-receive-pack-request",
         ),
-    ]
+    ],
 }
 GIT_CASES = [request for requests in MOUNTS.values() for request in requests]
 COOKIE = "selfhub_session"

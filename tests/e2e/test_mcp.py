@@ -19,7 +19,7 @@ import pytest
 
 from service.adapters.store import Store
 from tests.support.selfrun import SELF, base_env, describe, run_self
-from tests.support.serving import Service, admin, token
+from tests.support.serving import Service, admin, token, token_id
 
 WS, SLUG = "acme", "web"
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -106,7 +106,14 @@ def written_id(text: str) -> str:
 
 
 def test_no_token_is_401_and_nothing_reaches_the_tools(team: Team) -> None:
-    for headers in ({}, {"Authorization": "Bearer shb_not_a_token"}, {"Authorization": "Basic !!"}):
+    revoked = token(team.data, "ann", WS, "writer")
+    admin(team.data, "token", "revoke", token_id(team.data, revoked))
+    for headers in (
+        {},
+        {"Authorization": "Bearer shb_not_a_token"},
+        {"Authorization": "Basic !!"},
+        {"Authorization": f"Bearer {revoked}"},
+    ):
         answer = httpx.post(team.url, json=LIST, headers=ACCEPT | headers, timeout=10)
         assert answer.status_code == 401, answer.text
         assert answer.headers["content-type"] == "application/problem+json"
