@@ -20,6 +20,7 @@ from service.core.projections.render import LazyShorts, neighbours, shorts_for
 from tests.support import context_before as before
 from tests.support.builders import AGENT, Log
 from tests.support.strategies import histories
+from tests.unit.test_ledger_properties import ledger_histories
 
 TODAY = "2026-11-30"
 NOW = "2026-11-30T09:00:00.000Z"
@@ -154,3 +155,13 @@ def test_the_agent_render_of_thousands_of_full_records_makes_only_the_rows_it_we
     assert made[context.INDEX] <= 1, made  # the full block leaves index rows no room: none is made
     whole = before.build_context("app", state, [], WorkspaceConfig(), TODAY, {}, 0)
     assert text == before.render_agent(whole)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=ledger_histories(), budget=st.integers(context.MIN_BUDGET, 2000))
+def test_ledger_records_render_their_marks_as_every_row_made_first(events: list[Event], budget: int) -> None:
+    whole = fold_all(events)
+    _same(whole, budget, 0.25)
+    _same(whole, context.MAX_BUDGET, 0.25)
+    hot, _, cold = split(whole)
+    _same(hot, budget, 0.25, cold=cold, near=neighbours(sorted(whole.entities)))

@@ -340,6 +340,38 @@ def _settle(
                 queued.add(reader)
 
 
+class Views:
+    """The derived views of a state's ledger records, each made when asked for (the ledger is
+    solved once): a reader that shows a few records pays for those."""
+
+    def __init__(self, state: State) -> None:
+        self.facts = state.ledger
+        self._deriver = _Deriver(self.facts)
+        self._made: dict[str, View] = {}
+        self._resolvers: dict[str, list[str]] = {}
+        if not self.facts:
+            return
+        self._deriver.solve()
+        answering = sorted(i for i, fact in self.facts.items() if fact.answers and fact.kind in GROUNDED)
+        for record_id in answering:
+            for question in self.facts[record_id].answers:
+                self._resolvers.setdefault(question, []).append(record_id)
+
+    def __call__(self, record_id: str) -> View:
+        """`derive(state, [record_id])[record_id]`."""
+        made = self._made.get(record_id)
+        if made is None:
+            made = self._made[record_id] = self._deriver.view(record_id, self._resolvers)
+        return made
+
+    def citing(self) -> set[str]:
+        """The records whose views may name another record (grounds owed a review, blockers,
+        answers): graded or blocked ones, and questions."""
+        found = {i for i, value in self._deriver.level.items() if value != CLEAN}
+        found |= {i for i, blocked in self._deriver.blocked.items() if blocked}
+        return found | {i for i, fact in self.facts.items() if fact.kind == "question"}
+
+
 def derive(state: State, only: Iterable[str] | None = None, *, marked: bool = False) -> dict[str, View]:
     """The derived view of every ledger record of `state` (or of the ids in `only`); with
     `marked`, only of those whose support is not clean or that are blocked (what status

@@ -23,7 +23,7 @@ from service.core.errors import Invalid
 from service.core.fold import lapse
 from service.core.fold.hotslice import ColdCounts, is_hot
 from service.core.fold.state import Entity, Pending, State
-from service.core.ledger.derived import derive, owes, owing, plain, view_row
+from service.core.ledger.derived import Views, owes, owing, plain, view_row
 from service.core.ledger.ledger import moot
 from service.core.projections import tokens
 from service.core.projections.render import (
@@ -149,15 +149,40 @@ def pruned(e: Entity) -> bool:
     return "question" in e.labels and e.ledger is not None and moot(e.ledger) and is_hot(e)
 
 
-def _cited(entities: list[Entity], ledger: dict[str, dict[str, Any]]) -> set[str]:
+def _cited(entities: list[Entity], ledger: _LedgerRows) -> set[str]:
     """Ids a rendered ledger row's marks name (grounds owed a review, blockers, answers)."""
     cited: set[str] = set()
+    citing = ledger.views.citing()  # no other view names a record
     for e in entities:
-        extra = ledger.get(e.id)
+        extra = ledger.get(e.id) if e.id in citing else None
         if extra is not None:
             cited.update(item["ground"] for item in extra["review_owed"])
             cited.update(extra["blocked_by"] if extra["blocked"] else (), extra["resolved_by"])
     return cited
+
+
+class _LedgerRows(Mapping[str, dict[str, Any]]):
+    """The derived keys of each ledger record that has marks to show (`plain` ones have
+    none), made when a row reads them."""
+
+    def __init__(self, views: Views) -> None:
+        self.views = views
+        self._made: dict[str, dict[str, Any] | None] = {}
+
+    def __getitem__(self, record_id: str) -> dict[str, Any]:
+        if record_id not in self._made:
+            view = self.views(record_id) if record_id in self.views.facts else None
+            self._made[record_id] = None if view is None or plain(view) else view_row(view)
+        made = self._made[record_id]
+        if made is None:
+            raise KeyError(record_id)
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return (i for i in self.views.facts if i in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 # --- build ----------------------------------------------------------------------------------
@@ -220,12 +245,12 @@ class _Builder:
         shorts: Mapping[str, str],
         runs: dict[str, str],
         state: State,
-        ledger: dict[str, dict[str, Any]] | None = None,
+        ledger: Mapping[str, dict[str, Any]] | None = None,
         now: str | None = None,
     ):
         self.now = now  # the instant proposals are judged at (`lapse`); None: none lapses
         self.lapsed = 0
-        self.ledger = ledger or {}
+        self.ledger = ledger if ledger is not None else {}
         self.project = project
         self.shorts = shorts
         self.runs = runs
@@ -396,9 +421,9 @@ def draft_context(
     """
     collected = _chosen(state, shared)
     entities = [e for e in collected if not pruned(e)]
-    views = derive(state, [*(e.id for e in entities if e.id in state.ledger), *owes(state)])
-    ledger = {e.id: view_row(views[e.id]) for e in entities if e.id in views and not plain(views[e.id])}
-    owed = owing(state, views)
+    views = Views(state)
+    owed = owing(state, {i: views(i) for i in owes(state)})
+    ledger = _LedgerRows(views)
     found = shorts if shorts is not None else _shorts(state, shared, entities, ledger, near)
     builder = _Builder(project, found, runs, state, ledger, now)
     if cold is not None:
@@ -427,7 +452,7 @@ def _shorts(
     state: State,
     shared: list[Entity],
     entities: list[Entity],
-    ledger: dict[str, dict[str, Any]],
+    ledger: _LedgerRows,
     near: Near | None,
 ) -> Mapping[str, str]:
     """The short ids of the records rows show or name, unique among every record (`near`

@@ -1,0 +1,118 @@
+"""`self context` and `self status` on the stress mix (`bench/mix.py`) at 1k and ~100k events,
+for two builds side by side: medians of whole processes, and the ratio of 100k to 1k.
+
+Usage: python bench/context.py [--before SELF] [--stores DIR] [--runs N] [SIZES...]
+(default sizes 1000 100980). `--before` names another build's `self` (a checkout of the code
+before a change, with its own virtualenv); each build reads its own copy of each store, so
+neither reads caches the other wrote. Runs of the two builds alternate, so a change in the
+machine's load falls on both. The outputs of the two builds are compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the package, not bench/service.py
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from core import machine
+from mix import SLUG, STRESS, build
+
+AFTER = str(Path(sys.executable).with_name("self"))
+COMMANDS = {"context": ["context", "--plain"], "status": ["status"]}
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def compiled(self_path: str) -> None:
+    """The bytecode of the package a build's `self` imports written, as an installed one has it."""
+    python = str(Path(self_path).with_name("python"))
+    where = subprocess.run(
+        [python, "-c", "import os, service; print(os.path.dirname(os.path.dirname(service.__file__)))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    for part in ("service", "cli"):
+        subprocess.run([python, "-m", "compileall", "-q", os.path.join(where, part)], check=True)
+
+
+def run(self_path: str, store: Path, command: str) -> tuple[float, str]:
+    """Seconds one process takes, and the digest of what it printed."""
+    env = {**ENV, "SELF_WORKSPACE": str(store), "SELF_PROJECT": SLUG}
+    start = time.perf_counter()
+    done = subprocess.run([self_path, *COMMANDS[command]], env=env, check=True, capture_output=True)
+    return time.perf_counter() - start, hashlib.sha256(done.stdout).hexdigest()
+
+
+def stores(root: Path, size: int, builds: list[str]) -> dict[str, Path]:
+    """One copy of the mix at `size` for each build (made once, reused under --stores)."""
+    made = root / f"mix-{size}"
+    if not (made / "store").exists():
+        shutil.rmtree(made, ignore_errors=True)
+        build(made, size)
+    copies: dict[str, Path] = {}
+    for name in builds:
+        copy = root / f"mix-{size}-{name}"
+        if not copy.exists():
+            shutil.copytree(made / "store", copy)
+        copies[name] = copy
+    return copies
+
+
+def measure(builds: dict[str, str], copies: dict[str, Path], runs: int) -> tuple[dict[str, float], bool]:
+    """Medians per build and command (alternating builds), and whether their outputs agree."""
+    for name, self_path in builds.items():  # caches made; not timed
+        for command in COMMANDS:
+            run(self_path, copies[name], command)
+    times: dict[str, list[float]] = {f"{n} {c}": [] for n in builds for c in COMMANDS}
+    digests: dict[str, set[str]] = {c: set() for c in COMMANDS}
+    for _ in range(runs):
+        for command in COMMANDS:
+            for name, self_path in builds.items():
+                took, digest = run(self_path, copies[name], command)
+                times[f"{name} {command}"].append(took)
+                digests[command].add(digest)
+    return {k: statistics.median(v) for k, v in times.items()}, all(len(d) == 1 for d in digests.values())
+
+
+def main() -> None:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser.add_argument("sizes", nargs="*", type=int, metavar="SIZE", help=f"events (default 1000 {STRESS})")
+    parser.add_argument("--before", help="another build's `self`, timed beside this one")
+    parser.add_argument("--stores", type=Path, help="keep the stores here and reuse them in later runs")
+    parser.add_argument("--runs", type=int, default=9, help="processes per command, build and size")
+    args = parser.parse_args()
+    sizes = sorted(args.sizes or [1_000, STRESS])
+    builds = {"before": args.before, "after": AFTER} if args.before else {"after": AFTER}
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f}")
+    for self_path in builds.values():
+        compiled(self_path)
+    results: dict[int, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.stores or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        for size in sizes:
+            medians, same = measure(builds, stores(root, size, list(builds)), args.runs)
+            results[size] = medians
+            agree = "" if len(builds) == 1 else f"; outputs identical: {'yes' if same else 'NO'}"
+            print(f"{size:>7,} events: " + ", ".join(f"{k} {v:.3f} s" for k, v in medians.items()) + agree)
+    low, high = sizes[0], sizes[-1]
+    print(f"median of {args.runs} processes each; ratio = {high:,} events / {low:,} events:")
+    for key in results[low]:
+        print(f"  {key:>15}: {results[low][key]:.3f} s -> {results[high][key]:.3f} s = "
+              f"{results[high][key] / results[low][key]:.2f}x")  # fmt: skip
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
