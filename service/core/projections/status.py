@@ -229,14 +229,11 @@ def _owed_text(ground: str, head: str, reason: str, named: dict[str, str]) -> st
     return f"{named.get(ground, ground)} {reason}{now}"
 
 
-def moot_lines(state: State, near: Near | None = None) -> list[ReviewLine]:
+def moot_lines(state: State, near: Near | None = None, found: list[Entity] | None = None) -> list[ReviewLine]:
     """Current questions whose declared answers all lead to one action (context leaves
-    them out): each with that action."""
-    found = [
-        e
-        for e in state.entities.values()
-        if e.live and "question" in e.labels and e.ledger is not None and moot(e.ledger)
-    ]
+    them out): each with that action (`found`: those questions, when counted already)."""
+    if found is None:
+        found = [e for e in state.entities.values() if e.live and _moot(e)]
     shorts = _shorts([e.id for e in found], state, near)
     return [
         ReviewLine(
@@ -250,6 +247,76 @@ def moot_lines(state: State, near: Near | None = None) -> list[ReviewLine]:
         for e in sorted(found, key=lambda e: e.id)
         if e.ledger is not None
     ]
+
+
+def _moot(e: Entity) -> bool:
+    return "question" in e.labels and e.ledger is not None and moot(e.ledger)
+
+
+class Census:
+    """What status counts of a state's records, in one pass over them (each count as the
+    function of the same name counts it: `work_counts`, `waiting_count`, `lapsed_count`,
+    `deadlines`, `current_goal`, `_progress`, `moot_lines`)."""
+
+    def __init__(self, state: State, today: str, now: str | None, cold: ColdCounts | None = None) -> None:
+        self.units = list(cold.units) if cold is not None else [0] * len(WORK_STATES)
+        self.waiting = self.lapsed = 0
+        self.due: list[Deadline] = []
+        self.goals: list[Entity] = []
+        self.moot: list[Entity] = []
+        objectives: list[Entity] = []
+        members: list[tuple[Entity, str | None]] = []
+        for e in state.entities.values():
+            live = e.live
+            unit = work_state(e)
+            if unit is not None:
+                self.units[unit] += 1
+            if e.status == "proposed" or e.pending or e.execution == "blocked":
+                waits = is_waiting(e, now)
+                self.waiting += waits and (
+                    (e.status == "proposed" and not lapse.lapsed(e, now))
+                    + len(e.pending)
+                    + awaits_decision(e)
+                )
+                self.lapsed += lapse.lapsed(e, now)
+            if e.target and live:
+                self.due.append(
+                    Deadline(e.target, e.id, e.labels[0] if e.labels else "-", e.text, e.target[:10] < today)
+                )
+            if not e.labels:
+                continue
+            if "milestone" in e.labels:
+                members.append((e, next((link.target for link in e.links if link.type == "member-of"), None)))
+            if not live:
+                continue
+            if "goal" in e.labels:
+                self.goals.append(e)
+            if "objective" in e.labels:
+                objectives.append(e)
+            if _moot(e):
+                self.moot.append(e)
+        self.due.sort(key=lambda d: (d.target, d.entity))
+        self.progress = self._progress(objectives, members)
+
+    @staticmethod
+    def _progress(objectives: list[Entity], members: list[tuple[Entity, str | None]]) -> tuple[int, ...]:
+        open_ids = {e.id for e in objectives}
+        reached = milestones = covered = criteria = 0
+        counted = sorted(objectives, key=lambda e: e.id)
+        for e, parent in members:
+            if parent in open_ids:
+                milestones += 1
+                reached += e.execution == "done"
+                counted += [e] if e.status != "superseded" else []
+        for e in counted:
+            criteria += len(e.criteria)
+            covered += sum(1 for c in e.criteria if c in e.covered)
+        return len(open_ids), reached, milestones, covered, criteria
+
+    def goal(self) -> Entity | None:
+        goals = ordered(self.goals)
+        goals.sort(key=lambda e: e.status != "confirmed")
+        return goals[0] if goals else None
 
 
 def build_status(
@@ -272,30 +339,31 @@ def build_status(
     (`cold`), the ids around given ones (`near`) and the records it left out by id (`fetch`).
     """
     with_units = with_fetched(state, [*state.runs, *runs], fetch)  # counts read `state` alone
-    goal = current_goal(state)
-    objectives, reached, milestones, covered, criteria = _progress(state)
+    census = Census(state, today, now, cold)
+    goal = census.goal()
+    objectives, reached, milestones, covered, criteria = census.progress
     owed, unsupported, blocked = ledger_lines(state, near, fetch)
     return StatusDoc(
         project=project,
         goal=goal.text if goal else None,
         goal_id=goal.id if goal else None,
-        work=work_counts(state, cold),
+        work=WorkCounts(*census.units),
         objectives_open=objectives,
         milestones_reached=reached,
         milestones_total=milestones,
         criteria_covered=covered,
         criteria_total=criteria,
-        waiting=waiting_count(state, now),
+        waiting=census.waiting,
         unknown=state.unknown,
         events=state.events,
-        overdue=[d for d in deadlines(state.entities.values(), today) if d.overdue],
+        overdue=[d for d in census.due if d.overdue],
         health=health_lines(state, quarantined),
         processes=process_lines(with_units, runs, near),
         review_owed=owed,
         unsupported=unsupported,
         blocked=blocked,
-        moot=moot_lines(state, near),
-        lapsed=lapsed_count(state, now),
+        moot=moot_lines(state, near, census.moot),
+        lapsed=census.lapsed,
     )
 
 
