@@ -43,6 +43,7 @@ def rule(text: str, locate: Callable[[], Workspace]) -> GateAnswer:
 
     from service.adapters import checkout
     from service.core.errors import Invalid
+    from service.core.events.events import WORKSPACE_LOG
     from service.core.gates import action as gate
 
     try:
@@ -53,8 +54,10 @@ def rule(text: str, locate: Callable[[], Workspace]) -> GateAnswer:
     ws = None
     try:
         ws = locate()
-        if ws.project:
-            state = ws.state(ws.require_project())
+        # the projects from the workspace log's state, not its hot slice: the call stays
+        # clear of the slice's SQLite table, and the workspace log is small
+        if ws.project and ws.project in ws.state(WORKSPACE_LOG).projects:
+            state = ws.state(ws.project)
     except Exception:  # no store or project here: reversibility alone decides
         state = None
     facts = checkout.facts(Path(cwd or "."), gate.questions(tool, tool_input))

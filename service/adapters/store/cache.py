@@ -37,8 +37,6 @@ import gc
 import hashlib
 import mmap
 import os
-import secrets
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -356,6 +354,9 @@ def _save_end(root: Path, log: str, end: End) -> None:
 def _link(source: Path, target: Path) -> None:
     """Make `target` a second name of `source`'s file (snapshots are replaced, never written in
     place, so the link keeps the bytes it was made with); a copy where links are not allowed."""
+    import secrets
+    import shutil
+
     temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         if not source.exists() or (target.exists() and os.path.samefile(source, target)):

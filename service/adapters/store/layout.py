@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -68,6 +67,8 @@ def cache_file(root: Path, log: str) -> Path:
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write `data` to `path` through a temporary file and os.replace."""
+    import secrets  # here: a read (the gate, context) writes nothing and never needs it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     with open(tmp, "wb") as handle:

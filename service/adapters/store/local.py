@@ -10,7 +10,6 @@ import datetime as dt
 import fcntl
 import json
 import os
-import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,6 +46,8 @@ class Ledger(msgspec.Struct):
 
 def this_machine() -> Machine:
     """The hostname and the kernel's boot id (empty where the system has none)."""
+    import socket  # here: the gate and context never ask, and socket costs them a few ms
+
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
