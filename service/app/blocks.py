@@ -8,7 +8,6 @@ when it rewrote a block a later `self` had written.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -160,6 +159,8 @@ def machine(home: Path) -> list[Written]:
 
 
 def _write(path: Path, data: str) -> None:
+    import tempfile  # here: the session hook's context mostly finds its blocks current
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "wb") as out:

@@ -12,8 +12,6 @@ import contextlib
 import copy
 import json
 import os
-import tempfile
-import tomllib
 from pathlib import Path
 
 import msgspec
@@ -147,6 +145,8 @@ def remove_json_server(added: ServerAdded, checkout: Path, record: Record) -> No
 
 def add_toml_table(path: Path, name: str, table: str, checkout: Path, record: Record) -> bool:
     """Codex's `[mcp_servers.NAME]` appended to the TOML at `path`; False when it was there already."""
+    import tomllib
+
     text = read_text(path)
     try:
         there = tomllib.loads(text).get("mcp_servers", {}).get(name)
@@ -216,6 +216,8 @@ def _json(text: str, path: Path) -> dict[str, object]:
 
 
 def write(path: Path, data: str) -> None:
+    import tempfile  # here, as tomllib: `self agent context` imports this module, never writes
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "wb") as out:
