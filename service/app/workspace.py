@@ -16,24 +16,23 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from service.adapters.store import local
-from service.core.commands import commands
-from service.core.commands.commands import Clock
 from service.core.commands.config import WorkspaceConfig
 from service.core.errors import Invalid
 from service.core.events import ids
 from service.core.events.events import WORKSPACE_LOG, Event, Origin
-from service.core.fold.hotslice import ColdCounts, stays_hot
 from service.core.fold.state import Entity, Project, State, shared_with
 
-if TYPE_CHECKING:  # imported where used
+if TYPE_CHECKING:  # imported where used: the gate reads a state, no command or slice
     from service.adapters.importers.superself import ImportSummary
     from service.app.ports import HotSlice, Quarantined, StorePort
+    from service.core.commands.commands import Clock
+    from service.core.fold.hotslice import ColdCounts
     from service.core.projections.context import Draft
     from service.core.projections.overview import OverviewDoc
     from service.core.projections.render import Near
     from service.core.projections.status import StatusDoc
 
-Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
+    Command = Callable[[State, WorkspaceConfig, Clock], list[Event]]
 
 
 class Workspace:
@@ -68,6 +67,8 @@ class Workspace:
         `names`: every record reference the command resolves (`requests.named`), so the
         transaction reads the log's hot slice and those records only; None: the whole state."""
         with self.store.transaction(log) as tx:
+            from service.core.commands.commands import Clock
+
             clock = Clock(lambda: tx.next_ids(1)[0], tx.now(), self.origin, log)
             events = command(tx.view(names), tx.config, clock)
             tx.append(events)
@@ -141,6 +142,8 @@ class Workspace:
 
     def context(self) -> Draft:
         """Context from the hot slices: huge logs are not loaded whole."""
+
+        from service.core.fold.hotslice import ColdCounts, stays_hot
 
         project = self.require_project()
         mine = self.hot(project)
@@ -237,6 +240,8 @@ class Workspace:
 
         log = self.log_of(prefix)
         state = self.state_at(log, at) if at is not None else self.state(log)
+        from service.core.commands import commands
+
         entity = commands.find(state, prefix)
         extra = ledger_extras(state, [entity.id]).get(entity.id)
         if not history:
@@ -258,6 +263,8 @@ class Workspace:
         from service.core.projections import views
 
         state = self.state(self.log_of(prefix))
+        from service.core.commands import commands
+
         return views.work_show(state, commands.find(state, prefix).id, self.runs())
 
     def work_list(self, all_: bool) -> dict[str, Any]:
@@ -347,6 +354,8 @@ class Workspace:
         from service.core.ledger import worksets
 
         log = self.log_of(prefix)
+        from service.core.commands import commands
+
         unit = commands.find(self.state(log), prefix)
         start = end = None
         for event in events_of(unit.id, self.store.holding(log, unit.id)):

@@ -86,10 +86,9 @@ def _snapshot_decoder() -> msgspec.msgpack.Decoder[Snapshot]:
 @functools.cache
 def model_fingerprint() -> str:
     """A digest of the model's code, so a snapshot made by other code is never reused."""
-    from service.core.fold import fold
-
     hasher = hashlib.blake2b(str(CACHE_FORMAT).encode(), digest_size=16)
-    package = Path(fold.__file__).parent if fold.__file__ else None
+    # the fold package's folder, found through the module already loaded: a cache hit folds nothing
+    package = Path(state.__file__).parent if state.__file__ else None
     sources = sorted(package.glob("*.py")) if package is not None else []
     for source in sources:
         hasher.update(source.name.encode() + b"\0" + source.read_bytes())
