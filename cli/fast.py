@@ -136,7 +136,7 @@ def _workspace() -> Workspace:
 
 def _echo(text: str) -> None:
     """A line as cli/common.py `echo` prints it: control characters as \\uXXXX."""
-    from service.core.gates.controls import escape
+    from service.app.texts import escape
 
     sys.stdout.write(escape(text.rstrip("\n")) + "\n")
     sys.stdout.flush()
