@@ -9,9 +9,10 @@ Builds a data directory (one workspace, one project, a reader and a writer token
 - posts E events (of T characters each) in posts of B events, timing `/healthz` every 50 ms
   all along: its worst latency while the events land, the server's resident set and the CPU
   seconds it burned; when the reading stream got the last event;
-- holds the idle streams S seconds (the server's CPU seconds meanwhile: none should burn);
+- holds the idle streams S seconds (default 8: past the 5 s after which a stream whose
+  client reads nothing is dropped): the CPU seconds meanwhile, the streams still open;
 - closes every idle socket at once: `/healthz` right after and its worst over the next 5 s,
-  the CPU seconds those 5 s burned, and when `stream_clients` (in /metrics) fell back to 1.
+  the CPU seconds those 5 s burned, and `stream_clients` (in /metrics) then (1: the reader).
 Prints the machine and the code (git commit of the `self` package) first.
 """
 
@@ -297,7 +298,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--text", type=int, default=1000)
-    parser.add_argument("--hold", type=float, default=3.0)
+    parser.add_argument("--hold", type=float, default=8.0)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"code: {code()}  self: {SELF}")

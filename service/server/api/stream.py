@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 MAX_EVENTS = 10_000  # events in one answer of `events?after`
 KEEPALIVE_S = 15.0
-CHUNK = 64 * 1024  # a stream's messages are sent together up to this many bytes a send
+CHUNK = 16 * 1024  # a stream's messages are sent together up to this many bytes a send
 
 
 class EventPage(msgspec.Struct, frozen=True):
