@@ -9,8 +9,9 @@ seen. The feed keeps the last `KEEP` (20,000) events in memory; a reader further
 the journal and the logs.
 
 A reader costs what it is sent: `since` finds its place by bisection and hands at most `MOST`
-events a wake (no copy of what is kept); one that does not read waits on its socket and costs
-nothing. Leaving costs O(1).
+events a wake (no copy of what is kept), and `rendered` encodes each event once for all. One
+that does not read waits on its socket, and is cut after a while (`paced.py`); leaving costs
+O(1).
 """
 
 from __future__ import annotations
