@@ -8,7 +8,7 @@ import threading
 import msgspec
 
 from service.core.events.events import Event, Origin
-from service.server.live.feed import Feed, cursor_form
+from service.server.live.feed import RENDERED, Feed, cursor_form
 
 
 def event(n: int) -> Event:
@@ -27,6 +27,20 @@ def test_since_a_mark_and_after_an_id() -> None:
     assert feed.since(start) is None, "a mark older than what is kept: read the journal"
     assert feed.mark_of(event(1).id) is None and feed.get(event(1).id) is None
     assert feed.since(2) == [(3, event(3)), (4, event(4))]
+
+
+def test_an_event_is_rendered_once_for_all_its_readers_and_few_are_kept() -> None:
+    feed = Feed()
+    made: list[int] = []
+
+    def render(n: int) -> bytes:
+        made.append(n)
+        return b"%d" % n
+
+    assert [feed.rendered(1, lambda: render(1)) for _ in range(3)] == [b"1"] * 3 and made == [1]
+    for n in range(2, RENDERED + 2):
+        feed.rendered(n, lambda n=n: render(n))  # type: ignore[misc]
+    assert feed.rendered(1, lambda: render(1)) == b"1" and made.count(1) == 2, "the oldest made went first"
 
 
 def test_a_cursor_is_never_an_event_id() -> None:
