@@ -102,7 +102,8 @@ def install(agent: str, checkout: Path, service: str | None, source: Source | No
 def uninstall(agent: str, checkout: Path) -> Removed:
     _check_agent(agent)
     if agent == "mcp":
-        return Removed(agent, "", [], notes=["`self agent install mcp` writes no file: nothing to take out"])
+        printed = "the generic MCP client's entry is printed, never written: nothing to take out"
+        return Removed(agent, "", [], notes=[printed])
     record = installers.read_record(checkout / RECORDS[agent])
     notes = _take_out(agent, checkout, record, keep_block=False)
     files = [f for f in (record.server and record.server.file, record.block and record.block.file) if f]

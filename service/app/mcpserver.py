@@ -117,7 +117,7 @@ def endpoint(service: str) -> str:
     parts = urlsplit(given)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise Invalid(
-            f"--service {service!r} is not a service's URL: give http(s)://HOST:PORT", field="service"
+            f"{{service}} {service!r} is not a service's URL: give http(s)://HOST:PORT", field="service"
         )
     if parts.path.endswith("/mcp"):
         return given
@@ -161,7 +161,7 @@ def relay(url: str, token: str) -> Answer:
                 got = await client.call_tool(call.tool.name, arguments)
         except (httpx2.HTTPError, OSError) as exc:
             why = f"the service at {url} did not answer ({type(exc).__name__}: {exc})"
-            return Answered(f"unreachable: {why}; check --service and the token", error=True)
+            return Answered(f"unreachable: {why}; check the service's URL and the token", error=True)
         text = "".join(getattr(part, "text", "") for part in got.content)
         return Answered(text, error=bool(got.is_error))
 

@@ -138,15 +138,15 @@ SHORT = "Rows carry short ids; show(id) gives a record whole."
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "context",
-        "The project's bounded context (goals, conventions, decisions, open work), as "
-        "`self context --plain` prints it. Read it first. " + SHORT,
+        "The project's bounded context (goals, conventions, decisions, open work), as the "
+        "plain agent render. Read it first. " + SHORT,
         ContextArgs,
         "read",
         {"budget": "token budget (100-1000000; default the workspace's)"},
     ),
     Tool(
         "search",
-        "Live records context leaves out, across projects ranked by bm25, as `self search`. " + SHORT,
+        "Live records context leaves out, across projects ranked by bm25. " + SHORT,
         SearchArgs,
         "read",
         {"project": "ranked first", "all": "also records context shows"},
@@ -184,7 +184,7 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "gate",
-        "The action gate's ruling (allow, deny, ask) on a planned tool call, as `self gate`.",
+        "The action gate's ruling (allow, deny, ask) on a planned tool call.",
         GateArgs,
         "read",
     ),

@@ -179,6 +179,7 @@ class Stream:
     """A stream read in a thread: its events' ids, and when it ended."""
 
     def __init__(self, client: httpx.Client, path: str) -> None:
+        self.client = client
         self.ids: list[str] = []
         self.ended: float | None = None
         self.open = threading.Event()
@@ -194,9 +195,13 @@ class Stream:
                 for line in answer.iter_lines():
                     if line.startswith("data:"):
                         self.ids.append(line.partition('"id":"')[2][:26])
-        except httpx.HTTPError:
-            pass
+        except (httpx.HTTPError, RuntimeError, OSError):
+            pass  # ended by the service, or by `close`
         self.ended = time.monotonic()
+
+    def close(self) -> None:
+        self.client.close()
+        self._thread.join(10)
 
 
 def test_a_revoked_token_ends_its_api_and_web_streams_within_a_second(running: Running) -> None:
@@ -223,3 +228,5 @@ def test_a_revoked_token_ends_its_api_and_web_streams_within_a_second(running: R
         time.sleep(0.02)
     assert kept.ended is None and after in kept.ids, "a stream of a token still valid goes on"
     assert ids.is_id(after)
+    for stream in (api, web, kept):
+        stream.close()

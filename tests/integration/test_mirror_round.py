@@ -72,7 +72,7 @@ def test_the_states_after_a_sync_are_a_refold(tmp_path: Path, seed: int) -> None
                 summary = sync_live(live, FAST)
             found = live.feed.since(mark)
             assert found is not None
-            got = [e.id for e in found[0]]
+            got = [e.id for _, e in found]
             assert sorted(got) == sorted(e.id for e in pushed), "the stream gets what the sync brought"
             assert summary.pushed == len(local)
             streamed += got
@@ -117,7 +117,7 @@ def test_a_round_fetches_once(tmp_path: Path, local: int) -> None:
             assert summary.pulled == 5 and summary.pushed == local and summary.retries == 0
             assert summary.bytes_received >= fetched.received > 0
             found = live.feed.since(mark)
-            assert found is not None and sorted(e.id for e in found[0]) == sorted(e.id for e in pushed)
+            assert found is not None and sorted(e.id for _, e in found) == sorted(e.id for e in pushed)
             assert states(live) == refolded(live)
             sync(a, options=FAST)
             assert a.head() == b.head() == live.head

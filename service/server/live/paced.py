@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
+from service.server.live.errors import LiveError
+
 if TYPE_CHECKING:
     from litestar.response.base import ASGIResponse
     from litestar.types import Message, Receive, ReceiveMessage, Scope, Send
@@ -33,7 +35,7 @@ ABORT = "selfhub.abort"  # the scope extension that cuts the connection at once
 Closing = AsyncGenerator[Any, None]
 
 
-class Dropped(Exception):
+class Dropped(LiveError):
     """The stream ends here: its client left, or does not read."""
 
 
