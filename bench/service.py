@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import re
@@ -249,8 +250,9 @@ async def stream_delays(
                 if opened == subscribers:
                     ready.set()
                 async for line in answer.aiter_lines():
-                    if line.startswith("id:"):
-                        received.setdefault(line[3:].strip(), []).append(time.perf_counter())
+                    if line.startswith("data:"):  # the SSE id is an arrival cursor; the event id is here
+                        event_id = json.loads(line[5:])["id"]
+                        received.setdefault(event_id, []).append(time.perf_counter())
 
         tasks = [asyncio.create_task(listen()) for _ in range(subscribers)]
         await asyncio.wait_for(ready.wait(), 60)
