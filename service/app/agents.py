@@ -41,7 +41,6 @@ RECORDS = {
     "cursor": Path(".cursor") / "selfhub-install.json",
 }
 AGENTS = ("claude", "codex", "cursor", "mcp")
-CONTEXT_TIMEOUT_S = 10.0
 
 
 class Installed(msgspec.Struct, frozen=True):
@@ -316,29 +315,9 @@ def refresh_blocks(checkout: Path, source: Source) -> None:
 
 
 def _from_service(service: str, project: str | None) -> str:
-    import httpx
+    from service.app import servicereads
 
-    from service.adapters.sync import credentials
-
-    base, workspace = agent_hooks.service_parts(service)
-    if not project:
-        raise Invalid("no project is selected here (SELF_PROJECT, or a checkout marked for one)")
-    found = credentials.lookup(service)
-    if found is None:
-        raise Invalid("no token: set SELF_TOKEN (a reader token suffices)")
-    path = f"{base}/api/v1/workspaces/{workspace}/projects/{project}/context"
-    try:
-        answer = httpx.get(
-            path,
-            params={"format": "plain"},
-            headers={"Authorization": f"Bearer {found.token}"},
-            timeout=CONTEXT_TIMEOUT_S,
-        )
-    except httpx.HTTPError as exc:
-        raise OSError(f"unreachable ({type(exc).__name__})") from None
-    if answer.status_code != 200:
-        raise Invalid(f"HTTP {answer.status_code}")
-    return answer.text
+    return servicereads.get(service, project, "context", {"format": "plain"}).text
 
 
 def _check_agent(agent: str) -> None:

@@ -25,7 +25,6 @@ PROJECT_FILES = ("AGENTS.md", "CLAUDE.md")
 RULES = Path(".cursor") / "rules" / "selfhub.mdc"
 MACHINE_FILES = (Path(".claude") / "CLAUDE.md", Path(".codex") / "AGENTS.md", Path(".gemini") / "GEMINI.md")
 CONVENTION = "convention"
-TIMEOUT_S = 10.0
 
 
 class Written(msgspec.Struct, frozen=True):
@@ -48,30 +47,11 @@ def conventions(ws: Workspace) -> list[str]:
 
 def service_conventions(service: str, project: str | None) -> list[str]:
     """The same, from the workspace at `service` (the token from SELF_TOKEN or the credentials file)."""
-    import httpx
+    from service.app import servicereads
 
-    from service.adapters.sync import credentials
-    from service.core.agent.hooks import service_parts
-
-    base, workspace = service_parts(service)
-    if not project:
-        raise Invalid("no project is selected here (SELF_PROJECT, or a checkout marked for one)")
-    found = credentials.lookup(service)
-    if found is None:
-        raise Invalid("no token: set SELF_TOKEN (a reader token suffices)")
-    try:
-        answer = httpx.get(
-            f"{base}/api/v1/workspaces/{workspace}/projects/{project}/state",
-            headers={"Authorization": f"Bearer {found.token}"},
-            timeout=TIMEOUT_S,
-        )
-    except httpx.HTTPError as exc:
-        raise OSError(f"unreachable ({type(exc).__name__})") from None
-    if answer.status_code != 200:
-        raise Invalid(f"HTTP {answer.status_code}")
     return [
         str(row["text"])
-        for row in answer.json()
+        for row in servicereads.get(service, project, "state").json()
         if CONVENTION in row.get("labels", []) and row.get("status") == "confirmed"
     ]
 

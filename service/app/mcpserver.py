@@ -110,19 +110,12 @@ def local(locate: Callable[[str | None], Workspace]) -> Answer:
 
 def endpoint(service: str) -> str:
     """The `/mcp` URL of a service given as its base URL, its `/mcp` URL or a workspace's
-    URL on it (`http://HOST:PORT/git/WS.git`); Invalid for anything else."""
-    from urllib.parse import urlsplit
+    URL on it (`http://HOST:PORT/git/WS.git`); Invalid for anything else (`clients.mcp_url`,
+    the one reading of a service's URL an agent's config is written from)."""
+    from service.core.agent.clients import mcp_url
 
     given = service.strip().rstrip("/")
-    parts = urlsplit(given)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise Invalid(
-            f"{{service}} {service!r} is not a service's URL: give http(s)://HOST:PORT", field="service"
-        )
-    if parts.path.endswith("/mcp"):
-        return given
-    path = parts.path.split("/git/", 1)[0] if "/git/" in parts.path else parts.path
-    return f"{parts.scheme}://{parts.netloc}{path}/mcp"
+    return mcp_url(given.removesuffix("/mcp"))
 
 
 def token_for(service: str) -> str:
