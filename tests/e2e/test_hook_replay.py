@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_serve_remote import (
     PROBLEM,
     Backend,
@@ -20,6 +22,7 @@ from tests.e2e.test_serve_remote import (
 )
 
 
+@pytest.mark.slow  # a mirror, its backend under git daemon, two syncs: about 10 s
 def test_a_replayed_body_is_409_and_fetches_nothing(tmp_path: Path, backend: Backend) -> None:  # noqa: F811
     cli = seeded(tmp_path, backend)
     with mirrored(tmp_path / "one", backend.url) as mirror:

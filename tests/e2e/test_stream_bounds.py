@@ -204,6 +204,7 @@ class Stream:
         self._thread.join(10)
 
 
+@pytest.mark.slow  # three streams, a revoke by a real process: about 10 s under load
 def test_a_revoked_token_ends_its_api_and_web_streams_within_a_second(running: Running) -> None:
     service = running.service
     api = Stream(service.client(running.doomed), f"/api/v1/workspaces/{WS}/stream")
