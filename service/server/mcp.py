@@ -26,7 +26,7 @@ from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
 
 from service.server.api import guard
-from service.server.api.errors import ApiError
+from service.server.api.errors import PROBLEM_JSON, ApiError, masked
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -170,10 +170,10 @@ async def _live(connection: Connection, ws: str) -> LiveWorkspace:
 
 async def _problem(send: Send, exc: ApiError) -> None:
     """The API's problem document for a request refused before the SDK saw it."""
-    body = msgspec.json.encode(exc.document())
+    body = msgspec.json.encode(masked(exc.document()))
     extra = {"www-authenticate": 'Bearer realm="selfhub"'} if exc.status == 401 else {}
     headers = [
-        (b"content-type", b"application/problem+json"),
+        (b"content-type", PROBLEM_JSON.encode()),
         (b"content-length", str(len(body)).encode()),
         *((k.encode(), v.encode()) for k, v in (exc.headers() | extra).items()),
     ]

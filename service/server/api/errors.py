@@ -134,7 +134,12 @@ def problem_of(
     A detail may name what the request named (`no project 'NAME'`): every string of the
     document is masked as the logs mask theirs, so a token put in a path never comes back."""
     status, document, headers = _problem_of(request, exc)
-    return status, {key: _masked(value) for key, value in document.items()}, headers
+    return status, masked(document), headers
+
+
+def masked(document: dict[str, object]) -> dict[str, object]:
+    """`document` with every secret-shaped string masked, nested ones too, as the logs mask."""
+    return {key: _masked(value) for key, value in document.items()}
 
 
 def _masked(value: object) -> object:
