@@ -38,11 +38,18 @@ if TYPE_CHECKING:  # imported where used: the gate reads a state, no command or 
 class Workspace:
     """A store, the project commands apply to, and who is writing."""
 
-    def __init__(self, store: StorePort, project: str | None, origin: Origin) -> None:
+    def __init__(self, store: StorePort, project: str | None, origin: Origin | Callable[[], Origin]) -> None:
         self.store = store
         self.project = project
-        self.origin = origin
+        self._origin = origin  # a callable: found at the first write, so a read never looks
         self._states: dict[str, tuple[State, Sequence[Quarantined]]] = {}
+
+    @property
+    def origin(self) -> Origin:
+        """Who is writing."""
+        if callable(self._origin):
+            self._origin = self._origin()
+        return self._origin
 
     # --- opening -------------------------------------------------------------------------
 
