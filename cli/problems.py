@@ -67,6 +67,7 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
         "; check the path, or make one with `self admin workspace add NAME --data DIR` "
         "(an empty folder will do too)"
     ),
+    ("format-older", None): "; run `self admin upgrade --data {path}` (it backs the data up first)",
     ("unknown-user", None): "; `self admin user add {name} --data DIR` adds one",
     ("unknown-token", None): "; `self admin token list --data DIR` shows the ids",
     ("no-workspace", None): (

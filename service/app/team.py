@@ -28,14 +28,18 @@ def _data(directory: str, *, making: bool = False) -> Data:
 def _auth(directory: str) -> Auth:
     from service.adapters.auth.tokens import Auth
 
-    return Auth(_data(directory))
+    return Auth(_data(directory).claim())
 
 
 def serving(directory: str) -> Path:
-    """The data directory a service is to run on: made (`_data`) and writable for this user
-    (the service writes its workspaces and databases there); its path."""
+    """The data directory a service is to run on: made (`_data`), writable for this user
+    (the service writes its workspaces and databases there) and of this release's format
+    (`adapters/data/formats.py`); its path."""
+    from service.adapters.data import formats
+
     data = _data(directory)
     data.check_writable()
+    formats.check(data.claim().root)  # a newer format refused, an older one to upgrade first
     return data.root
 
 
@@ -98,6 +102,7 @@ def add_workspace(
     if data.path(name).exists() or data.backends.get(name) is not None:
         raise WorkspaceExists(name)
     data.check_writable()
+    data.claim()
     summary = establish(data, name, backend, Options())
     data.backends.put(name, backend)
     data.mark()

@@ -44,6 +44,7 @@ CODES: dict[str, Problem] = {
     "evidence-required": Problem(REFUSED, 409, "Done needs evidence"),
     "criteria-uncovered": Problem(REFUSED, 409, "Done needs every declared criterion covered"),
     "person-required": Problem(REFUSED, 403, "The change is a person's call"),
+    "duplicate": Problem(REFUSED, 409, "A live record says the same already"),
     # the store and sync adapters (service.adapters.store.errors, service.adapters.sync.errors)
     "store": Problem(BAD_INPUT, 500, "The workspace store cannot do that"),
     "not-a-store": Problem(BAD_INPUT, 404, "No workspace store there"),
@@ -58,6 +59,9 @@ CODES: dict[str, Problem] = {
     "bad-marker": Problem(BAD_INPUT, 500, "A checkout's marker cannot be read"),
     "not-a-data-dir": Problem(BAD_INPUT, 404, "No service data directory there"),
     "unknown-workspace": Problem(BAD_INPUT, 404, "No workspace of that name in the data directory"),
+    "format-newer": Problem(BAD_INPUT, 503, "The data was written by a newer release"),
+    "format-older": Problem(BAD_INPUT, 503, "The data must be upgraded first"),
+    "backup": Problem(BAD_INPUT, 422, "The backup cannot be made or restored"),
     "unknown-user": Problem(BAD_INPUT, 404, "No user of that name"),
     "unknown-token": Problem(BAD_INPUT, 404, "No token with that id"),
     "sync": Problem(BAD_INPUT, 502, "The sync failed"),

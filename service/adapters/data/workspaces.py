@@ -61,6 +61,16 @@ class Data:
         if not (self.root / MARKER).exists():
             layout.atomic_write(self.root / MARKER, MARKER_TEXT)
 
+    def claim(self) -> Data:
+        """This data directory; when nothing made it yet, marked and stamped with this
+        release's format (`formats.py`) before its first file is written."""
+        if not self.made():
+            from service.adapters.data import formats
+
+            formats.stamp(self.root)
+            self.mark()
+        return self
+
     @property
     def auth_db(self) -> Path:
         return self.root / AUTH_DB
@@ -86,6 +96,7 @@ class Data:
         if target.exists():
             raise WorkspaceExists(name)
         self.check_writable()
+        self.claim()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
