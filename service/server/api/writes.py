@@ -19,6 +19,7 @@ from service.server.api.routes import JSON, AnyRequest, answer, data_of, hub_of,
 
 if TYPE_CHECKING:
     from service.adapters.store.unit import Unit as Batch
+    from service.core.events.events import Origin
     from service.server.live.space import LiveWorkspace
 
 WRITE_TIMEOUT_S = 30.0
@@ -64,14 +65,24 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
 async def commands(request: AnyRequest, ws: str, project: str | None = None) -> Response[bytes]:
     """Run one command value (`service.core.commands.requests`) as the token's user; `project` is the
     project a new record goes to (the CLI's `--project`)."""
-    from service.app import execute
     from service.core.commands.requests import decode
-    from service.server.live.view import View
 
     given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
     body = await request.body()
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
-    command = decode(body)
+    written = await run_command(request, ws, project, origin, decode(body))
+    return answer(reads.written(written), status=201)
+
+
+async def run_command(
+    request: AnyRequest, ws: str, project: str | None, origin: Origin, command: AnyCommand
+) -> list[object]:
+    """Run `command` as `origin` on the workspace's writer (`service.app.execute`) and wait
+    for its commit: the events it wrote. The one way a front end of the service runs a command
+    (`POST …/commands`, the web view's forms)."""
+    from service.app import execute
+    from service.server.live.view import View
+
     live = await _live(request, ws)
 
     def run(batch: Batch) -> object:
@@ -80,7 +91,7 @@ async def commands(request: AnyRequest, ws: str, project: str | None = None) -> 
     job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))
     job.answer()
     _push_later(request, ws)
-    return answer(reads.written(list(job.events)), status=201)
+    return list(job.events)
 
 
 def _client(request: AnyRequest) -> tuple[str, int] | None:
