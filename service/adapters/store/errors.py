@@ -123,3 +123,12 @@ class NotRegular(StoreError):
             "only, so nothing was read or written through it: remove it, and restore the file "
             "from git (`git checkout -- FILE`) or clone the workspace again"
         )
+
+
+class NewerStore(StoreError):
+    """A store of a format this release does not read (`layout.check_format`)."""
+
+    code = "format-newer"
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(f"{path} {problem}")

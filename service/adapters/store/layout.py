@@ -7,6 +7,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
+from service.core.commands.config import STORE_FORMAT
 from service.core.errors import Invalid
 from service.core.events.events import WORKSPACE_LOG as WORKSPACE_LOG  # the workspace log's key
 from service.core.gates.event_gate import display as display  # how a log is named in messages
@@ -16,6 +19,46 @@ CONFIG_FILE = "workspace.json"
 LOCAL_DIR = ".local"
 SEGMENT_NAME = re.compile(r"^[0-9]{6}\.jsonl$")
 LOG_KEY = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+
+
+def format_problem(found: int) -> str | None:
+    """Why a store of format `found` (workspace.json's `format`) cannot be read here, or None.
+
+    A store's format is its layout: the files of its tree and what they hold. It lives in
+    workspace.json, in the tree, so it travels with the store: a replica (a clone, a remote, the
+    service's copy) is of the format of the tree it holds, and intake refuses a tree of a newer
+    one. Format 1 is the layout of every store made before formats were written, so it is
+    never written (an absent `format` is 1) and releases that predate formats sync with it."""
+    if found > STORE_FORMAT:
+        return (
+            f"is of store format {found}, newer than this release reads ({STORE_FORMAT}); "
+            "a later release of selfhub reads it"
+        )
+    return None
+
+
+def check_format(root: Path) -> None:
+    """NewerStore when the store at `root` is of a format this release does not read; costs
+    a read of workspace.json, decoded only when it names a format."""
+    from service.adapters.store.errors import NewerStore
+
+    data = (root / CONFIG_FILE).read_bytes()
+    if b'"format"' not in data:
+        return
+    problem = format_problem(_format_of(data))
+    if problem is not None:
+        raise NewerStore(root / CONFIG_FILE, problem)
+
+
+class _Format(msgspec.Struct):
+    format: int = STORE_FORMAT
+
+
+def _format_of(data: bytes) -> int:
+    try:
+        return msgspec.json.decode(data, type=_Format).format
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return STORE_FORMAT  # not settings at all: reading the settings says why
 
 
 def check_key(log: str) -> str:

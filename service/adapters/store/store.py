@@ -95,6 +95,7 @@ class Store:
         root = Path(path)
         if not (root / layout.CONFIG_FILE).is_file() or not (root / ".git").exists():
             raise NotAStore(root)
+        layout.check_format(root)
         store = cls(root, lock_timeout=lock_timeout)
         store._prepare_local()
         if store._checkout_mark.exists():

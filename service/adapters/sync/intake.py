@@ -405,7 +405,7 @@ def settings_problem(data: bytes) -> str | None:
     if len(data) > MAX_CONFIG_BYTES:
         return f"is {len(data):,} bytes, over the cap of {MAX_CONFIG_BYTES:,}"
     try:
-        _settings.decode(data)
+        settings = _settings.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return f"is not valid workspace settings ({exc})"
-    return None
+    return layout.format_problem(settings.format)

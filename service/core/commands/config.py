@@ -42,7 +42,11 @@ class Caps(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     index_tokens: int = 12000
 
 
+STORE_FORMAT = 1  # the store's layout this release reads and writes (service/adapters/store/layout.py)
+
+
 class WorkspaceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    format: int = STORE_FORMAT  # the store's format; absent in every store of format 1
     caps: Caps = Caps()
     tokens_per_char: float = TOKENS_PER_CHAR
     context_budget: int = CONTEXT_BUDGET
