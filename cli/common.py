@@ -15,7 +15,6 @@ from service.core.errors import ModelError
 
 if TYPE_CHECKING:  # imported where called: `self --version` and `self context` stay light
     from service.app import Workspace
-    from service.app.queries import Row
     from service.core.commands.requests import AnyCommand
 
 
@@ -27,20 +26,28 @@ def workspace() -> Workspace:
 
 def run(command: AnyCommand, as_json: bool) -> None:
     """Execute one command (the application layer's one write call) and print what it wrote."""
-    from service.app import execute
+    from service.app import execute, tools
     from service.app.queries import event_row
 
-    written([event_row(e) for e in execute(workspace(), command)], as_json)
+    ws = workspace()
+    events = execute(ws, command)
+    if as_json:
+        emit_json({"events": [event_row(e) for e in events]})
+    elif events:
+        echo(tools.written(ws, events))
 
 
 Doc = TypeVar("Doc")
 
 
-def show(doc: Doc, as_json: bool, text: Callable[[Doc], str]) -> None:
-    """The one output of a read: `doc` as one JSON document, else its text render (if any)."""
+def show(doc: Doc, as_json: bool, text: Callable[[Doc], str], styled: bool = False) -> None:
+    """The one output of a read: `doc` as one JSON document, else its text render (if any);
+    `styled`: the render escaped the text itself and styles it for the terminal."""
     if as_json:
         emit_json(doc)
-    elif shown := text(doc):
+    elif (shown := text(doc)) and styled:
+        typer.echo(shown.rstrip("\n"))
+    elif shown:
         echo(shown)
 
 
@@ -85,16 +92,3 @@ def exit_for(exc: BaseException) -> NoReturn:
 
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.")
-
-
-def written(rows: list[Row], as_json: bool) -> None:
-    """The events a write appended (`queries.event_row` each): one line each, or JSON."""
-    if as_json:
-        emit_json({"events": rows})
-        return
-    for row in rows:
-        payload = row.get("payload")
-        subject = ""
-        if isinstance(payload, dict):
-            subject = str(payload.get("entity") or payload.get("work") or payload.get("slug") or "")
-        echo(f"{row['type']} {subject}".rstrip() + f"  ({row['id']})")

@@ -80,6 +80,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
         target: str | None = records.Target,
         demote: list[str] = records.Demote,
         at_workspace: bool = records.AtWorkspace,
+        duplicate: bool = records.Duplicate,
         as_json: bool = JsonOpt,
     ) -> None:
         """Record a new one with its grounds, answers and supersession."""
@@ -95,6 +96,7 @@ def add_command(sub: typer.Typer, verb: str, default: AliasRow) -> None:
             demote=demote,
             at_workspace=at_workspace,
             proposed=proposed,
+            duplicate=duplicate,
             state=state,
             choice=choice,
             alternatives=tuple(alternative),

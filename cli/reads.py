@@ -22,8 +22,9 @@ def _agent_output(plain: bool) -> bool:
     return shutil.get_terminal_size((80, 24)).columns < 80
 
 
-def _context_text(read: queries.Context, plain: bool) -> str:
-    if _agent_output(plain) or not read.of_project():
+def _context_text(read: queries.Context, styled: bool) -> str:
+    """The agent render, or the terminal's (`styled`: escaped, then styled by rich)."""
+    if not styled:
         return texts.context(read, agent=True)
     from cli import tty
 
@@ -44,7 +45,8 @@ def register(app: typer.Typer) -> None:
         from service.app import queries
 
         read = queries.context(workspace(), queries.budget(budget))
-        show(read.fitted(), as_json, lambda _: _context_text(read, plain))
+        styled = not (_agent_output(plain) or not read.of_project())
+        show(read.fitted(), as_json, lambda _: _context_text(read, styled), styled)
 
     @app.command("status")
     def status_(as_json: bool = JsonOpt) -> None:
@@ -64,7 +66,7 @@ def register(app: typer.Typer) -> None:
         from service.app import queries
 
         hits = queries.search(workspace(), query, all_, exposure)
-        show(hits.rows, as_json, lambda _: texts.matches(hits.lines))
+        show(hits.rows, as_json, lambda _: texts.matches(hits.lines, hits.hidden))
 
     @app.command("log")
     def log_(

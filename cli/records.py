@@ -29,6 +29,9 @@ Demote = typer.Option([], "--demote", help="Move this record one tier down to ma
 AtWorkspace = typer.Option(False, "--workspace", help="Record at workspace scope (every project).")
 Supersedes = typer.Option(None, "--supersedes", help="Id of the live record this replaces.")
 Why = typer.Option(None, "--why", help="Why.")
+Duplicate = typer.Option(
+    False, "--duplicate", help="Add it though a live record has the same label and text."
+)
 
 
 def preset_command(
@@ -44,6 +47,7 @@ def preset_command(
     demote: list[str],
     at_workspace: bool,
     proposed: bool,
+    duplicate: bool = False,
     **extra: Any,
 ) -> Add:
     """The add command of a preset verb: the alias row's placement unless a flag beats it."""
@@ -61,6 +65,7 @@ def preset_command(
         supersedes=supersedes,
         demote=tuple(demote),
         proposed=proposed,
+        duplicate=duplicate,
         **extra,
     )
 

@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
         supersedes: str | None = records.Supersedes,
         proposed: bool = records.Proposed,
         demote: list[str] = records.Demote,
+        duplicate: bool = records.Duplicate,
         as_json: bool = JsonOpt,
     ) -> None:
         """Record an entity under any label."""
@@ -56,6 +57,7 @@ def register(app: typer.Typer) -> None:
             supersedes=supersedes,
             demote=tuple(demote),
             proposed=proposed,
+            duplicate=duplicate,
         )
         records.run(command, as_json)
 

@@ -103,6 +103,7 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
         target: str | None = records.Target,
         demote: list[str] = records.Demote,
         at_workspace: bool = records.AtWorkspace,
+        duplicate: bool = records.Duplicate,
         reads: list[str] = typer.Option(
             [], "--reads", help="A path or glob the unit reads (repeatable).", hidden=verb != "work"
         ),
@@ -127,6 +128,7 @@ def plain_add(sub: typer.Typer, verb: str) -> None:
             demote=demote,
             at_workspace=at_workspace,
             proposed=proposed,
+            duplicate=duplicate,
             reads=tuple(reads),
             writes=tuple(writes),
             intends=tuple(intends),

@@ -74,6 +74,7 @@ class Hits(msgspec.Struct, frozen=True):
 
     rows: list[Row]
     lines: list[str]
+    hidden: int = 0  # matches left out because context shows them
 
 
 def search(ws: Workspace, query: str, all_: bool, exposure: str | None) -> Hits:
@@ -84,7 +85,8 @@ def search(ws: Workspace, query: str, all_: bool, exposure: str | None) -> Hits:
     extras = ws.ledger_extras(hits)
     rows = [views.entity_row(e, shorts[e.id], extras.get(e.id)) for e in hits]
     lines = [views.list_line(e, shorts[e.id], extras.get(e.id)) for e in hits]
-    return Hits(rows, [f"{e.project or '(workspace)'}  {line}" for e, line in zip(hits, lines, strict=True)])
+    shown = [f"{e.project or '(workspace)'}  {line}" for e, line in zip(hits, lines, strict=True)]
+    return Hits(rows, shown, ws.search_hidden(query, all_, exposure))
 
 
 class Records:

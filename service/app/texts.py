@@ -56,8 +56,13 @@ def records(read: Records, all_: bool) -> str:
     return "\n".join([*read.lines, f"{len(read.rows)} {noun}"])
 
 
-def matches(lines: list[str]) -> str:
-    return "\n".join([*lines, f"{len(lines)} match{'es' if len(lines) != 1 else ''}"])
+def matches(lines: list[str], hidden: int = 0, every: str = "--all") -> str:
+    """Search's lines, their count, and how many it left out because context shows them
+    (`every`: how the caller asks for them too)."""
+    count = f"{len(lines)} match{'es' if len(lines) != 1 else ''}"
+    if hidden:
+        count += f"; {hidden} more that context shows left out ({every} lists them)"
+    return "\n".join([*lines, count])
 
 
 def work_show(doc: WorkShow) -> str:

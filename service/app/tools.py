@@ -72,6 +72,7 @@ class RecordArgs(Args, frozen=True, kw_only=True):
     supersedes: str | None = None
     supersede_reason: Literal["restate", "revise", "reverse"] | None = None
     proposed: bool = False
+    duplicate: bool = False
 
 
 class WorkArgs(Args, frozen=True, kw_only=True):
@@ -167,6 +168,7 @@ TOOLS: tuple[Tool, ...] = (
             "supports": "grounds: each 'ID[,ID]' is one AND set",
             "supersedes": "id of the live record this replaces",
             "proposed": "a proposal waiting on a person",
+            "duplicate": "add it though a live record has its kind and text",
         },
     ),
     Tool(
@@ -230,7 +232,7 @@ def answer(ws: Workspace, call: Call, local: bool = True) -> str:
         return _plain(read(ws, args))
     from service.app import execute
 
-    return _plain(written(execute(ws, command(ws, args))))
+    return _plain(written(ws, execute(ws, command(ws, args)), short=False))
 
 
 def _context(ws: Workspace, args: Any) -> str:
@@ -242,7 +244,8 @@ def _context(ws: Workspace, args: Any) -> str:
 def _search(ws: Workspace, args: Any) -> str:
     from service.app import queries, texts
 
-    return texts.matches(queries.search(ws, args.query, args.all_, None).lines)
+    hits = queries.search(ws, args.query, args.all_, None)
+    return texts.matches(hits.lines, hits.hidden, "all: true")
 
 
 def _show(ws: Workspace, args: Any) -> str:
@@ -273,6 +276,7 @@ def command(ws: Workspace, args: Args) -> AnyCommand:
             supersedes=args.supersedes,
             supersede_reason=args.supersede_reason,
             proposed=args.proposed,
+            duplicate=args.duplicate,
         )
     if isinstance(args, ReviewArgs):
         if args.state is not None:
@@ -307,8 +311,11 @@ def _work(ws: Workspace, args: WorkArgs) -> AnyCommand:
     )
 
 
-def written(events: list[Event]) -> str:
-    """The lines a write prints (`cli/common.py: written`): each event's type, record and id."""
+def written(ws: Workspace, events: list[Event], short: bool = True) -> str:
+    """The lines a write prints (`self …` and the write tools): each event's type and what it is
+    about, a record by its short id (unique in its log as context shows it; --json has the
+    whole id), or by its whole id when not `short` (a write tool's: an agent keeps the id for
+    later calls, when later records may share a short one's characters)."""
     from service.app.queries import event_row
 
     lines = []
@@ -317,8 +324,22 @@ def written(events: list[Event]) -> str:
         subject = ""
         if isinstance(payload, dict):
             subject = str(payload.get("entity") or payload.get("work") or payload.get("slug") or "")
-        lines.append(f"{row['type']} {subject}".rstrip() + f"  ({row['id']})")
+        lines.append(f"{row['type']} {_short(ws, subject) if short else subject}".rstrip())
     return "\n".join(lines)
+
+
+def _short(ws: Workspace, subject: str) -> str:
+    """`subject`'s short id when it is a record's id, else `subject` (a slug)."""
+    from service.core.events import ids
+    from service.core.projections.render import LazyShorts
+
+    if not ids.is_id(subject):
+        return subject
+    try:
+        hot = ws.hot(ws.log_of(subject))
+    except Invalid:
+        return subject
+    return LazyShorts([subject], hot.state.entities, hot.near)[subject]
 
 
 def _gate(ws: Workspace, args: GateArgs, local: bool) -> str:

@@ -208,11 +208,21 @@ class Workspace:
     def search(self, query: str, all_: bool, exposure: str | None) -> list[Entity]:
         from service.core.projections import search
 
+        return search.search(query, self._search_pool(), all_, exposure)
+
+    def search_hidden(self, query: str, all_: bool, exposure: str | None) -> int:
+        """How many matches `search` left out because context shows them."""
+        from service.core.projections import search
+
+        return search.hidden(query, self._search_pool(), all_, exposure)
+
+    def _search_pool(self) -> list[tuple[Entity, bool]]:
+        """Every record of every log, with whether it is of the current project."""
         pool: list[tuple[Entity, bool]] = []
         for log in self.store.logs():
             current = log == self.project
             pool += [(e, current) for e in self.state(log).entities.values()]
-        return search.search(query, pool, all_, exposure)
+        return pool
 
     def recent(self, n: int) -> list[Event]:
         if n < 1:

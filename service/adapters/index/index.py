@@ -311,12 +311,18 @@ class SearchIndex:
             return query.search(self.db, self._tables(workspaces), q, project, limit, exposure)
 
     def page(
-        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None, limit: int
+        self,
+        q: str,
+        project: str | None,
+        workspaces: Iterable[str],
+        exposure: str | None,
+        limit: int,
+        hidden: bool = False,
     ) -> query.Page:
         """How many records match, the first `limit` in `search`'s order with their records,
-        and their short ids among every match."""
+        and their short ids among every match (`hidden`: and how many context shows)."""
         with snapshot(self.db):  # the count, the first and their short ids of one state
-            return query.page(self.db, self._tables(workspaces), q, project, exposure, limit)
+            return query.page(self.db, self._tables(workspaces), q, project, exposure, limit, hidden)
 
     def _tables(self, workspaces: Iterable[str]) -> dict[str, str]:
         """The records table of each of `workspaces` that has one, by name."""

@@ -106,6 +106,7 @@ class Page(msgspec.Struct, frozen=True):
     matched: int
     top: list[Found]
     shorts: dict[str, str]
+    hidden: int = 0  # matches at the exposures context shows, left out (`page(hidden=True)`)
 
 
 def check_limit(limit: int) -> int:
@@ -225,9 +226,11 @@ def page(
     project: str | None,
     exposure: str | None,
     limit: int,
+    hidden: bool = False,
 ) -> Page:
     """The matches of `q` in `tables` (workspace → its records table): how many, the first
-    `limit` in the model's order with their records, and their short ids.
+    `limit` in the model's order with their records, and their short ids; `hidden`: also how
+    many match at every other exposure (`search.hidden`: what context shows, left out).
 
     Per workspace: the named project's first `limit` (its keys' ranges: FTS5 ranks only its
     matches), then, only when they are fewer, the first of the others; merged across
@@ -254,7 +257,10 @@ def page(
     keyed.sort(key=lambda k: k[1], reverse=True)  # newest first (stable)
     keyed.sort(key=lambda k: k[0])  # the named project first, then by rank (stable)
     top = [_found(db, tables[k[2]], k[2], k[3]) for k in keyed[:limit]]
-    return Page(matched, top, _shorts(db, matches, [f.entity.id for f in top]))
+    left_out = 0
+    if hidden and exposure is not None:
+        left_out = sum(_Match(table, terms, None).count(db, ws) for ws, table in tables.items()) - matched
+    return Page(matched, top, _shorts(db, matches, [f.entity.id for f in top]), left_out)
 
 
 def _numbers(db: sqlite_utils.Database, workspace: str) -> list[int]:

@@ -63,9 +63,15 @@ class SharedIndex:
         return done
 
     def page(
-        self, q: str, project: str | None, workspaces: Iterable[str], exposure: str | None, limit: int
+        self,
+        q: str,
+        project: str | None,
+        workspaces: Iterable[str],
+        exposure: str | None,
+        limit: int,
+        hidden: bool = False,
     ) -> Page:
-        return self.index().page(q, project, workspaces, exposure, limit)
+        return self.index().page(q, project, workspaces, exposure, limit, hidden)
 
     def close(self) -> None:
         with self._guard:

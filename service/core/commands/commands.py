@@ -72,6 +72,7 @@ class AddRequest(msgspec.Struct, frozen=True, kw_only=True):
     links: tuple[Link, ...] = ()
     demote: tuple[str, ...] = ()
     ledger: LedgerFields | None = None
+    duplicate: bool = False
 
 
 def _event(
@@ -189,6 +190,8 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
             )
         links.append(Link("supersedes", old.id))
         replaced.append(old)
+    if not request.duplicate:
+        _not_said_already(state, text, request.labels, replaced)
     demoted = [find(state, d, "demote") for d in request.demote]
     if demoted and not request.why:
         raise Invalid("a demotion records why: pass {why}", code="missing-value", field="why")
@@ -232,6 +235,21 @@ def add(state: State, config: WorkspaceConfig, clock: Clock, request: AddRequest
         first,
         *(_demotion(clock, d, request.why or "", entity_id if proposed else None) for d in demoted),
     ]
+
+
+def _not_said_already(state: State, text: str, labels: tuple[str, ...], replaced: list[Entity]) -> None:
+    """Refuse a record whose label and text a live record of the log has already (agents repeat
+    themselves across sessions); superseding that record, or `duplicate`, lets it through."""
+    label = labels[0] if labels else None
+    gone = {e.id for e in replaced}
+    for e in state.entities.values():
+        if e.text == text and e.live and (e.labels[0] if e.labels else None) == label and e.id not in gone:
+            raise Refused(
+                f"{e.id} says this already (a live {label or 'record'}): pass {{duplicate}} to add it anyway",
+                code="duplicate",
+                field="duplicate",
+                id=e.id,
+            )
 
 
 def _demotion(clock: Clock, entity: Entity, why: str, pair: str | None) -> Event:

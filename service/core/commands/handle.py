@@ -52,6 +52,7 @@ def _add(state: State, config: WorkspaceConfig, clock: Clock, c: rq.Add) -> list
         why=c.why,
         supersedes=c.supersedes,
         demote=c.demote,
+        duplicate=c.duplicate,
         ledger=work_fields(labels[0] if labels else "", c.reads, c.writes, c.intends),
     )
     given = ledger.LedgerInput(**{name: getattr(c, name) for name in LEDGER_FIELDS})

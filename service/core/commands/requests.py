@@ -27,7 +27,8 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="command", fo
 class Add(LedgerInput, frozen=True, kw_only=True, tag="add", tag_field="command", forbid_unknown_fields=True):
     """A new record; `preset` names an alias row (goal, decide, …) whose label and placement
     apply unless a field says otherwise. The ledger's fields (LedgerInput) apply to claims,
-    decisions and questions; `reads`, `writes` and `intends` to work units."""
+    decisions and questions; `reads`, `writes` and `intends` to work units. A record whose label
+    and text a live record of its log has already is refused unless `duplicate`."""
 
     text: str
     preset: str | None = None
@@ -44,6 +45,7 @@ class Add(LedgerInput, frozen=True, kw_only=True, tag="add", tag_field="command"
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     intends: tuple[str, ...] = ()
+    duplicate: bool = False  # add it though a live record has its label and text
 
 
 class OnRecord(Command, frozen=True, kw_only=True):

@@ -23,6 +23,8 @@ order (`tests/integration/test_search_service.py` holds them to it).
 - Order: the current project's records first, then by rank, then the newest created, then
   the order of the pool (log by log, each in the fold's order). An empty query lists every
   candidate, current project first, newest first.
+- Hidden: the default search (no `all`, no exposure) also counts the live records matching
+  that it left out because context shows them, so an answer of none can say where to look.
 
 The arithmetic is FTS5's, operation for operation (`fts5_aux.c: fts5Bm25Function`), so the
 two compute the same doubles and break ties alike.
@@ -149,6 +151,19 @@ def search(query: str, entities: list[Pair], all_: bool, exposure: str | None) -
         keyed = [((not p[1], 0.0), p[0]) for p, _ in matched]
     keyed.sort(key=_first)
     return [e for _, e in keyed]
+
+
+def hidden(query: str, entities: list[Pair], all_: bool, exposure: str | None) -> int:
+    """How many live records match `query` (every one, for an empty query) but are left out
+    because context shows them: the default search's, without `all_` or an exposure (0 with
+    either: the asker chose what to see)."""
+    if all_ or exposure is not None:
+        return 0
+    shown = _others(entities, all_, exposure)
+    terms = terms_of(query)
+    if not terms:
+        return len(shown)
+    return sum(1 for h in _haystacks(shown) if any(t in h for t in terms))
 
 
 def _others(entities: list[Pair], all_: bool, exposure: str | None) -> list[Pair]:

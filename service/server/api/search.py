@@ -51,15 +51,18 @@ class SearchAnswer(msgspec.Struct, frozen=True):
     workspaces: list[str]
     matched: int
     hits: list[SearchHit]
+    hidden: int = 0
 
 
 class Asked(msgspec.Struct, frozen=True):
-    """A search's parameters, checked: `exposure` None is every exposure (`all`)."""
+    """A search's parameters, checked: `exposure` None is every exposure (`all`); `hidden`:
+    the default search, which counts the matches context shows that it leaves out."""
 
     q: str
     project: str | None
     limit: int
     exposure: str | None
+    hidden: bool = False
 
 
 def asked(q: str, project: str | None, limit: int, all_: bool, exposure: str | None) -> Asked:
@@ -86,7 +89,8 @@ def asked(q: str, project: str | None, limit: int, all_: bool, exposure: str | N
         except Invalid:
             raise BadParameter("project", f"{project!r} cannot name a project: {SLUG_RULE}") from None
     # as `self search`: an exposure named wins; else --all is every one; else only `search`
-    return Asked(q, project, limit, exposure if exposure is not None else None if all_ else "search")
+    chosen = exposure if exposure is not None else None if all_ else "search"
+    return Asked(q, project, limit, chosen, hidden=exposure is None and not all_)
 
 
 def readable(data: Data, request: Request[Any, Any, Any], wanted: str | None) -> list[str]:
@@ -109,8 +113,8 @@ def answer(index: SharedIndex, workspaces: list[str], ask: Asked, state_of: Stat
     """The search after the caller is authorized: each workspace brought up to its head, then
     the ranked matches with their rows."""
     index.fresh(workspaces)
-    found = index.page(ask.q, ask.project, workspaces, ask.exposure, ask.limit)
-    return SearchAnswer(ask.q, ask.project, workspaces, found.matched, hits(found, state_of))
+    found = index.page(ask.q, ask.project, workspaces, ask.exposure, ask.limit, ask.hidden)
+    return SearchAnswer(ask.q, ask.project, workspaces, found.matched, hits(found, state_of), found.hidden)
 
 
 def hits(found: Page, state_of: StateOf) -> list[SearchHit]:
@@ -174,7 +178,8 @@ def search(
     """Live records matching `q` (any word, case-insensitive) in every workspace the token
     opens (or only `workspace`), `project`'s first; by default those context leaves out (as
     `self search`), every one with `all=1`, one exposure with `exposure=`. At most `limit`
-    (1 to 200, default 20) of `matched`."""
+    (1 to 200, default 20) of `matched`; `hidden` counts the matches the default search left
+    out because context shows them (`all=1` finds them)."""
     data: Data = request.app.state["data"]
     workspaces = readable(data, request, workspace)
     ask = asked(q, project, limit, all, exposure)
