@@ -13,7 +13,7 @@ import warnings
 import typer
 from typer import _click as click  # typer 0.26-0.28 parse with their own copy of click
 
-from cli import admin, agent, ledger, mcp, reads, serve, state, sync, team, verbs
+from cli import admin, agent, ledger, login, mcp, reads, serve, state, sync, team, verbs
 from cli.common import OPTIONS
 from cli.options import split_globals
 from service import __version__
@@ -68,6 +68,7 @@ team.register(app)
 serve.register(app)
 agent.register(app)
 mcp.register(app)
+login.register(app)
 
 
 def only_for(args: list[str]) -> typer.Typer:

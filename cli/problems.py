@@ -69,6 +69,10 @@ HINTS = {  # (code, field) → what to run; formatted with the error's `about`
     ),
     ("format-older", None): "; run `self admin upgrade --data {path}` (it backs the data up first)",
     ("unknown-user", None): "; `self admin user add {name} --data DIR` adds one",
+    ("missing-value", "token"): "; `self login URL` reads one from stdin or a prompt and keeps it",
+    ("auth-failed", None): "; `self login URL` keeps a token for a team service",
+    ("not-found", "login"): ": run `self login URL` (`self whoami` lists the logins)",
+    ("invalid-value", "user"): "; `self config user NAME` sets the name your writes carry",
     ("unknown-token", None): "; `self admin token list --data DIR` shows the ids",
     ("no-workspace", None): (
         ": run `self init DIR`, then pass --workspace DIR or set SELF_WORKSPACE=DIR "

@@ -2,7 +2,8 @@
 the user who pushed it, or that claims none, carries `pushed_by` beside its origin, so no
 claimed author is shown without the user who pushed it (`adapters/store/pushes.py` keeps the
 record: `relayed`, event id → pusher). Every other event is shown as written. One dict lookup
-an event: the API's `events?after` and stream, `self log`, a record's history."""
+an event: the API's `events?after` and stream, `self log`, a record's history; `byline` is
+the author as their text shows it."""
 
 from __future__ import annotations
 
@@ -43,6 +44,16 @@ def line(event: Event, relayed: Mapping[str, str]) -> str:
     if event.id not in relayed:
         return canonical(event).decode().rstrip("\n")
     return _sorted.encode(row(event, relayed)).decode()
+
+
+def byline(data: Mapping[str, Any]) -> str:
+    """Who an event's row (`row`) says wrote it, for a text listing: its claimed author (`-`
+    when none), and who pushed it when that was someone else."""
+    origin = data.get("origin")
+    by = origin.get("by") if isinstance(origin, Mapping) else None
+    shown = str(by) if by else "-"
+    pushed = data.get("pushed_by")
+    return f"{shown} (pushed by {pushed})" if pushed else shown
 
 
 def _attributed(event: Event, by: str | None) -> Event:

@@ -11,15 +11,23 @@ from service.core.errors import Invalid
 from service.core.events.events import Actor, Origin
 
 if TYPE_CHECKING:
+    from service.adapters.store import Store
     from service.app.workspace import Workspace
 
 
 def store_root(given: str | None, default: str | None = None) -> Path:
-    """The store's folder: `given`, else SELF_WORKSPACE, else `default` (init: here)."""
-    root = given or os.environ.get("SELF_WORKSPACE") or default
+    """The store's folder: `given`, else SELF_WORKSPACE, else `default` (init: here), else the
+    one the marker of the checkout here names (`self project link`)."""
+    root = given or os.environ.get("SELF_WORKSPACE") or default or _linked()
     if not root:
         raise Invalid("no workspace store selected", code="no-workspace")
     return Path(root).expanduser()
+
+
+def _linked() -> str | None:
+    from service.adapters.store import local
+
+    return local.marker_workspace(Path.cwd())
 
 
 def project_slug(given: str | None, cwd: Path | None = None) -> str | None:
@@ -42,13 +50,19 @@ def locate(workspace: str | None, project: str | None, cwd: Path | None = None) 
     from service.app.workspace import Workspace
 
     store = Store.open(store_root(workspace))
-    return Workspace(store, project_slug(project, cwd), origin_from_env())
+    return Workspace(store, project_slug(project, cwd), lambda: origin_from_env(store))
 
 
-def origin_from_env() -> Origin:
-    """Who is writing: SELF_ACTOR (agent or human, default human), SELF_SESSION, SELF_USER."""
+def origin_from_env(store: Store | None = None) -> Origin:
+    """Who is writing: SELF_ACTOR (agent or human, default human), SELF_SESSION, and the author:
+    SELF_USER, else (writing to `store`) the person `login.author` finds, never the OS login name."""
     given = os.environ.get("SELF_ACTOR", "human")
     if given not in ("agent", "human"):
         raise Invalid(f"SELF_ACTOR={given!r} is neither agent nor human", field="actor")
     actor: Actor = "agent" if given == "agent" else "human"
-    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, os.environ.get("SELF_USER") or None)
+    by = os.environ.get("SELF_USER") or None
+    if by is None and store is not None:
+        from service.app.login import author
+
+        by = author(store)
+    return Origin(actor, True, os.environ.get("SELF_SESSION") or None, by)

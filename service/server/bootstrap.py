@@ -31,6 +31,7 @@ from service.server.api.observe import Observe
 from service.server.api.routes import ROUTES
 from service.server.api.search import SEARCH_ROUTES
 from service.server.api.stream import ROUTES as STREAMS
+from service.server.api.whoami import ROUTES as WHOAMI
 from service.server.api.writes import ROUTES as WRITES
 from service.server.live.hub import Hub
 from service.server.mcp import ROUTES as MCP
@@ -123,6 +124,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
             metrics,
             *ROUTES,
             *WRITES,
+            *WHOAMI,
             *STREAMS,
             *SEARCH_ROUTES,
             *GIT,
