@@ -299,8 +299,12 @@ class Workspace:
         ]
 
     def link_checkout(self, path: Path) -> Path:
+        """Mark `path` as a checkout of this project, in this store (a store on disk: its
+        marker names both, so commands run there need no selection)."""
+        from service.adapters.store import Store
+
         slug = self.require_project()
-        local.write_marker(path, slug)
+        local.write_marker(path, slug, self.store.root if isinstance(self.store, Store) else None)
         self.store.local.link(slug, path)
         return path.resolve()
 

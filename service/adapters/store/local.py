@@ -174,25 +174,43 @@ class Local:
             os.close(fd)
 
 
-def write_marker(path: Path, slug: str) -> Path:
-    """Write `<path>/.selfhub` naming the project this checkout works on."""
+def write_marker(path: Path, slug: str, workspace: Path | None = None) -> Path:
+    """Write `<path>/.selfhub` naming the project this checkout works on and, when given, the
+    workspace store it is in (so commands run there need no selection)."""
     from service.core.ledger.worksets import MARKER
 
     check_key(slug)
     marker = Path(path) / MARKER
-    atomic_write(marker, json.dumps({"project": slug}, sort_keys=True).encode() + b"\n")
+    data = {"project": slug} | ({"workspace": str(Path(workspace).resolve())} if workspace else {})
+    atomic_write(marker, json.dumps(data, sort_keys=True).encode() + b"\n")
     return marker
 
 
 def find_marker(start: Path) -> str | None:
     """The project named by the nearest `.selfhub` file at `start` or above, if any."""
+    marker = _nearest(start)
+    return None if marker is None else _marker_project(marker)
+
+
+def marker_workspace(start: Path) -> str | None:
+    """The workspace store the nearest `.selfhub` file at `start` or above names, if any (a
+    marker written before links named one names none)."""
+    marker = _nearest(start)
+    if marker is None:
+        return None
+    _marker_project(marker)  # a marker that cannot be read says so, whatever is asked of it
+    found = json.loads(marker.read_text("utf-8")).get("workspace")
+    return found if isinstance(found, str) and found else None
+
+
+def _nearest(start: Path) -> Path | None:
     from service.core.ledger.worksets import MARKER
 
     here = Path(start).resolve()
     for folder in (here, *here.parents):
         marker = folder / MARKER
         if marker.is_file():
-            return _marker_project(marker)
+            return marker
     return None
 
 
