@@ -124,3 +124,45 @@ def register(app: typer.Typer) -> None:
     def import_superself(path: str, as_json: bool = JsonOpt) -> None:
         """Import a Superself store (registry.jsonl, projects/<slug>/log.jsonl), every event kept."""
         show(settings.import_superself(workspace(), path), as_json, texts.superself_imported)
+
+
+def register_data(admin: typer.Typer) -> None:
+    """`self admin backup`, `restore`, `upgrade`: the data directory as a whole."""
+    from cli.team import DataOpt
+
+    @admin.command("backup")
+    def backup(
+        data: str = DataOpt,
+        to: str = typer.Option(..., "--to", help="The new file to write the backup to (a .tar.gz)."),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Back up DATA while the service runs: its workspaces, users, tokens and backends."""
+        from service.app import backup as backups
+
+        show(backups.backup(data, to), as_json, lambda made: f"backed up to {to}\n{backups.summary(made)}")
+
+    @admin.command("restore")
+    def restore(
+        file: str = typer.Argument(..., help="A file `self admin backup` wrote."),
+        data: str = typer.Option(..., "--data", help="A new or empty folder to restore into."),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Restore a backup into a new data directory, then verify it (git fsck, the counts)."""
+        from service.app import backup as backups
+
+        show(
+            backups.restore(file, data), as_json, lambda made: f"restored to {data}\n{backups.summary(made)}"
+        )
+
+    @admin.command("upgrade")
+    def upgrade(
+        data: str = DataOpt,
+        backup_to: str = typer.Option(
+            ..., "--backup", help="The new file the backup made before upgrading is written to."
+        ),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Upgrade DATA to this release's format, after a backup; the service must be stopped."""
+        from service.app import upgrade as upgrades
+
+        show(upgrades.upgrade(data, backup_to), as_json, upgrades.text)

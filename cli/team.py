@@ -28,6 +28,9 @@ def register(app: typer.Typer) -> None:
     _workspaces(admin)
     _users(admin)
     _tokens(admin)
+    from cli.admin import register_data
+
+    register_data(admin)  # backup, restore, upgrade
 
 
 def _workspaces(admin: typer.Typer) -> None:

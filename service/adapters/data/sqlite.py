@@ -106,3 +106,16 @@ def _refused_as_read_only(db: sqlite_utils.Database) -> Iterator[None]:
             raise
         path = db.conn.execute("PRAGMA database_list").fetchone()[2]
         raise NotWritable(Path(path) if path else "the database", "the data directory") from None
+
+
+def copy(source: Path, to: Path) -> None:
+    """A copy of the database at `source` in the new file `to`, consistent at one moment: SQLite's
+    online backup, while other connections go on reading and writing `source`."""
+    src = sqlite3.connect(str(source), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    dst = sqlite3.connect(str(to), isolation_level=None)
+    try:
+        src.backup(dst)
+        dst.execute("PRAGMA journal_mode = DELETE")  # one file, whatever the source's mode
+    finally:
+        dst.close()
+        src.close()
