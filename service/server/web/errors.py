@@ -32,3 +32,15 @@ class NoToken(WebError):
 
     def __init__(self) -> None:
         super().__init__("paste a token an admin made for you (`self admin token create`)")
+
+
+class StaleForm(WebError):
+    """A form that writes came without its session's token (`session.check_form`)."""
+
+    code = "cross-origin"
+    title = "A form not from this session's page"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this form is not from a page of your current session; reload the page and send it again"
+        )

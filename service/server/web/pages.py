@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import msgspec
 
 from service.server.api import reads
+from service.server.web import actions, inbox
 
 if TYPE_CHECKING:
     from service.app.workspace import Workspace
@@ -42,11 +43,11 @@ RELATIONS = (
     ("supersedes", "Supersedes"),
     ("superseded_by", "Superseded by"),
     ("supports", "Supported by"),
+    ("blocked_by", "Blocked by"),
     ("depends_on", "Depends on"),
     ("answers", "Answers"),
     ("resolved_by", "Resolved by"),
-    ("blocked_by", "Blocked by"),
-)
+)  # a record named by two of them is listed under the first (a blocker, not also a dependency)
 
 
 class Group(msgspec.Struct, frozen=True):
@@ -57,9 +58,21 @@ class Group(msgspec.Struct, frozen=True):
     total: int
 
 
+class Waiting(msgspec.Struct, frozen=True, kw_only=True):
+    """A row of a person's inbox: a record, why it waits on a person, and what the page offers
+    to answer it (confirm or decline a proposal, review what a record owes)."""
+
+    row: Row
+    reasons: list[str]
+    confirm: bool  # the record or a placement of it waits for a confirmation
+    decline: bool  # the record itself is a proposal
+    review: bool  # it owes a review
+
+
 class ProjectPage(msgspec.Struct, frozen=True):
     """A project's page: its context's header, `self status --json`, its live records by kind,
-    the work in progress and what waits on a person."""
+    the work in progress and what waits on a person (the inbox: every record the status names
+    as waiting, owing a review, standing on nothing or blocked, once each)."""
 
     project: str
     description: str | None
@@ -68,7 +81,7 @@ class ProjectPage(msgspec.Struct, frozen=True):
     groups: list[Group]
     progress: list[Row]  # the first GROUP_ROWS, as each list of the page
     progress_total: int
-    waiting: list[Row]
+    waiting: list[Waiting]  # the first GROUP_ROWS
     waiting_total: int
     overdue: list[str]  # ids of records past their target
 
@@ -87,7 +100,10 @@ def project(view: Workspace) -> ProjectPage:
     state = view.state(view.require_project())
     live = list_rows(state, False)
     now = view.now()
+    listed = {key: {line["record"] for line in status[key]} for key in LEDGER_LINES}
     waiting = [e for e in live if is_waiting(e, now)]
+    seen = {e.id for e in waiting}
+    waiting += [e for e in ordered_of(state, set().union(*listed.values())) if e.id not in seen]
     progress = [e for e in live if "work" in e.labels and e.execution in IN_PROGRESS]
     grouped = [(key, title, label, [e for e in live if label in e.labels]) for key, title, label in GROUPS]
     shown = [*waiting[:GROUP_ROWS], *progress[:GROUP_ROWS]]
@@ -106,9 +122,38 @@ def project(view: Workspace) -> ProjectPage:
         groups,
         [row[e.id] for e in progress[:GROUP_ROWS]],
         len(progress),
-        [row[e.id] for e in waiting[:GROUP_ROWS]],
+        [
+            _waiting(state, e, row[e.id], [k for k, ids in listed.items() if e.id in ids], now)
+            for e in waiting[:GROUP_ROWS]
+        ],
         len(waiting),
         overdue,
+    )
+
+
+LEDGER_LINES = ("review_owed", "unsupported", "blocked")  # the status's lists of records a person looks at
+
+
+def ordered_of(state: State, ids: Iterable[str]) -> list[Entity]:
+    """The records of `ids` in `self state list` order."""
+    from service.core.projections.views import ordered
+
+    return ordered([state.entities[i] for i in ids if i in state.entities])
+
+
+def _waiting(state: State, record: Entity, row: Row, listed: list[str], now: str) -> Waiting:
+    """An inbox row: why `record` waits (`listed`: the status's lists that name it) and which
+    answers the page offers."""
+    from service.core.projections.views import is_waiting
+
+    proposed = record.status == "proposed"
+    waits = is_waiting(record, now)
+    return Waiting(
+        row=row,
+        reasons=inbox.reasons(state, record, row, listed),
+        confirm=waits and (proposed or bool(record.pending)),
+        decline=waits and proposed,
+        review="review_owed" in listed,
     )
 
 
@@ -120,7 +165,10 @@ def _rows(state: State, records: Iterable[Entity]) -> dict[str, Row]:
     chosen = {e.id: e for e in records}
     shorts = render.shorts_for(chosen, state.entities)
     extras = views.ledger_extras(state, chosen)
-    return {i: views.entity_row(e, shorts[i], extras.get(i)) for i, e in chosen.items()}
+    rows = {i: views.entity_row(e, shorts[i], extras.get(i)) for i, e in chosen.items()}
+    for row in rows.values():
+        row["blockers"] = inbox.blockers(state, row)
+    return rows
 
 
 class Filter(msgspec.Struct, frozen=True):
@@ -206,6 +254,7 @@ class RecordPage(msgspec.Struct, frozen=True):
     relations: list[Relation]
     cited_by: list[str]
     named: dict[str, Row]  # id → that record's row
+    actions: list[str]  # what a writer may do to it here (`actions.offered`)
 
 
 def record(view: Workspace, prefix: str) -> RecordPage:
@@ -215,15 +264,20 @@ def record(view: Workspace, prefix: str) -> RecordPage:
     shown = reads.shown(view, prefix, True)
     history = shown.pop("history")
     state = view.state(view.require_project())
-    relations = [Relation(k, t, ids) for k, t in RELATIONS if (ids := _ids(shown.get(k)))]
-    links = [link["target"] for link in shown["links"] if link["type"] not in ("supersedes", "supports")]
-    if links:
-        relations.append(Relation("links", "Linked", links))
+    listed: set[str] = set()
+    relations = []
+    for key, title in (*RELATIONS, ("links", "Linked")):
+        given = [link["target"] for link in shown["links"]] if key == "links" else _ids(shown.get(key))
+        ids = [i for i in dict.fromkeys(given) if i not in listed]
+        listed.update(ids)
+        if ids:
+            relations.append(Relation(key, title, ids))
     citing = [e for e in state.entities.values() if e.id != shown["id"] and _cites(state, e, shown["id"])]
     cited = [e.id for e in ordered(citing)]
     named = [i for rel in relations for i in rel.ids if i in state.entities] + cited
     rows = _rows(state, (state.entities[i] for i in named))
-    return RecordPage(shown, history, relations, cited, {i: rows[i] for i in named})
+    shown["blockers"] = inbox.blockers(state, shown)
+    return RecordPage(shown, history, relations, cited, {i: rows[i] for i in named}, actions.offered(shown))
 
 
 def _ids(value: object) -> list[str]:

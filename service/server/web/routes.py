@@ -24,13 +24,13 @@ from service.server.api import guard, search
 from service.server.api.errors import problem_of
 from service.server.api.routes import data_of, reading
 from service.server.api.stream import following
-from service.server.web import pages, session
+from service.server.web import acting, pages, session
+from service.server.web.templating import page
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
     from litestar.handlers.base import BaseRouteHandler
 
-    from service.adapters.auth.tokens import Grant
 
 AnyRequest = Request[Any, Any, Any]
 HERE = Path(__file__).parent
@@ -56,13 +56,6 @@ def _admit(connection: ASGIConnection[Any, Any, Any, Any], workspace: str | None
 async def forms(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """The guard of the sign-in and sign-out forms: posted from this service's own pages."""
     session.same_origin(connection)
-
-
-def page(name: str, request: AnyRequest, status: int = 200, **context: Any) -> Template:
-    """Template `name` with who is signed in (none on the sign-in form)."""
-    given: Grant | None = request.state.get(guard.GRANT)
-    who = {"user": given.user, "workspace": given.workspace, "role": given.role} if given else None
-    return Template(name, context={"who": who, **context}, status_code=status)
 
 
 def refusal(request: AnyRequest, exc: Exception) -> Response[Any]:
@@ -199,9 +192,14 @@ HEADERS = [
     ResponseHeader(name="Referrer-Policy", value="same-origin"),
 ]
 PAGES = [sign_in_form, sign_in, sign_out, home, workspace, project, records, record, find, live]
+WRITES = acting.ROUTES
 ROUTER = Router(
     path="/",
-    route_handlers=[*PAGES, create_static_files_router("/static", [STATIC], include_in_schema=False)],
+    route_handlers=[
+        *PAGES,
+        *WRITES,
+        create_static_files_router("/static", [STATIC], include_in_schema=False),
+    ],
     exception_handlers={Exception: refusal},
     response_headers=HEADERS,
     include_in_schema=False,

@@ -7,12 +7,15 @@ its token valid and unrevoked; it grants what that token grants. Signing out del
 session, revoking the token deletes its sessions, and a session id is no bearer token.
 
 Forgery: the cookie is SameSite=Strict, so a page of another site never makes a browser send
-it; the two forms that take no cookie-authorized action — sign-in and sign-out — also refuse a
-post whose `Origin` is another site's (`same_origin`), so no other page can sign a person in
-with a token of its own choosing. No CSRF token is needed on top of that."""
+it; every form refuses a post whose `Origin` is another site's (`same_origin`), so no other
+page can sign a person in with a token of its own choosing. The forms that write (confirm,
+add, …) carry a token of the session besides (`form_token`, checked by `check_form`): a
+keyed hash of the session's id, which only a page served to that session holds."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -20,7 +23,7 @@ from litestar.datastructures import Cookie
 
 from service.server.api.errors import Unauthenticated
 from service.server.api.guard import Session
-from service.server.web.errors import CrossOrigin
+from service.server.web.errors import CrossOrigin, StaleForm
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     Connection = ASGIConnection[Any, Any, Any, Any]
 
 COOKIE = "selfhub_session"
+FORM_FIELD = "form_token"  # the hidden field of every form that writes
 MAX_AGE_S = 12 * 3600  # a session ends after a working day; the token itself stays valid
 
 
@@ -109,3 +113,20 @@ def local_path(target: str) -> str:
     ):
         return "/"
     return target
+
+
+def form_token(connection: Connection) -> str | None:
+    """The token the pages of the request's session put in their forms: an HMAC-SHA256 keyed by
+    the session's id, which says nothing of the id; None without a cookie."""
+    found = connection.cookies.get(COOKIE, "").strip()
+    if not found:
+        return None
+    return hmac.new(found.encode(), b"selfhub web form", hashlib.sha256).hexdigest()
+
+
+def check_form(connection: Connection, given: str) -> None:
+    """Refuse a form that does not carry its session's token (one from an older session, or
+    made anywhere but a page this session was served)."""
+    expected = form_token(connection)
+    if expected is None or not hmac.compare_digest(expected.encode(), given.encode()):
+        raise StaleForm()
