@@ -328,6 +328,8 @@ class Connection:
         reason = _network_reason(text)
         if isinstance(exc, GitProtocolError):
             kind = protocol_failure(text)
+            if _FORBIDDEN.search(text):
+                return AuthFailed(f"could not {doing} {where}: {forbidden(self.url)}")
             if kind == "auth":
                 return AuthFailed(f"could not {doing} {where}: {text}")
             if kind == "missing":
@@ -367,6 +369,23 @@ def _failure_kinds() -> tuple[tuple[re.Pattern[str], str], ...]:
         (re.compile(r"\b(401|403)\b|Authentication"), "auth"),
         (re.compile(r"\b404\b|not found|not exported", re.IGNORECASE), "missing"),
     )
+
+
+_FORBIDDEN = re.compile(r"unexpected http resp 403\b")
+_SERVICE_PATH = re.compile(r"/git/([^/]+?)(?:\.git)?/?$")
+
+
+def forbidden(url: str) -> str:
+    """What an HTTP 403 from a git server means: on a selfhub service (a URL ending
+    /git/WS.git) that the workspace is not there or the token may not read it (the service
+    answers both alike, so neither is told apart)."""
+    found = _SERVICE_PATH.search(urlparse(url).path)
+    if found is not None:
+        return (
+            f"no workspace {found[1]} on this service, or this token may not read it "
+            "(the server answered HTTP 403); check the workspace's name and the token's"
+        )
+    return "the server answered HTTP 403: no repository there, or these credentials may not read it"
 
 
 def protocol_failure(text: str) -> str | None:
