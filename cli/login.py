@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from cli.common import JsonOpt, echo, show
+from cli.common import JsonOpt, echo, fail, show
 
 if TYPE_CHECKING:
     from service.app.login import Login
@@ -20,12 +20,19 @@ def register(app: typer.Typer) -> None:
         url: str = typer.Argument(
             ..., help="The service: http(s)://HOST[:PORT] (or a workspace's URL on it)."
         ),
+        given: str | None = typer.Argument(None, hidden=True, show_default=False),
         as_json: bool = JsonOpt,
     ) -> None:
         """Log in to a team service: the token is read from stdin (or a hidden prompt), never
         from the command line, checked with the service and kept in the credentials file."""
         from service.app import login
 
+        if given is not None:  # refused without being echoed: a shell's history keeps it already
+            fail(
+                "a token is never taken from the command line (history and process lists keep it): "
+                "pipe it on stdin",
+                1,
+            )
         found = login.login(url, _token())
         show(found, as_json, lambda f: f"logged in to {f.service} as {f.user} ({f.role} of {f.workspace})")
 

@@ -62,13 +62,17 @@ def declare(data: Data, config: ServiceConfig) -> None:
     """The backend record of each of the configuration's `[remotes.NAME]` in DATA (a missing
     store is cloned by `Mirrors.prepare` as the service starts); a ConfigError, before anything
     binds or is written, when DATA holds one of them otherwise."""
+    from service.adapters.sync.credentials import from_env
+    from service.adapters.sync.errors import SyncError
     from service.app.team import declared_backend
 
     records = []
     for name, remote in config.remotes.items():
         try:
             found = declared_backend(data, name, remote.url, remote.webhook_secret_env, remote.poll_s)
-        except ValueError as exc:
+            if remote.webhook_secret_env is not None:
+                from_env(remote.webhook_secret_env)  # VAR_FILE readable, if named
+        except (ValueError, SyncError) as exc:
             raise ConfigError(f"remotes.{name}: {exc}") from None
         if found is not None:
             records.append((name, found))

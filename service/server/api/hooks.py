@@ -19,7 +19,6 @@ fetches nothing; any other is answered 202 at once and asks for one sync of the 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import threading
 import time
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from litestar import Response, post
 
+from service.adapters.sync.errors import SyncError
 from service.core.commands.commands import SLUG
 from service.core.gates.webhook import Verdict, ignored, push_of, verify
 from service.server.api import openapi
@@ -125,13 +125,15 @@ class Deliveries:
 
 def secrets_of(backend: Backend | None) -> list[bytes]:
     """The secrets a delivery for `backend` may be signed with: `VAR`, and `VAR_PREVIOUS`
-    during a rotation (each when set and not empty)."""
+    during a rotation (each when set and not empty, or read from the file `VAR_FILE`,
+    `VAR_PREVIOUS_FILE` names: `credentials.from_env`)."""
     from service.adapters.data.backends import PREVIOUS
+    from service.adapters.sync.credentials import from_env
 
     if backend is None or backend.secret_env is None:
         return []
     names = (backend.secret_env, backend.secret_env + PREVIOUS)
-    return [value.encode() for value in (os.environ.get(n) for n in names) if value]
+    return [value.encode() for value in (from_env(n) for n in names) if value]
 
 
 @post(
@@ -170,9 +172,13 @@ async def _judge(request: AnyRequest, ws: str, mirrors: Mirrors, seen: Deliverie
     body = await _body(request)
     backend = mirrors.backend(ws) if SLUG.fullmatch(ws) else None
     headers = {name.lower(): value for name, value in request.headers.items()}
-    given = secrets_of(backend)
-    verdict = verify(headers, body, given or [_DECOY])
     log = request.app.state["log"]
+    try:
+        given = secrets_of(backend)
+    except SyncError as exc:  # VAR_FILE unreadable: the log says so, the caller learns nothing
+        log.error("webhook-secret-unreadable", workspace=ws, why=str(exc))
+        given = []
+    verdict = verify(headers, body, given or [_DECOY])
     named = ws if SLUG.fullmatch(ws) else None
     if backend is None or not given or not verdict.verified:
         why = "not-remote-backed" if backend is None else "no-secret-set" if not given else verdict.reason
