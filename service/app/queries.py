@@ -143,10 +143,14 @@ class Record:
 
     @property
     def text(self) -> str:
+        from service.app.authors import byline
         from service.core.projections import views
 
         lines = [views.show_text(self._entity, extra=self._extra)]
-        lines += [f"  {r['id']}  {r['ts']}  {r['type']}  {event_subject(r, full=True)}" for r in self._events]
+        lines += [
+            f"  {r['id']}  {r['ts']}  {byline(r)}  {r['type']}  {event_subject(r, full=True)}"
+            for r in self._events
+        ]
         return "\n".join(lines)
 
 

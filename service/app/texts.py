@@ -82,10 +82,12 @@ def work_list(doc: WorkList) -> str:
 
 
 def events(rows: list[Row]) -> str:
+    from service.app.authors import byline
     from service.app.queries import event_subject
 
     return "\n".join(
-        f"{r['id']}  {r['ts']}  {r['origin']['actor']:<5}  {r['type']}  {event_subject(r)}" for r in rows
+        f"{r['id']}  {r['ts']}  {r['origin']['actor']:<5}  {byline(r)}  {r['type']}  {event_subject(r)}"
+        for r in rows
     )
 
 
