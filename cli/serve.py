@@ -21,6 +21,19 @@ def register(app: typer.Typer) -> None:
             envvar="SELF_SERVE_CONFIG",
             help="A TOML file: workspaces, remotes, limits, logging (docs/team-service.md).",
         ),
+        log_level: str | None = typer.Option(
+            None,
+            "--log-level",
+            envvar="SELF_LOG_LEVEL",
+            help="debug, info, warning or error (default: the file's [logging] level, else info).",
+        ),
+        trusted_proxies: str | None = typer.Option(
+            None,
+            "--trusted-proxies",
+            envvar="SELF_TRUSTED_PROXIES",
+            help="Addresses or networks (comma-separated CIDRs) whose X-Forwarded-For and -Proto"
+            " count (default: the file's trusted_proxies, else none).",
+        ),
     ) -> None:
         """Serve DATA's workspaces over HTTP until SIGTERM or Ctrl-C."""
         from pathlib import Path
@@ -33,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
         root = serving(data)  # a data directory made, and writable: else one line
         try:
-            run(root, host, port, Path(config).expanduser() if config else None)
+            run(root, host, port, Path(config).expanduser() if config else None, log_level, trusted_proxies)
         except ConfigError as exc:  # refused before anything binds
             fail(str(exc), problem(exc.code).exit)
         except SystemExit as exc:

@@ -85,7 +85,9 @@ def test_an_unknown_key_is_refused_by_its_dotted_name_and_the_file(raw: dict[str
 def test_the_known_keys_of_the_table_are_listed() -> None:
     with pytest.raises(ConfigError, match=r"known here: level, format\)$"):
         parse({"logging": {"levle": "info"}}, "f.toml")
-    with pytest.raises(ConfigError, match=r"known here: workspaces, remotes, limits, logging\)$"):
+    with pytest.raises(
+        ConfigError, match=r"known here: workspaces, remotes, limits, logging, trusted_proxies, metrics\)$"
+    ):
         parse({"workspace": ["acme"]}, "f.toml")
     with pytest.raises(ConfigError, match=r"known here: url, webhook_secret_env, poll_s\)$"):
         parse({"remotes": {"acme": {"url": "git://h/a.git", "poll": 5}}}, "f.toml")

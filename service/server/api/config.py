@@ -5,6 +5,7 @@ A remote's URL is checked as `self admin workspace add --remote` checks it (a cr
 refused, a relative path taken from the file's folder), and so is the variable's name.
 
     workspaces = ["acme"]          # made in DATA at start when missing
+    trusted_proxies = ["10.0.0.0/8"]   # peers whose X-Forwarded-For and -Proto count (none: no peer's)
 
     [remotes.team-state]           # a workspace mirroring a git remote (docs/team-service.md)
     url = "https://github.com/team/state.git"   # no credential: SELF_TOKEN or the credentials file
@@ -25,6 +26,10 @@ refused, a relative path taken from the file's folder), and so is the variable's
     [logging]
     level = "info"                 # debug | info | warning | error
     format = "json"                # json | console
+
+    [metrics]
+    token_env = "SELFHUB_METRICS_TOKEN"  # /metrics asks for this variable's value as a bearer token
+    port = 9765                    # /metrics on this port of the same host only (0: the service's)
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ Positive = Annotated[int, msgspec.Meta(ge=1)]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
 WholeSeconds = Annotated[int, msgspec.Meta(ge=0)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
+Level = Literal["debug", "info", "warning", "error"]
+LEVELS: tuple[str, ...] = typing.get_args(Level)
 
 
 class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -58,8 +65,16 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Logging(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    level: Level = "info"
     format: Literal["json", "console"] = "json"
+
+
+class MetricsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Who may read `/metrics`: anyone who reaches it (the default), the holders of the token in
+    the variable `token_env`, or whoever reaches a port of its own (`port`, on the same host)."""
+
+    token_env: str | None = None
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0
 
 
 class Remote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -76,6 +91,8 @@ class ServiceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     remotes: dict[str, Remote] = msgspec.field(default_factory=dict)
     limits: Limits = Limits()
     logging: Logging = Logging()
+    trusted_proxies: tuple[str, ...] = ()  # addresses or networks (CIDR): service/server/run.py
+    metrics: MetricsConfig = MetricsConfig()
 
 
 class ConfigError(ApiError):
@@ -84,6 +101,7 @@ class ConfigError(ApiError):
     code = "config"
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WHERE = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _UNKNOWN = re.compile(r"^Object contains unknown field `(?P<key>[^`]*)`$")
 
@@ -129,7 +147,60 @@ def parse(raw: dict[str, Any], source: str, base: Path | None = None) -> Service
             raise ConfigError(f"{source}: workspaces: {exc.detail()}") from None
     if config.remotes:
         config = msgspec.structs.replace(config, remotes=_checked(config, source, base))
+    _check_proxies(config.trusted_proxies, f"{source}: trusted_proxies")
+    _check_metrics(config.metrics, f"{source}: metrics")
     return config
+
+
+def _check_proxies(proxies: tuple[str, ...], where: str) -> None:
+    import ipaddress
+
+    for given in proxies:
+        try:
+            ipaddress.ip_network(given, strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"{where}: {given!r} is no address or network; give one as 10.0.0.5 or 10.0.0.0/8"
+            ) from None
+
+
+def _check_metrics(metrics: MetricsConfig, where: str) -> None:
+    if metrics.token_env is not None and not _ENV_NAME.fullmatch(metrics.token_env):
+        raise ConfigError(
+            f"{where}.token_env: {metrics.token_env!r} is not an environment variable's name; "
+            "use letters, digits and underscores (SELFHUB_METRICS_TOKEN, say)"
+        )
+
+
+def with_options(
+    config: ServiceConfig, level: str | None = None, proxies: str | None = None
+) -> ServiceConfig:
+    """`config` with what `self serve` was told on its command line (or in its environment):
+    a log level, the trusted proxies as one comma-separated list (an empty one: none)."""
+    if level is not None:
+        if level not in LEVELS:
+            raise ConfigError(f"--log-level: {level!r} is not one of {', '.join(LEVELS)}")
+        logging = msgspec.structs.replace(config.logging, level=typing.cast(Level, level))
+        config = msgspec.structs.replace(config, logging=logging)
+    if proxies is not None:
+        listed = tuple(p.strip() for p in proxies.split(",") if p.strip())
+        _check_proxies(listed, "--trusted-proxies")
+        config = msgspec.structs.replace(config, trusted_proxies=listed)
+    return config
+
+
+def metrics_token(config: ServiceConfig) -> str | None:
+    """The token `/metrics` asks for: the value of the variable `metrics.token_env` names (none
+    without one); a ConfigError when that variable is unset or empty."""
+    import os
+
+    name = config.metrics.token_env
+    if name is None:
+        return None
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"metrics.token_env names {name}, which is not set; set it, or remove the key")
+    return value
 
 
 def _checked(config: ServiceConfig, source: str, base: Path | None) -> dict[str, Remote]:

@@ -73,6 +73,13 @@ async def _serve(scope: HTTPScope, receive_: Receive, send: Send) -> None:
     await _receive_pack(scope, receive_, send, live, pusher)
 
 
+def route_of(path: str) -> tuple[str, str] | None:
+    """The route template of a request's path to this endpoint, and the workspace it names
+    (a mount has no template of litestar's: the log line and the metrics take this one)."""
+    found = _PATH.fullmatch(path.removeprefix("/git").rstrip("/"))
+    return (f"/git/{{ws}}.git/{found['rest']}", found["ws"]) if found else None
+
+
 def _service(rest: str, query: str, method: str) -> str | None:
     if rest == "info/refs" and method == "GET":
         asked = dict(part.partition("=")[::2] for part in query.split("&") if part)

@@ -1,9 +1,12 @@
 """Prometheus metrics of one service, in a registry of its own (never prometheus-client's
 process-global one, so two apps in one process count apart), served at `GET /metrics`.
 
-`/metrics` needs no token: it holds counts and timings, labelled by route template, method,
-status and workspace name, never a path, a query, a body or a user. Keep the port private
-(the service binds 127.0.0.1 unless told otherwise) or block /metrics at the proxy.
+`/metrics` holds counts and timings, labelled by route template, method, status and
+workspace name, never a path, a query, a body or a user. It needs no token unless the
+configuration's `[metrics] token_env` names a variable, whose value is then the bearer token
+it asks for; with `[metrics] port` it is served on that port of the same host alone
+(`service/server/run.py`) and this route answers 404. Else keep the port private (the service
+binds 127.0.0.1 unless told otherwise) or block /metrics at the proxy.
 
 `Metrics` is at `app.state["metrics"]`; the parts that commit, fold, index and stream call
 its methods.
@@ -11,6 +14,7 @@ its methods.
 
 from __future__ import annotations
 
+import hmac
 import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,8 +30,14 @@ from prometheus_client import (
     generate_latest,
 )
 
+from service.server.api.config import metrics_token
+from service.server.api.errors import ApiError, Unauthenticated
+
 if TYPE_CHECKING:
+    from litestar.connection import Request
     from litestar.datastructures import State
+
+    from service.server.api.config import ServiceConfig
 
 T = TypeVar("T")
 NAMESPACE = "selfhub"
@@ -163,7 +173,33 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+class Elsewhere(ApiError):
+    code = "not-found"
+
+    def __init__(self) -> None:
+        super().__init__("/metrics is served on the port the configuration's [metrics] port names")
+
+
+class NoMetricsToken(Unauthenticated):
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="metrics"'}
+
+
+def check_scrape(config: ServiceConfig, authorization: str | None) -> None:
+    """Whether a scrape may read `/metrics` on the service's port: Elsewhere when it has its
+    own port, NoMetricsToken without the configured token."""
+    if config.metrics.port:
+        raise Elsewhere()
+    expected = metrics_token(config)
+    if expected is None:
+        return
+    scheme, _, given = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected.encode()):
+        raise NoMetricsToken()
+
+
 @get("/metrics", sync_to_thread=False, include_in_schema=False)
-def metrics(state: State) -> Response[bytes]:
+def metrics(request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    check_scrape(state["config"], request.headers.get("authorization"))
     held: Metrics = state["metrics"]
     return Response(held.exposition(), media_type=CONTENT_TYPE_LATEST)

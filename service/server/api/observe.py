@@ -3,6 +3,10 @@ handler, outside the router, so a 404 is seen too): its request id (the client's
 `X-Request-Id` when sane, else a new one, sent back in the answer's header), the time limit
 of its answer, its log line and its metrics.
 
+The probes' lines (`/healthz`, `/readyz`, `/metrics` answered 200, and `/readyz`'s 503 while
+the workspaces load) are at debug: a Docker healthcheck alone asks 8,640 times a day. A git
+endpoint request's line names its route as the others do (`/git/{ws}.git/info/refs`).
+
 The time limit runs until the answer starts: a handler that has not started answering within
 `limits.request_s` gets a 503 problem at once, whether it is awaiting or in a worker thread
 (the thread finishes on its own; what it answers is dropped). A stream, once started, runs
@@ -20,7 +24,7 @@ import msgspec
 from litestar.enums import ScopeType
 
 from service.core.commands.commands import SLUG
-from service.server.api import logs
+from service.server.api import git, logs
 from service.server.api.errors import PROBLEM_JSON, ApiError
 from service.server.api.guard import GRANT
 
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from service.server.api.metrics import Metrics
 
 REQUEST_ID = b"x-request-id"
+PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 class TimedOut(ApiError):
@@ -134,20 +139,40 @@ class Observe:
                 await answered[0]
 
     def _record(self, scope: HTTPScope, exchange: Exchange, seconds: float) -> None:
-        route: str | None = scope.get("path_template") or None
+        route, named = _route(scope)
         status = exchange.status or 500  # nothing was sent: the app failed outside litestar
         self.metrics.request(route, scope["method"], status, seconds)
         given: Grant | None = scope.get("state", {}).get(GRANT)
-        (self.log.error if status >= 500 else self.log.info)(
+        getattr(self.log, _level(route, status))(
             "request",
             request_id=exchange.request_id,
-            workspace=_workspace(scope, given),
+            workspace=named or _workspace(scope, given),
             user=given.user if given is not None else None,
             route=route,
             method=scope["method"],
             status=status,
             duration_ms=round(seconds * 1000, 3),
         )
+
+
+def _route(scope: HTTPScope) -> tuple[str | None, str | None]:
+    """The request's route template, and the workspace a git endpoint path names."""
+    template: str | None = scope.get("path_template") or None
+    # a mount's path is rewritten to the part under it: the path as sent is the raw one
+    path = bytes(scope.get("raw_path") or b"").decode("latin-1").partition("?")[0]
+    if template is not None or not path.startswith("/git/"):
+        return template, None
+    found = git.route_of(path)
+    if found is None:
+        return None, None
+    return found[0], found[1] if SLUG.fullmatch(found[1]) else None
+
+
+def _level(route: str | None, status: int) -> str:
+    """debug for a probe's answer, error for a failure, else info."""
+    if route in PROBES and (status == 200 or (route == "/readyz" and status == 503)):
+        return "debug"
+    return "error" if status >= 500 else "info"
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
