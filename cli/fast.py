@@ -36,6 +36,8 @@ def run(argv: list[str] | None = None) -> None:
 
         return full(given)
     warnings.showwarning = _warn
+    if command is not _version:
+        _import_msgspec()
     try:
         command()
     except BrokenPipeError:
@@ -66,6 +68,28 @@ def _hot(args: list[str]) -> Command | None:
             return None
         return lambda: _context(None if budget is None else int(budget), bool(read.get("--json")))
     return None
+
+
+def _import_msgspec() -> None:
+    """Import msgspec without typing_extensions, which it reads only for `get_type_hints` and
+    `Required`/`NotRequired`: on Python 3.11 and later those it would take are typing's own
+    (msgspec always asks for the hints with their extras), and typing_extensions brings in
+    inspect, ast and dis, about a third of the interpreter's start. A stand-in holding typing's
+    three is importable while msgspec loads; later imports get the real module."""
+    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
+        return
+    import types
+    import typing
+
+    stand_in = types.ModuleType("typing_extensions")
+    stand_in.__dict__.update(
+        get_type_hints=typing.get_type_hints, Required=typing.Required, NotRequired=typing.NotRequired
+    )
+    sys.modules["typing_extensions"] = stand_in
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        del sys.modules["typing_extensions"]
 
 
 def _flags(args: list[str], known: dict[str, bool]) -> Flags | None:

@@ -10,7 +10,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from service.app.workspace import Workspace
-    from service.core.gates.action import Ruling
+    from service.core.gates.action import Policy, Ruling
 
 
 class HookOutput(msgspec.Struct, frozen=True):
@@ -43,25 +43,51 @@ def rule(text: str, locate: Callable[[], Workspace]) -> GateAnswer:
 
     from service.adapters import checkout
     from service.core.errors import Invalid
-    from service.core.events.events import WORKSPACE_LOG
     from service.core.gates import action as gate
 
     try:
         tool, tool_input, cwd = gate.parse(text)
     except Invalid as exc:
         return answer(gate.Ruling("ask", f"{exc}; a person decides", "?", ""))
-    state = None
     ws = None
     try:
         ws = locate()
-        # the projects from the workspace log's state, not its hot slice: the call stays
-        # clear of the slice's SQLite table, and the workspace log is small
-        if ws.project and ws.project in ws.state(WORKSPACE_LOG).projects:
-            state = ws.state(ws.project)
+        found = _policies(ws)
     except Exception:  # no store or project here: reversibility alone decides
-        state = None
+        found = []
     facts = checkout.facts(Path(cwd or "."), gate.questions(tool, tool_input))
-    ruling = gate.rule(tool, tool_input, state, facts)
+    ruling = gate.rule_by(tool, tool_input, found, facts)
     if ws is not None:
         ws.log_ruling(ruling.document() | {"subject": ruling.subject})
     return answer(ruling)
+
+
+def _policies(ws: Workspace) -> list[Policy]:
+    """The project's applicable policies: from the policy cache of a store on disk when its
+    logs end where they did, else folded (and kept for the next call)."""
+    from service.adapters.store import Store, policies
+
+    if not ws.project:
+        return []
+    if not isinstance(ws.store, Store):
+        return _folded(ws, ws.project)
+    root = ws.store.root
+    cached = policies.read(root, ws.project)
+    if cached is not None:
+        return cached
+    before = policies.ends(root, ws.project)
+    found = _folded(ws, ws.project)
+    policies.keep(root, ws.project, found, before)
+    return found
+
+
+def _folded(ws: Workspace, project: str) -> list[Policy]:
+    """The policies of `project`'s state; none when the workspace log knows no such project."""
+    from service.core.events.events import WORKSPACE_LOG
+    from service.core.gates import action
+
+    # the projects from the workspace log's state, not its hot slice: the call stays
+    # clear of the slice's SQLite table, and the workspace log is small
+    if project not in ws.state(WORKSPACE_LOG).projects:
+        return []
+    return action.policies(ws.state(project))

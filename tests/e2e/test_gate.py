@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from dulwich import porcelain
 
-from tests.support.selfrun import Store, base_env, describe, run_self
+from tests.support.selfrun import PROJECT, Store, base_env, describe, run_self
 
 
 def checkout(folder: Path, branch: str, upstream: str | None) -> Path:
@@ -75,3 +77,82 @@ def test_outside_a_checkout_a_bare_push_asks(tmp_path: Path) -> None:
     proc = run_self(("gate",), base_env(), input=json.dumps(hook), cwd=tmp_path)
     assert proc.returncode == 0, describe(proc)
     assert json.loads(proc.stdout)["decision"] == "ask"
+
+
+# --- the policy cache (service/adapters/store/policies.py) -----------------------------------
+
+FORCE = "git push --force origin main"
+
+
+def cache_file(store: Store) -> Path:
+    return store.root / ".local" / "cache" / "gate" / f"{PROJECT}.json"
+
+
+def force_push(store: Store) -> str:
+    ruled: str = rule(store, FORCE, store.cwd)["decision"]
+    return ruled
+
+
+def deny_force_pushes(store: Store) -> None:
+    store.ok(
+        "decide", "never force-push", "--gate", "deny", "--tool", "Bash", "--pattern", "git push*--force*"
+    )
+
+
+def test_a_policy_decided_after_the_cache_was_written_applies(store: Store) -> None:
+    assert force_push(store) == "ask"
+    assert cache_file(store).is_file()
+    deny_force_pushes(store)
+    assert force_push(store) == "deny"
+
+
+def test_a_log_edited_in_place_after_the_cache_was_written_is_read_again(store: Store) -> None:
+    deny_force_pushes(store)
+    assert force_push(store) == "deny"
+    assert force_push(store) == "deny"  # from the cache
+    # the policy's pattern changed by hand: same size, same mtime, one byte apart
+    segment = store.log_file()
+    stat = segment.stat()
+    data = segment.read_bytes()
+    assert data.count(b"git push*--force*") == 1
+    segment.write_bytes(data.replace(b"git push*--force*", b"git push*--forcf*"))
+    os.utime(segment, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert segment.stat().st_size == stat.st_size
+    assert force_push(store) == "ask"
+
+
+def test_a_log_cut_back_after_the_cache_was_written_is_read_again(store: Store) -> None:
+    store.ok("goal", "ship it")
+    segment = store.log_file()
+    before = segment.read_bytes()
+    deny_force_pushes(store)
+    assert force_push(store) == "deny"
+    segment.write_bytes(before)  # as a reset to the commit before the policy leaves it
+    assert force_push(store) == "ask"
+
+
+def test_a_stale_or_garbled_cache_never_changes_a_ruling(store: Store) -> None:
+    assert force_push(store) == "ask"
+    stale = cache_file(store).read_bytes()  # no policy yet
+    deny_force_pushes(store)
+    assert force_push(store) == "deny"
+    for garbled in (stale, b"", b"\x00\xff not json", b'{"format":1}', cache_file(store).read_bytes()[:-9]):
+        cache_file(store).write_bytes(garbled)
+        assert force_push(store) == "deny", garbled
+    # a file where the cache would be, a folder where its file would be: still ruled
+    shutil.rmtree(cache_file(store).parent)
+    cache_file(store).parent.write_text("not a folder")
+    assert force_push(store) == "deny"
+    cache_file(store).parent.unlink()
+    cache_file(store).mkdir(parents=True)
+    assert force_push(store) == "deny"
+
+
+def test_the_cache_answers_for_each_project_apart(store: Store) -> None:
+    deny_force_pushes(store)
+    store.ok("project", "add", "web")
+    web = Store(store.root, "web")
+    assert force_push(web) == "ask"
+    assert force_push(store) == "deny"
+    assert force_push(web) == "ask"
+    assert (cache_file(store).parent / "web.json").is_file()

@@ -6,7 +6,9 @@ unsupported. Among the policies that match, deny beats ask beats allow. With no 
 threshold is reversibility: deleting or overwriting data, force-pushing or writing a shared
 branch asks a person (`destructive` reads the shell command); an edit of a few lines passes
 with a logged ruling; reads pass. Pure: the hook's JSON, the folded state and the facts the
-shell read from the checkout (`questions`, `Checkout`) in, a ruling out.
+shell read from the checkout (`questions`, `Checkout`) in, a ruling out. `policies` reads a
+state's policy records once; `rule_by` rules on them (the store keeps them between calls:
+`adapters/store/policies.py`, so a call needs no fold).
 """
 
 from __future__ import annotations
@@ -22,11 +24,20 @@ from service.core.errors import Invalid
 from service.core.fold.state import State
 from service.core.gates import destructive
 from service.core.gates.destructive import Checkout, Questions
-from service.core.ledger import derived
 
 RULINGS = ("allow", "deny", "ask")
 SMALL_EDIT_LINES = 200
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+class Policy(msgspec.Struct, frozen=True, array_like=True):
+    """An applicable policy decision: its record, ruling, tool (None or "*": any), glob and text."""
+
+    record: str
+    ruling: str
+    tool: str | None
+    pattern: str
+    text: str
 
 
 class Ruling(msgspec.Struct, frozen=True):
@@ -83,8 +94,8 @@ def questions(tool: str, tool_input: Mapping[str, Any]) -> Questions:
     return destructive.questions(subject_of(tool, tool_input)) if tool == "Bash" else Questions()
 
 
-def policies(state: State | None) -> list[tuple[str, str, str | None, str]]:
-    """(record, ruling, tool, pattern) of every applicable policy decision, in id order."""
+def policies(state: State | None) -> list[Policy]:
+    """Every applicable policy decision of `state`, in id order."""
     if state is None:
         return []
     candidates = [
@@ -94,31 +105,40 @@ def policies(state: State | None) -> list[tuple[str, str, str | None, str]]:
     ]
     if not candidates:
         return []
+    from service.core.ledger import derived
+
     views = derived.derive(state, [e.id for e in candidates])
     found = []
     for e in sorted(candidates, key=lambda e: e.id):
         view = views[e.id]
         if view.current and view.state == "adopted" and not view.blocked and view.support != "unsupported":
             assert e.ledger is not None and e.ledger.gate is not None and e.ledger.pattern is not None
-            found.append((e.id, e.ledger.gate, e.ledger.tool, e.ledger.pattern))
+            found.append(Policy(e.id, e.ledger.gate, e.ledger.tool, e.ledger.pattern, e.text))
     return found
 
 
 def rule(
     tool: str, tool_input: Mapping[str, Any], state: State | None, checkout: Checkout | None = None
 ) -> Ruling:
-    """The ruling on one tool call, given the facts the shell read (`questions`) from the
-    checkout it runs in; a fact not given counts against the call."""
+    """The ruling on one tool call under the policies of `state` (`rule_by`)."""
+    return rule_by(tool, tool_input, policies(state), checkout)
+
+
+def rule_by(
+    tool: str, tool_input: Mapping[str, Any], found: list[Policy], checkout: Checkout | None = None
+) -> Ruling:
+    """The ruling on one tool call under the policies `found`, given the facts the shell read
+    (`questions`) from the checkout it runs in; a fact not given counts against the call."""
     subject = subject_of(tool, tool_input)
     matching = [
-        (record, ruling)
-        for record, ruling, policy_tool, pattern in policies(state)
-        if (policy_tool in (None, "", "*") or policy_tool == tool) and fnmatch.fnmatchcase(subject, pattern)
+        p
+        for p in found
+        if (p.tool in (None, "", "*") or p.tool == tool) and fnmatch.fnmatchcase(subject, p.pattern)
     ]
     if matching:
-        record, ruling = max(matching, key=lambda m: _RANK[m[1]])
-        text = state.entities[record].text if state is not None else record
-        return Ruling(ruling, f"policy {record}: {text}", tool, subject, policy=record)
+        policy = max(matching, key=lambda p: _RANK[p.ruling])
+        reason = f"policy {policy.record}: {policy.text}"
+        return Ruling(policy.ruling, reason, tool, subject, policy=policy.record)
     return _by_reversibility(tool, tool_input, subject, checkout or Checkout())
 
 
