@@ -81,7 +81,7 @@ def install(agent: str, checkout: Path, service: str | None, source: Source | No
     previous = installers.read_record(path)
     if previous.installs or previous.server or previous.created:
         _take_out(agent, checkout, previous, keep_block=True)
-    record = Record(block=previous.block)
+    record = Record(block=previous.block, created=installers.still_made(previous, checkout))
     found, notes = _conventions(source)
     done = {"claude": _claude, "codex": _codex, "cursor": _cursor}[agent](checkout, service, record, found)
     files = [*done.files, *(w.file for w in _refreshed(checkout, found))]

@@ -93,6 +93,12 @@ def make_parents(path: Path, checkout: Path, record: Record) -> None:
         record.created.append(named(folder, checkout))
 
 
+def still_made(record: Record, checkout: Path) -> list[str]:
+    """What an earlier install made that its take-out left (a folder holding the block kept
+    across installs): the next install's record names it, so its uninstall removes it."""
+    return [name for name in record.created if where(name, checkout).exists()]
+
+
 def clean(record: Record, checkout: Path) -> None:
     """Remove the record's folders that are empty again (the deepest first)."""
     for name in reversed(record.created):
