@@ -83,7 +83,8 @@ def test_the_same_record_twice_is_refused_naming_the_first(store: Store) -> None
     first = store.add("goal", "add a cache")
     again = store.run("goal", "add a cache")
     assert again.returncode == 2, describe(again)
-    assert again.stderr.count("\n") == 1 and first in again.stderr and "--duplicate" in again.stderr, again.stderr
+    said = again.stderr
+    assert said.count("\n") == 1 and first in said and "--duplicate" in said, said
     assert again.stdout == ""
     assert [r["text"] for r in store.rows("--label", "goal")] == ["add a cache"]
 
