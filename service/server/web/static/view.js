@@ -16,13 +16,24 @@ function recordHref(ws, event) {
   return ["ws", ws, "projects", event.project, "records", entity].map(encodeURIComponent).join("/");
 }
 
+// The text of a record this page links to (an event on a record names it by its id only).
+function shownText(entity) {
+  if (!entity) return null;
+  const own = document.querySelector("h1.record-text");
+  if (own && location.pathname.endsWith("/records/" + encodeURIComponent(entity))) return own.textContent;
+  for (const link of document.querySelectorAll("main a[href]")) {
+    if (link.pathname.endsWith("/records/" + encodeURIComponent(entity))) return link.textContent;
+  }
+  return entity;
+}
+
 function eventItem(ws, event) {
   const item = document.createElement("li");
   item.className = "live-event";
   const kind = document.createElement("strong");
   kind.textContent = event.type;
   item.append(kind, " ");
-  const text = (event.payload && event.payload.text) || (event.payload && event.payload.entity) || event.id;
+  const text = (event.payload && event.payload.text) || shownText(event.payload && event.payload.entity) || event.id;
   const href = recordHref(ws, event);
   const label = document.createElement(href ? "a" : "span");
   if (href) label.href = "/" + href;
