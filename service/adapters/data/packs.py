@@ -8,6 +8,7 @@ reads a repository another process writes safely, as a ref names only objects al
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -36,8 +37,9 @@ class Counts(msgspec.Struct, frozen=True):
     events: int
 
 
-def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """`git -C repo ARGS` with no system or user configuration; its stdout, or BackupError."""
+def git(repo: Path, *args: str, stdin: bytes | None = None, into: Path | None = None) -> bytes:
+    """`git -C repo ARGS` with no system or user configuration; its stdout (written to the file
+    `into` instead, when given), or BackupError."""
     program = shutil.which("git")
     if program is None:
         raise BackupError("backups run the git program, which is not installed: install git")
@@ -45,13 +47,19 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
     env |= {"GIT_CONFIG_GLOBAL": os.devnull, "HOME": os.devnull, "GIT_CONFIG_COUNT": str(len(GIT_SETTINGS))}
     for n, (key, value) in enumerate(GIT_SETTINGS.items()):
         env |= {f"GIT_CONFIG_KEY_{n}": key, f"GIT_CONFIG_VALUE_{n}": value}
-    done = subprocess.run(
-        [program, "-C", str(repo), *args], input=stdin, capture_output=True, env=env, check=False
-    )
+    with open(into, "wb") if into is not None else contextlib.nullcontext() as out:
+        done = subprocess.run(
+            [program, "-C", str(repo), *args],
+            input=stdin,
+            stdout=out if out is not None else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            check=False,
+        )
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise BackupError(f"git {args[0]} in {repo} failed: {said[-1] if said else done.returncode}")
-    return done.stdout
+    return done.stdout or b""
 
 
 def long(*names: str) -> list[str]:
@@ -66,9 +74,9 @@ def head(store: Path) -> str:
 
 def pack(store: Path, commit: str, to: Path) -> int:
     """Every object `commit` reaches, as one pack in `to`; how many objects it holds."""
-    data = git(store, "pack-objects", *long("revs", "stdout"), "-q", stdin=f"{commit}\n".encode())
-    to.write_bytes(data)
-    return int.from_bytes(data[8:12], "big")  # the pack header's object count
+    git(store, "pack-objects", *long("revs", "stdout"), "-q", stdin=f"{commit}\n".encode(), into=to)
+    with to.open("rb") as pack_file:
+        return int.from_bytes(pack_file.read(12)[8:12], "big")  # the pack header's object count
 
 
 def count(store: Path, commit: str) -> Counts:
@@ -100,7 +108,12 @@ def unpack(pack_file: Path, commit: str, store: Path) -> None:
     its files checked out."""
     store.mkdir(parents=True)
     git(store, "init", "-q", "-b", "main")
-    git(store, "index-pack", *long("stdin"), stdin=pack_file.read_bytes())
+    name = git(store, "index-pack", str(pack_file.absolute())).decode().split()[-1]  # indexed beside it
+    packed = store / ".git" / "objects" / "pack"
+    for suffix in (".pack", ".idx", ".rev"):  # .rev: a reverse index, where git writes one
+        part = pack_file.with_suffix(suffix)
+        if part.exists():
+            part.replace(packed / f"pack-{name}{suffix}")
     git(store, "update-ref", MAIN, commit)
     git(store, "reset", "-q", *long("hard"), commit)
 
