@@ -58,6 +58,7 @@ class MemoryHot:
     quarantined: list[Quarantined] = field(default_factory=list)
 
     aliases: list[str] = field(default_factory=list)  # of the records outside the slice
+    filler: None = None  # every hot record is in the slice
     outside: dict[str, Entity] = field(default_factory=dict)
 
     def fetch(self, wanted: Collection[str]) -> list[Entity]:

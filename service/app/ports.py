@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from service.core.commands.config import WorkspaceConfig
 from service.core.events.events import Event
 from service.core.fold.hotslice import ColdCounts
 from service.core.fold.state import Entity, State
+
+if TYPE_CHECKING:  # a type only: ports are imported where no context is rendered
+    from service.core.projections.context import Filler
 
 
 class Quarantined(Protocol):
@@ -48,6 +51,11 @@ class HotSlice(Protocol):
     def cold(self) -> ColdCounts: ...
     @property
     def quarantined(self) -> Sequence[Quarantined]: ...
+    @property
+    def filler(self) -> Filler | None:
+        """The records kept out of the slice that only fill the full, progress or index section."""
+        ...
+
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids outside the slice that sort right before and after each of `ids`."""
         ...

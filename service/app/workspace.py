@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # imported where used: the gate reads a state, no command or 
     from service.app.ports import HotSlice, Quarantined, StorePort
     from service.core.commands.commands import Clock
     from service.core.fold.hotslice import ColdCounts
-    from service.core.projections.context import Draft
+    from service.core.projections.context import Draft, Filler
     from service.core.projections.overview import OverviewDoc
     from service.core.projections.render import Near
     from service.core.projections.status import StatusDoc
@@ -163,7 +163,9 @@ class Workspace:
         cold = ColdCounts(
             mine.cold.search + workspace.cold.search, mine.cold.open_work + workspace.cold.open_work
         )
-        return self.context_of(project, mine.state, shared, len(mine.quarantined), cold, mine.near)
+        return self.context_of(
+            project, mine.state, shared, len(mine.quarantined), cold, mine.near, mine.filler
+        )
 
     def context_of(
         self,
@@ -173,6 +175,7 @@ class Workspace:
         quarantined: int,
         cold: ColdCounts | None = None,
         near: Near | None = None,
+        filler: Filler | None = None,
     ) -> Draft:
         """The context document of `project` from its state and the records shared with it."""
         from service.core.projections import context
@@ -180,7 +183,7 @@ class Workspace:
         description = self.state(WORKSPACE_LOG).projects[project].description
         return context.draft_context(
             project, mine, shared, self.config(), today(), self.runs(), quarantined,
-            description=description, cold=cold, near=near, now=self.now(),
+            description=description, cold=cold, near=near, now=self.now(), filler=filler,
         )  # fmt: skip
 
     def overview(self) -> OverviewDoc:

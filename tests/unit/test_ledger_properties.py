@@ -4,6 +4,8 @@ from a hot slice of the state as from the whole of it, and they are a fixed poin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +15,7 @@ from service.core.events.events import Event, canonical, decode_unchecked
 from service.core.fold import hotslice
 from service.core.fold.fold import fold, fold_all
 from service.core.fold.hotslice import ColdRecord
-from service.core.fold.state import Report, State
+from service.core.fold.state import Entity, Report, State
 from service.core.ledger import derived as ledger_views
 from service.core.projections.context import build_context
 from service.core.projections.render import neighbours
@@ -192,24 +194,50 @@ def test_derived_views_are_a_fixed_point(events: list[Event]) -> None:
         assert (view.resolved is None) == (view.kind != "question")
 
 
+class Filling:
+    """The records a slice keeps out that only fill a section (`hotslice.fills`), read as
+    the store's table reads them: by section, in `hotslice.placing` order."""
+
+    def __init__(self, cold: dict[str, ColdRecord], ids: set[str]) -> None:
+        self.cold = cold
+        self.ids = ids
+
+    def entities(self, section: str) -> list[Entity]:
+        found = [self.cold[i].entity for i in self.ids]
+        return sorted((e for e in found if hotslice.section(e) == section), key=hotslice.placing)
+
+    def count(self, section: str) -> int:
+        return len(self.entities(section))
+
+    def rows(self, section: str) -> Iterator[Entity]:
+        return iter(self.entities(section))
+
+
 def advance_slice(
     hot: State,
     cold: dict[str, ColdRecord],
     counts: hotslice.ColdCounts,
     reports: dict[str, list[Report]],
     tail: list[Event],
+    filling: set[str] | None = None,
 ) -> bool:
-    """What the store's hot cache does with appended events (service/adapters/store/hot.py)."""
+    """What the store's hot cache does with appended events (service/adapters/store/hot.py);
+    with `filling` (the ids of the cold records that only fill a section), as it does for a
+    project's log."""
     touched = hotslice.touched(hot, tail)
     if touched is None:
         return False
     fetched = [cold.pop(i) for i in sorted(touched) if i not in hot.entities and i in cold]
-    hotslice.bring_in(hot, counts, fetched)
+    hotslice.bring_in(hot, counts, fetched, set(filling or ()))
+    if filling is not None:
+        filling -= touched
     hot.reports = {k: reports[k] for k in hotslice.filed(touched) if k in reports}
     fold(tail, hot)
     hotslice.complete(hot, touched, lambda wanted: [cold[i] for i in wanted if i in cold])
-    for record in hotslice.push_out(hot, counts, touched):
+    for record in hotslice.push_out(hot, counts, touched, fill=filling is not None):
         cold[record.entity.id] = record
+        if filling is not None and hotslice.fills(hot, record.entity, record.fact):
+            filling.add(record.entity.id)
     reports.update(hot.reports)
     hot.reports = {}
     return True
@@ -234,15 +262,17 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(
 ) -> None:
     first = min([*cuts, len(events)])
     start = fold(events[:first])
-    hot, cold_records, counts = hotslice.split(start)
+    fill = data.draw(st.booleans())  # the records that only fill a section kept out too
+    hot, cold_records, counts = hotslice.split(start, fill)
     hot = msgspec.msgpack.decode(msgspec.msgpack.encode(hot), type=State)  # as read from the cache
     cold = {r.entity.id: r for r in cold_records}
+    filling = {r.entity.id for r in cold_records if hotslice.fills(start, r.entity, r.fact)} if fill else None
     reports = dict(start.reports)
     done = first
     for cut in [*sorted(c for c in cuts if c > first), len(events)]:
         if cut <= done:
             continue
-        if not advance_slice(hot, cold, counts, reports, events[done:cut]):
+        if not advance_slice(hot, cold, counts, reports, events[done:cut], filling):
             return
         done = cut
         whole = fold_all(events[:done])
@@ -253,7 +283,13 @@ def test_a_hot_slice_derives_and_renders_as_the_whole_state(
             sliced_views(hot, whole)
         config = WorkspaceConfig()
         near = neighbours(sorted(whole.entities))
-        from_slice = build_context("app", hot, [], config, "2026-11-30", {}, 0, cold=counts, near=near)
+        filler = None if filling is None else Filling(cold, filling)
+        if filler is not None:  # the counts the snapshot keeps are the records the table holds
+            held = [filler.count(s) for s in ("full", "progress", "index")]
+            assert held == [counts.full, counts.progress, counts.index]
+        from_slice = build_context(
+            "app", hot, [], config, "2026-11-30", {}, 0, cold=counts, near=near, filler=filler
+        )
         from_whole = build_context("app", whole, [], config, "2026-11-30", {}, 0)
         assert msgspec.json.encode(from_slice) == msgspec.json.encode(from_whole)
 

@@ -3,7 +3,12 @@
 `.local/cache/<log>.hot.msgpack` holds the slice (`service.core.fold.hotslice`) and the counts of
 the live records outside it; `<log>.cold.sqlite` holds the records outside it, one row each,
 keyed by id (so the ids next to a shown one, which decide its short id, are two lookups),
-and every record's reports, one row a record. New events are folded into the slice after
+and every record's reports, one row a record. In a project's log the records that only fill
+a section (`hotslice.fills`: most full and index rows of a long-lived log) sit in the table
+too, marked with their section and indexed in render order (priority, unset last, then the
+newest first), so context reads the first rows of each section it shows and status the
+counts the snapshot keeps (`ColdCounts.full`, `index`, `units`); a command reads them all
+(the caps weigh every full and index row). New events are folded into the slice after
 fetching the cold records they name and the reports filed under them, and records that stop
 being hot go back to the cold table. A meta row ties the table to the
 snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
@@ -30,6 +35,7 @@ memory beside each whole state (`hotslice.Kept`, held to the whole state by
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator
@@ -41,13 +47,13 @@ import msgspec
 from service.adapters.store import cache, layout
 from service.adapters.store.segments import Mark, Quarantine
 from service.core.events import ids
-from service.core.events.events import Event
+from service.core.events.events import WORKSPACE_LOG, Event
 from service.core.fold import hotslice
 from service.core.fold.hotslice import ColdCounts, ColdRecord
 from service.core.fold.state import Entity, Report, State
 from service.core.projections.render import neighbours
 
-HOT_FORMAT = 5
+HOT_FORMAT = 6
 REWRITE_TAIL = 200  # tail events after which the slice is written back
 
 
@@ -72,23 +78,64 @@ class Hot(msgspec.Struct, gc=False):
     left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
     filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
     reader: sqlite3.Connection | None = None  # the table's file held open for `near`, once opened
+    fill: bool = False  # the records that only fill a section are kept out (a project's log)
 
     @property
     def unsaved(self) -> list[str]:
         return [r.entity.id for r in self.left]
 
+    @property
+    def filler(self) -> Hot | None:
+        """The records kept out of the slice that only fill a section, when there are any."""
+        return self if self.fill else None
+
+    def count(self, section: str) -> int:
+        """How many records only fill `section` (full, progress or index)."""
+        counts = self.cold
+        return {"full": counts.full, "progress": counts.progress, "index": counts.index}[section]
+
+    def rows(self, section: str) -> Iterator[Entity]:
+        """The records that only fill `section`, in render order, each read when reached."""
+        left = self._left_filling()
+        extra = sorted(
+            (r.entity for r in left if hotslice.section(r.entity) == section), key=hotslice.placing
+        )
+        skip = set(self.unsaved)
+        cursor = self._reader().execute(_FILLING, (section,))
+        stored = (e for (blob,) in cursor if (e := _record_decoder.decode(blob).entity).id not in skip)
+        inside = self.state.entities
+        return heapq.merge((e for e in stored if e.id not in inside), extra, key=hotslice.placing)
+
+    def filling(self) -> list[ColdRecord]:
+        """Every record that only fills a section, each with its fact: read in one pass over
+        the table (most of it) and decoded as one array."""
+        with _opened(self.table) as table, cache.paused_gc():
+            rows = table.execute("SELECT record FROM cold NOT INDEXED WHERE section IS NOT NULL").fetchall()
+            head = b"\xdd" + len(rows).to_bytes(4, "big")  # a msgpack array of that many records
+            records = _records_decoder.decode(b"".join([head, *(row[0] for row in rows)]))
+        return self._outside(records) + self._left_filling()
+
+    def _left_filling(self) -> list[ColdRecord]:
+        if not self.fill:
+            return []
+        return [r for r in self.left if hotslice.fills(self.state, r.entity, r.fact)]
+
+    def _reader(self) -> sqlite3.Connection:
+        if self.reader is None:  # context asks a row at a time: opened once, not for each
+            held = self.table
+            self.reader = held if isinstance(held, sqlite3.Connection) else _open_table(held)
+        return self.reader
+
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids of records outside the slice that sort right before and after each of `ids`."""
         found = list(neighbours(sorted(self.unsaved))(ids)) if self.left else []
         wanted = list(ids)
-        if self.reader is None:  # context asks a row at a time: opened once, not for each
-            held = self.table
-            self.reader = held if isinstance(held, sqlite3.Connection) else _open_table(held)
+        reader = self._reader()
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             rows = ",".join(["(?)"] * len(batch))
             sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
-            for before, after in self.reader.execute(sql, batch):
+            for before, after in reader.execute(sql, batch):
                 found += [x for x in (before, after) if x is not None]
         return found
 
@@ -132,9 +179,11 @@ class Hot(msgspec.Struct, gc=False):
         return found
 
     def _outside(self, rows: list[ColdRecord]) -> list[ColdRecord]:
-        """`rows` read from the table but those of records in the slice: a record brought in
-        keeps its row, as it was when it left, until it leaves again."""
-        return [r for r in rows if r.entity.id not in self.state.entities]
+        """`rows` read from the table but those of records in the slice or that left it again
+        since (`left`): a record brought in keeps its row, as it was when it left, until it
+        leaves again and the table is written."""
+        unsaved = set(self.unsaved)
+        return [r for r in rows if r.entity.id not in self.state.entities and r.entity.id not in unsaved]
 
     def records(self, prefixes: Iterable[str]) -> list[ColdRecord] | None:
         """The records outside the slice that each of `prefixes` may name: those whose id
@@ -174,34 +223,50 @@ def _alias(r: ColdRecord) -> str | None:
     return r.entity.ledger.alias if r.entity.ledger is not None and r.entity.ledger.alias else None
 
 
+_FILLING = "SELECT record FROM cold WHERE section = ? ORDER BY unset, priority, created DESC, id"  # `placing`
 _BEFORE = "(SELECT max(id) FROM cold WHERE id < w.id)"
 _AFTER = "(SELECT min(id) FROM cold WHERE id > w.id)"
 
 
 _decoder = msgspec.msgpack.Decoder(HotSnapshot)
 _record_decoder = msgspec.msgpack.Decoder(ColdRecord)
+_records_decoder = msgspec.msgpack.Decoder(list[ColdRecord])
 _reports_decoder = msgspec.msgpack.Decoder(list[Report])
 _encoder = msgspec.msgpack.Encoder()
 
 
 def hot(root: Path, log: str) -> Hot:
-    """The slice of `log`, advanced by whatever was appended since it was written."""
-    names = layout.segments(root, log)
+    """The slice of `log`, advanced by whatever was appended since it was written. A table
+    file that is not a whole SQLite database (cut short, overwritten) is made anew."""
     snap_path, table_path = _paths(root, log)
-    snap = _load(snap_path)
     held = table_path if _writable(table_path) else _memory_table()
+    if isinstance(held, Path) and not _sound(held):
+        _discard(held)
+    try:
+        return _read(root, log, snap_path, held)
+    except sqlite3.DatabaseError:
+        if not isinstance(held, Path):
+            raise
+        _discard(held)
+        return _read(root, log, snap_path, held)
+
+
+def _read(root: Path, log: str, snap_path: Path, held: Path | sqlite3.Connection) -> Hot:
+    names = layout.segments(root, log)
+    snap = _load(snap_path)
+    fill = log != WORKSPACE_LOG  # the workspace log's live records are all shared: none kept out
     with _opened(held) as table:
         if snap is None or _table_last_id(table) != snap.last_id:
-            return _rebuild(root, log, (snap_path, held), table)
+            return _rebuild(root, log, (snap_path, held), table, fill)
         tail = cache.tail(root, log, names, snap)
         if tail is None or not cache.extends(snap, tail.events):
-            return _rebuild(root, log, (snap_path, held), table)
+            return _rebuild(root, log, (snap_path, held), table, fill)
         left: list[ColdRecord] = []
         filed: dict[str, list[Report]] = {}
         if tail.events:
-            advanced = _advance(snap, tail.events, table)
+            advanced = _advance(snap, tail.events, table, fill)
             if advanced is None:
-                return _rebuild(root, log, (snap_path, held), table)
+                return _rebuild(root, log, (snap_path, held), table, fill)
             leaving, reports = advanced
             snap.quarantined.extend(tail.quarantined)
             snap.segments = snap.segments[:-1] + tail.marks
@@ -213,19 +278,20 @@ def hot(root: Path, log: str) -> Hot:
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
                 left, filed = leaving, reports
-        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, held, left, filed)
+        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, held, left, filed, fill=fill)
 
 
 def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Quarantine]] | None:
     """The slice of `log` with the cold records `prefixes` may name brought into it, with the
     facts their views read and the reports of every record they may name: what a command
     naming those records reads of the whole state (`requests.named`); None when a prefix
-    names too many of them."""
+    names too many of them. The records that only fill a section are brought in too: the caps
+    weigh every full and index row."""
     sliced = hot(root, log)
     records = sliced.records(prefixes)
     if records is None:
         return None
-    state = hotslice.with_records(sliced.state, records)
+    state = hotslice.with_records(sliced.state, [*sliced.filling(), *records])
     hotslice.complete(state, [r.entity.id for r in records], sliced.cold_records)
     state.reports = sliced.reports(_named(state, list(prefixes)))
     return state, sliced.quarantined
@@ -233,16 +299,17 @@ def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Qua
 
 def _named(state: State, prefixes: list[str]) -> list[str]:
     """The ids of `state`'s records each of `prefixes` may name: by id prefix or by alias."""
-    starts = [p.strip().lower() for p in prefixes if p.strip()]
+    starts = tuple(p.strip().lower() for p in prefixes if p.strip())
+    aliases = set(prefixes)
     return [
         i
         for i, e in state.entities.items()
-        if any(i.startswith(start) for start in starts) or any(_aliased(e, p) for p in prefixes)
+        if i.startswith(starts) or (e.ledger is not None and e.ledger.alias in aliases)
     ]
 
 
 def _advance(
-    snap: HotSnapshot, events: list[Event], table: sqlite3.Connection
+    snap: HotSnapshot, events: list[Event], table: sqlite3.Connection, fill: bool
 ) -> tuple[list[ColdRecord], dict[str, list[Report]]] | None:
     """Fold `events` into the slice, with the reports they read and write brought in and
     put back; the records that left it and the reports written, or None when one of the
@@ -251,24 +318,29 @@ def _advance(
     if touched is None:
         return None
     missing = sorted(i for i in touched if i not in snap.state.entities)
-    hotslice.bring_in(snap.state, snap.cold, _fetch(table, missing))
+    records, filling = _fetch_placed(table, missing)
+    hotslice.bring_in(snap.state, snap.cold, records, filling)
     snap.state.reports = _reports(table, hotslice.filed(touched))
     cache.advance(snap.state, events)
     hotslice.complete(snap.state, touched, lambda wanted: _fetch(table, wanted))
-    leaving = hotslice.push_out(snap.state, snap.cold, touched)
+    leaving = hotslice.push_out(snap.state, snap.cold, touched, fill)
     reports, snap.state.reports = snap.state.reports, {}
-    _store(table, leaving)
+    _store(table, leaving, snap.state if fill else None)
     _store_reports(table, reports)
     return leaving, reports
 
 
 def _rebuild(
-    root: Path, log: str, paths: tuple[Path, Path | sqlite3.Connection], table: sqlite3.Connection
+    root: Path,
+    log: str,
+    paths: tuple[Path, Path | sqlite3.Connection],
+    table: sqlite3.Connection,
+    fill: bool,
 ) -> Hot:
     whole, fragment = cache.snapshot(root, log, keep=False)
     state = whole.state
     with cache.paused_gc():
-        sliced, cold, counts = hotslice.split(state)
+        sliced, cold, counts = hotslice.split(state, fill)
     snapshot = HotSnapshot(
         HOT_FORMAT,
         _fingerprint(),
@@ -281,10 +353,10 @@ def _rebuild(
     )
     table.execute("DELETE FROM cold")
     table.execute("DELETE FROM reports")
-    _store(table, cold)
+    _store(table, cold, state if fill else None)
     _store_reports(table, state.reports)
     _save(paths[0], snapshot, table)
-    return Hot(sliced, counts, whole.quarantined + fragment, paths[1])
+    return Hot(sliced, counts, whole.quarantined + fragment, paths[1], fill=fill)
 
 
 # --- files ---------------------------------------------------------------------------------
@@ -319,6 +391,36 @@ def _save(path: Path, snap: HotSnapshot, table: sqlite3.Connection) -> None:
         return
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
         layout.atomic_write(path, _encoder.encode(snap), durable=False)
+
+
+def _sound(path: Path) -> bool:
+    """Whether the table file at `path` is missing or holds every page its header counts:
+    a SQLite file's header names its page size and (at a commit) its pages, and the file is
+    at least that long (a write-ahead log may hold later pages). A cut file, or one of other
+    bytes, is not."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+            size = os.fstat(handle.fileno()).st_size
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if not header:
+        return True  # an empty file is an empty database
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return False
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    return size >= page * pages
+
+
+def _discard(path: Path) -> None:
+    """The table file and its write-ahead log removed (the table is made again)."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            (path.parent / name).unlink()
 
 
 def _writable(path: Path) -> bool:
@@ -360,17 +462,29 @@ def _open_table(path: Path | None) -> sqlite3.Connection:
         table = sqlite3.connect(path)
     table.execute("PRAGMA journal_mode=WAL")
     table.execute("PRAGMA synchronous=NORMAL")
-    table.execute("CREATE TABLE IF NOT EXISTS cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
+    table.execute(f"CREATE TABLE IF NOT EXISTS cold ({_COLUMNS})")
     table.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    if "alias" not in [row[1] for row in table.execute("PRAGMA table_info(cold)")]:
-        # a table from before aliases were kept: made again (no last id: the slice is rebuilt)
+    if "section" not in [row[1] for row in table.execute("PRAGMA table_info(cold)")]:
+        # a table from before sections were kept: made again (no last id: the slice is rebuilt)
         table.execute("DROP TABLE cold")
-        table.execute("CREATE TABLE cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
+        table.execute(f"CREATE TABLE cold ({_COLUMNS})")
         table.execute("DELETE FROM meta")
         table.commit()
     table.execute("CREATE INDEX IF NOT EXISTS cold_alias ON cold (alias) WHERE alias IS NOT NULL")
+    table.execute(
+        "CREATE INDEX IF NOT EXISTS cold_section ON cold (section, unset, priority, created DESC, id)"
+        " WHERE section IS NOT NULL"
+    )
     table.execute("CREATE TABLE IF NOT EXISTS reports (record TEXT PRIMARY KEY, reports BLOB NOT NULL)")
     return table
+
+
+# a record outside the slice; `section` (full, progress, index) when it only fills that one, with
+# what orders it there (`placing`); NULL for every other record
+_COLUMNS = (
+    "id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT,"
+    " section TEXT, unset INTEGER, priority INTEGER, created TEXT"
+)
 
 
 def _table_last_id(table: sqlite3.Connection) -> str | None:
@@ -382,6 +496,17 @@ def _fetch(table: sqlite3.Connection, ids: list[str]) -> list[ColdRecord]:
     return [_record_decoder.decode(row[0]) for row in _keyed(table, "SELECT record FROM cold WHERE id", ids)]
 
 
+def _fetch_placed(table: sqlite3.Connection, ids: list[str]) -> tuple[list[ColdRecord], set[str]]:
+    """The records of `ids` in the table, and the ids of those that only fill a section."""
+    records: list[ColdRecord] = []
+    filling: set[str] = set()
+    for blob, section in _keyed(table, "SELECT record, section FROM cold WHERE id", ids):
+        records.append(_record_decoder.decode(blob))
+        if section is not None:
+            filling.add(records[-1].entity.id)
+    return records, filling
+
+
 def _keyed(table: sqlite3.Connection, select: str, keys: list[str]) -> Iterator[tuple[Any, ...]]:
     """The rows of `select … IN (keys)`, asked 500 keys at a time (SQLite before 3.32 binds
     at most 999 parameters a statement)."""
@@ -390,11 +515,20 @@ def _keyed(table: sqlite3.Connection, select: str, keys: list[str]) -> Iterator[
         yield from table.execute(f"{select} IN ({','.join('?' * len(batch))})", batch)
 
 
-def _store(table: sqlite3.Connection, records: list[ColdRecord]) -> None:
+def _store(table: sqlite3.Connection, records: list[ColdRecord], state: State | None = None) -> None:
+    """`records` written to the table; with `state` (a project's log), those that only fill a
+    section in it marked with their section and place (`hotslice.fills`)."""
     table.executemany(
-        "INSERT OR REPLACE INTO cold VALUES (?, ?, ?)",
-        ((r.entity.id, _encoder.encode(r), _alias(r)) for r in records),
+        "INSERT OR REPLACE INTO cold VALUES (?, ?, ?, ?, ?, ?, ?)", (_row(r, state) for r in records)
     )
+
+
+def _row(r: ColdRecord, state: State | None) -> tuple[object, ...]:
+    e = r.entity
+    if state is None or not hotslice.fills(state, e, r.fact):
+        return (e.id, _encoder.encode(r), _alias(r), None, None, None, None)
+    placed = (hotslice.section(e), e.priority is None, e.priority or 0, e.created)
+    return (e.id, _encoder.encode(r), _alias(r), *placed)
 
 
 def _reports(table: sqlite3.Connection, keys: list[str]) -> dict[str, list[Report]]:

@@ -5,6 +5,13 @@ as a row or names it in a command; every other live record only adds to a count.
 keeps hot records in a small snapshot and the cold ones where single records can be fetched,
 and folds new events into the slice after fetching the records those events name.
 
+Most of a long-lived log's hot records only fill a section: confirmed project records at
+full or index exposure, or units in progress, with nothing a request reads of them but their
+row (`fills`). A store may keep those outside the slice too, in an order context reads them in
+(section, priority, recency), counted by section and by how status counts them
+(`ColdCounts.full`, `index`, `progress`, `units`): context reads the first rows of each section
+and status the counts.
+
 The ledger's facts (`State.ledger`) are sliced the same way: the slice keeps the facts whose
 derived views a reader of the slice asks for (`kept_facts`) and every fact those views read,
 so a view comes out of the slice as it comes out of the whole state. The rest sit in the cold
@@ -45,11 +52,15 @@ def _no_units() -> list[int]:
 
 
 class ColdCounts(msgspec.Struct):
-    """Records outside the slice, by how context (live ones) and status count them."""
+    """Records outside the slice, by how context (live ones) and status count them; `full`
+    `index` and `progress`: those that only fill that section (`fills`)."""
 
     search: int = 0
     open_work: int = 0
     units: list[int] = msgspec.field(default_factory=_no_units)  # by `work_state`
+    full: int = 0
+    index: int = 0
+    progress: int = 0
 
 
 def work_state(e: Entity) -> int | None:
@@ -106,6 +117,65 @@ def kept(state: State, e: Entity) -> bool:
 def add_cold(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
     """Count (or with sign=-1, uncount) a record that sits outside the slice."""
     _count(counts, _counted(e), sign)
+
+
+def section(e: Entity) -> str:
+    """The section a record that only fills one fills (`fills`): a unit in progress fills
+    "progress", any other record the section of its exposure."""
+    return "progress" if e.execution == "in-progress" else e.exposure
+
+
+def fills(state: State, e: Entity, fact: Fact | None) -> bool:
+    """Whether `e` only fills its section: a confirmed record of this project, at full or index
+    exposure or a unit in progress, whose row is all a reader takes from it, and stays so
+    until an event names it. No proposal, placement, target or run in the log; nothing waits
+    on it or would replace it; status reads nothing of it but its work count; its ledger fact
+    (if any) derives a plain view from itself alone (`inert`)."""
+    placed = e.execution == "in-progress" or (e.execution is None and e.exposure in ("full", "index"))
+    return (
+        placed
+        and e.status == "confirmed"
+        and e.scope == "project"
+        and not (e.pending or e.target)
+        and e.id not in state.pairs
+        and e.id not in state.awaiting
+        and e.id not in state.runs
+        and not status_reads(e)
+        and (fact is None or inert(fact))
+    )
+
+
+def inert(fact: Fact) -> bool:
+    """A current accepted claim or adopted decision citing nothing and answering nothing: its
+    derived view is plain (no marks) whatever the other facts say."""
+    return (
+        fact.kind in GROUNDED
+        and fact.current
+        and not fact.retracted
+        and fact.state in ("accepted", "adopted")
+        and not (fact.supports or fact.depends_on or fact.answers or fact.superseded_by)
+    )
+
+
+def placing(e: Entity) -> tuple[bool, int, str, str]:
+    """The order of the records that fill a section (`views.ordered`'s): priority, unset last,
+    then the newest first (`created` descending), then by id."""
+    return (e.priority is None, e.priority or 0, _descending(e.created), e.id)
+
+
+_INVERSE = 0x10FFFE
+
+
+def _descending(text: str) -> str:
+    """A key that sorts strings in reverse order (a string after every string it starts)."""
+    return "".join(chr(_INVERSE - ord(c)) for c in text) + chr(_INVERSE + 1)
+
+
+def add_filler(counts: ColdCounts, e: Entity, sign: int = 1) -> None:
+    """Count (or uncount) a record kept outside the slice that only fills its section."""
+    _count(counts, _counted(e), sign)
+    filled = section(e)
+    setattr(counts, filled, getattr(counts, filled) + sign)
 
 
 _Counted = tuple[int | None, str | None]  # a cold record's place in ColdCounts
@@ -191,42 +261,60 @@ def filed(touched: Collection[str]) -> list[str]:
     return sorted({*touched, ""})
 
 
-def split(state: State) -> tuple[State, list[ColdRecord], ColdCounts]:
+def split(state: State, fill: bool = False) -> tuple[State, list[ColdRecord], ColdCounts]:
     """Partition a whole state into its slice, the cold records and their counts. The slice
     holds no reports: context and status read none, and a command reads those of the records
-    it names (`touched`, `view`), which the store keeps beside the cold records."""
+    it names (`touched`, `view`), which the store keeps beside the cold records. With `fill`,
+    the records that only fill a section (`fills`) are left out too, among the cold ones."""
     hot = msgspec.structs.replace(state, entities={}, reports={})
     cold: list[ColdRecord] = []
     counts = ColdCounts()
     for entity_id, e in state.entities.items():
-        if kept(state, e):
-            hot.entities[entity_id] = e
-        else:
-            cold.append(ColdRecord(e, state.ledger.get(entity_id)))
+        fact = state.ledger.get(entity_id)
+        if not kept(state, e):
+            cold.append(ColdRecord(e, fact))
             add_cold(counts, e)
+        elif fill and fills(state, e, fact):
+            cold.append(ColdRecord(e, fact))
+            add_filler(counts, e)
+        else:
+            hot.entities[entity_id] = e
     hot.ledger = kept_facts(state.ledger, hot.entities)
     return hot, cold, counts
 
 
-def bring_in(hot: State, counts: ColdCounts, records: list[ColdRecord]) -> None:
-    """Move fetched cold records into the slice before events about them are folded."""
+def bring_in(
+    hot: State, counts: ColdCounts, records: list[ColdRecord], filling: Collection[str] = ()
+) -> None:
+    """Move fetched cold records into the slice before events about them are folded
+    (`filling`: the ids of those that were kept out as filling a section)."""
     for record in records:
         hot.entities[record.entity.id] = record.entity
         if record.fact is not None:
             hot.ledger.setdefault(record.entity.id, record.fact)
-        add_cold(counts, record.entity, -1)
+        if record.entity.id in filling:
+            add_filler(counts, record.entity, -1)
+        else:
+            add_cold(counts, record.entity, -1)
 
 
-def push_out(hot: State, counts: ColdCounts, touched: set[str]) -> list[ColdRecord]:
-    """After a fold, move touched records that are no longer hot out of the slice."""
+def push_out(hot: State, counts: ColdCounts, touched: set[str], fill: bool = False) -> list[ColdRecord]:
+    """After a fold, move touched records that are no longer hot out of the slice (with
+    `fill`, those that only fill a section too: `fills` of the slice tells them apart)."""
     leaving: list[ColdRecord] = []
     for entity_id in sorted(touched):
         e = hot.entities.get(entity_id)
-        if e is None or kept(hot, e):
+        if e is None:
+            continue
+        fact = hot.ledger.get(entity_id)
+        if not kept(hot, e):
+            add_cold(counts, e)
+        elif fill and fills(hot, e, fact):
+            add_filler(counts, e)
+        else:
             continue
         del hot.entities[entity_id]
-        leaving.append(ColdRecord(e, hot.ledger.get(entity_id)))
-        add_cold(counts, e)
+        leaving.append(ColdRecord(e, fact))
     return leaving
 
 

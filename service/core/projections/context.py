@@ -14,7 +14,7 @@ import itertools
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -187,6 +187,15 @@ class _LedgerRows(Mapping[str, dict[str, Any]]):
 
 # --- build ----------------------------------------------------------------------------------
 
+
+class Filler(Protocol):
+    """The records a hot slice keeps out that only fill the full, progress or index section
+    (`hotslice.fills`): how many, and each in render order when reached."""
+
+    def count(self, section: str) -> int: ...
+    def rows(self, section: str) -> Iterator[Entity]: ...
+
+
 Item = tuple[Entity, str, Any]  # a record, the `_Builder` method making its row's text, a placement
 
 
@@ -197,6 +206,14 @@ def _order(e: Entity) -> tuple[bool, int]:
 
 def _created(item: Item) -> str:
     return item[0].created
+
+
+_FILLED = {FULL: "full_text", PROGRESS: "progress_text", INDEX: "index_text"}  # `_Builder` methods
+
+
+def _before(e: Entity, other: Entity) -> bool:
+    """Whether `e` renders strictly before `other` in a section (priority, then the newest)."""
+    return _order(e) < _order(other) or (_order(e) == _order(other) and e.created > other.created)
 
 
 class Rows:
@@ -260,16 +277,41 @@ class _Builder:
         self.items: dict[str, dict[tuple[bool, int], list[Item]]] = {key: {} for key in SECTION_ORDER}
         self.rows: dict[str, Rows] = {}
         self.counts = dict.fromkeys(("open_work", "search"), 0)
+        self.filler: Filler | None = None
 
     def add(self, key: str, e: Entity, text: str, extra: Any = None) -> None:
         self.items[key].setdefault(_order(e), []).append((e, text, extra))
 
     def _made(self, buckets: dict[tuple[bool, int], list[Item]]) -> Iterator[Row]:
-        """The rows of one section in render order, sorting each priority only when reached
-        (two stable sorts, as `views.ordered`: ties keep the order records were collected in)."""
+        """The rows of one section in render order."""
+        for e, text, extra in self._ordered(buckets):
+            yield Row(getattr(self, text)(e, extra), e.id, self.short(e))
+
+    @staticmethod
+    def _ordered(buckets: dict[tuple[bool, int], list[Item]]) -> Iterator[Item]:
+        """A section's items in render order, sorting each priority only when reached (two
+        stable sorts, as `views.ordered`: ties keep the order records were collected in)."""
         for order in sorted(buckets):
-            for e, text, extra in sorted(buckets[order], key=_created, reverse=True):
-                yield Row(getattr(self, text)(e, extra), e.id, self.short(e))
+            yield from sorted(buckets[order], key=_created, reverse=True)
+
+    def _filled(self, key: str, buckets: dict[tuple[bool, int], list[Item]]) -> Iterator[Row]:
+        """The rows of the full, progress or index section: the slice's merged, in render
+        order, with those of the records that only fill it (`filler`), each read when reached."""
+        assert self.filler is not None
+        text = _FILLED[key]
+        items = self._ordered(buckets)
+        filling = self.filler.rows(key)
+        item, e = next(items, None), next(filling, None)
+        while item is not None or e is not None:
+            if e is None or (item is not None and not _before(e, item[0])):
+                assert item is not None
+                yield Row(getattr(self, item[1])(item[0], item[2]), item[0].id, self.short(item[0]))
+                item = next(items, None)
+            else:
+                if isinstance(self.shorts, LazyShorts):
+                    self.shorts.want(e.id)
+                yield Row(getattr(self, text)(e, None), e.id, self.short(e))
+                e = next(filling, None)
 
     def short(self, e: Entity) -> str:
         return self.shorts.get(e.id, e.id)
@@ -355,7 +397,11 @@ class _Builder:
             what = f"{plural(moot, 'moot question')} left out (every answer leads to the same action)"
             self.sections[INDEX].pointers.append(pointer(what, self.cmd.status))
         for key, buckets in self.items.items():
-            self.rows[key] = Rows(sum(map(len, buckets.values())), self._made(buckets))
+            count = sum(map(len, buckets.values()))
+            if self.filler is not None and key in _FILLED:
+                self.rows[key] = Rows(count + self.filler.count(key), self._filled(key, buckets))
+            else:
+                self.rows[key] = Rows(count, self._made(buckets))
         due = deadlines(entities, today)
         self.rows[DEADLINES] = Rows(len(due), (self.deadline(d, today) for d in due))
         if health:
@@ -386,11 +432,12 @@ def build_context(
     cold: ColdCounts | None = None,
     near: Near | None = None,
     now: str | None = None,
+    filler: Filler | None = None,
 ) -> ContextDoc:
     """The context document of `project` with every row made (`draft_context`'s, whole)."""
     return draft_context(
         project, state, shared, config, today, runs, quarantined,
-        description=description, shorts=shorts, cold=cold, near=near, now=now,
+        description=description, shorts=shorts, cold=cold, near=near, now=now, filler=filler,
     ).doc()  # fmt: skip
 
 
@@ -407,6 +454,7 @@ def draft_context(
     cold: ColdCounts | None = None,
     near: Near | None = None,
     now: str | None = None,
+    filler: Filler | None = None,
 ) -> Draft:
     """The context document of `project`: sections of rendered rows, counts and pointers,
     each row made when it is read (the agent render reads those the budget keeps).
@@ -414,7 +462,8 @@ def draft_context(
     `shared` holds workspace-scoped records (the workspace log's and other projects');
     `runs` maps work id → local liveness word; `cold` counts live records left out of a
     hot slice (`service.core.fold.hotslice`) and `near` finds the ids of those records that sort next
-    to the ones shown (a short id is decided by its neighbours); `today`
+    to the ones shown (a short id is decided by its neighbours); `filler` gives the rows of the
+    records it kept out that only fill the full, progress and index sections; `today`
     is the ISO date deadlines are judged against and `now` the instant proposals are (one
     past its expiry is left out, `lapse`); `quarantined` counts log lines the store
     could not read. The document carries `config`'s budget and tokens per character for `render_agent`.
@@ -426,6 +475,7 @@ def draft_context(
     ledger = _LedgerRows(views)
     found = shorts if shorts is not None else _shorts(state, shared, entities, ledger, near)
     builder = _Builder(project, found, runs, state, ledger, now)
+    builder.filler = filler
     if cold is not None:
         builder.counts["search"] += cold.search
         builder.counts["open_work"] += cold.open_work

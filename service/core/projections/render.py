@@ -136,6 +136,10 @@ class LazyShorts(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._wanted)
 
+    def want(self, key: str) -> None:
+        """Make a short id for `key` too: a record `near` finds the neighbours of."""
+        self._wanted.add(key)
+
     def _short(self, wanted: str) -> str:
         head = wanted[: self._minimum]
         around = [u for u in self._near([wanted]) if u[: self._minimum] == head] if self._near else []

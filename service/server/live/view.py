@@ -154,6 +154,8 @@ class Sliced:
     def cold(self) -> ColdCounts:
         return self.kept.cold
 
+    filler: None = None  # the slice in memory keeps every hot record
+
     def near(self, ids: Collection[str]) -> list[str]:
         return self.kept.near(ids)
 
