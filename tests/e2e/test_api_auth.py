@@ -23,6 +23,8 @@ cookie instead of the header, with the same answers as HTML pages; its sign-in f
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,6 +48,7 @@ class Row:
     ok: int = 200  # the status of an allowed request
     stream: bool = False  # an endless answer: read the status and headers only
     view: bool = False  # a page of the web view: the caller's token in its cookie, answers HTML
+    form: Body = None  # a web form that writes: its fields (given the caller's name), sent with its token
 
 
 def goal(caller: str) -> dict[str, str]:
@@ -55,6 +58,14 @@ def goal(caller: str) -> dict[str, str]:
 def note(caller: str) -> dict[str, Any]:
     text = f"a note posted by the {caller} caller"
     return {"events": [{"type": "entity.confirmed", "project": SLUG, "payload": {"text": text}}]}
+
+
+def idea(caller: str) -> dict[str, str]:
+    return {"kind": "idea", "text": f"an idea the {caller} caller added in the web view"}
+
+
+def report(caller: str) -> dict[str, str]:
+    return {"text": f"a report the {caller} caller gave in the web view"}
 
 
 API = "/api/v1/workspaces/{ws:str}"
@@ -101,6 +112,10 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/ws/{ws:str}/projects/{slug:str}/records"): Row("read", "label=goal&all=1", view=True),
     ("GET", "/ws/{ws:str}/projects/{slug:str}/records/{record:str}"): Row("read", view=True),
     ("GET", "/ws/{ws:str}/live"): Row("read", stream=True, view=True),
+    ("POST", "/ws/{ws:str}/projects/{slug:str}/records"): Row("command", ok=303, view=True, form=idea),
+    ("POST", "/ws/{ws:str}/projects/{slug:str}/records/{record:str}/{action:str}"): Row(
+        "command", ok=303, view=True, form=report
+    ),
 }
 # The git endpoint, a mount (`service/server/api/git.py`): git's smart HTTP requests, the token as
 # HTTP basic auth's password. Its refusals are text for the git client to print, with
@@ -193,6 +208,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
 def url(team: Team, path: str, row: Row, fake: str | None = None) -> str:
     """`path` with its parameters filled in (`fake` one made up), and the row's query."""
     real = {"ws": WS, "slug": SLUG, "record": team.goal, "path": "openapi.txt", "file_path": "view.css"}
+    real["action"] = "report"
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -219,6 +235,11 @@ def session(team: Team, secret: str, kept: bool = True) -> str:
     return found
 
 
+def form_token(opened: str) -> str:
+    """The form token of session `opened`, as its pages carry it (`web/session.py: form_token`)."""
+    return hmac.new(opened.encode(), b"selfhub web form", hashlib.sha256).hexdigest()
+
+
 def send(team: Team, caller: str, method: str, target: str, row: Row, **extra: Any) -> httpx.Response:
     kwargs: dict[str, Any] = {"json": row.body(caller)} if row.body is not None else {}
     secret = team.tokens[caller]
@@ -226,7 +247,10 @@ def send(team: Team, caller: str, method: str, target: str, row: Row, **extra: A
         if row.action == "signin":
             kwargs["data"] = {"token": secret or ""}
         elif secret is not None:
-            kwargs["headers"] = {"Cookie": f"{COOKIE}={session(team, secret, kept=target != '/signout')}"}
+            opened = session(team, secret, kept=target != "/signout")
+            kwargs["headers"] = {"Cookie": f"{COOKIE}={opened}"}
+            if row.form is not None:
+                kwargs["data"] = row.form(caller) | {"form_token": form_token(opened)}
         secret = None
     for key, value in extra.items():
         kwargs[key] = kwargs.get(key, {}) | value if key == "headers" else value
