@@ -52,6 +52,9 @@ RUN = {
     ("docs/concepts.md", "Decisions and why"),
     ("docs/team-service.md", "A team's setup"),
     ("docs/sync.md", "Sync with your team"),
+    ("docs/operate.md", "Backup"),  # these three by tests/e2e/test_operate_docs.py
+    ("docs/operate.md", "Restore"),
+    ("docs/operate.md", "Upgrade"),
 }
 NOT_RUN = {
     ("README.md", "Install"): "installs the package and runs the whole suite",
@@ -59,6 +62,12 @@ NOT_RUN = {
     ("docs/deploy.md", "Deploy"): "needs a Docker engine; tests/e2e/test_container.py builds the image",
     ("docs/deploy.md", "With compose"): "needs a Docker engine; test_container.py runs it as compose does",
     ("docs/deploy.md", "On Kubernetes"): "needs a cluster; test_deploy_manifests.py checks the manifests",
+    ("docs/operate.md", "Backup with compose"): "needs a Docker engine; Backup runs the same command",
+    ("docs/operate.md", "Backup on Kubernetes"): "needs a cluster; test_backup_jobs.py checks the manifests",
+    ("docs/operate.md", "Upgrade with compose"): "needs a Docker engine; Upgrade runs the same command",
+    ("docs/operate.md", "Upgrade on Kubernetes"): "needs a cluster; test_backup_jobs.py runs its job",
+    ("docs/operate.md", "Roll back with compose"): "needs Docker; test_backup_jobs.py runs its script",
+    ("docs/operate.md", "Roll back on Kubernetes"): "needs a cluster; test_backup_jobs.py runs its job",
 }
 
 
