@@ -135,10 +135,10 @@ def _gate() -> None:
 
 
 def _agent_context(service: str | None) -> None:
-    from service.app import agents
+    from service.app import sessions
     from service.app.locate import project_slug
 
-    _echo(agents.session_context(service, project_slug(OPTIONS.project), _workspace))
+    _echo(sessions.session_context(service, project_slug(OPTIONS.project), _workspace))
 
 
 def _context(budget: int | None, as_json: bool) -> None:

@@ -6,32 +6,27 @@ the agent's own config) and taken out again, and the context its session starts 
 its server in ~/.codex/config.toml; Cursor's `.cursor/mcp.json` server and its rule file
 holding the block; `mcp` only prints a generic client's config. Each notes what it added in a
 record (`installers.py`), which `uninstall` reads to take out exactly that; installing again
-first takes out what the last install added, so nothing is there twice. `session_context` is
-what the session-start hook prints: the project's context from the service when the hook names
-one (the workspace's URL there, the token from SELF_TOKEN or the credentials file), else from
-the local store; it never fails the hook, it says what it could not read instead. It also
-brings the checkout's managed blocks up to date (`blocks.py`).
+first takes out what the last install added, so nothing is there twice. What the session-start
+hook prints (`session_context`) is `sessions.py`'s, which imports none of the installers.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from service.app import blocks, installers
 from service.app.installers import BlockAdded, Record
+from service.app.sessions import Source as Source  # re-exported for the CLI
+from service.app.sessions import newer_notes as newer_notes
+from service.app.sessions import read_conventions as read_conventions
+from service.app.sessions import refresh_blocks as refresh_blocks
+from service.app.sessions import session_context as session_context
 from service.core.agent import clients
 from service.core.agent import hooks as agent_hooks
 from service.core.agent.hooks import Hook
 from service.core.errors import Invalid
-
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from service.app.workspace import Workspace
 
 SETTINGS = Path(".claude") / "settings.json"
 RECORD = Path(".claude") / "selfhub-hooks.json"
@@ -59,14 +54,6 @@ class Removed(msgspec.Struct, frozen=True):
     removed: list[Hook]
     files: list[str] = msgspec.field(default_factory=list)
     notes: list[str] = msgspec.field(default_factory=list)
-
-
-class Source(msgspec.Struct, frozen=True):
-    """Where the conventions of a block are read: the service's workspace, else the local store."""
-
-    service: str | None
-    project: str | None
-    local: Callable[[], Workspace] | None
 
 
 def install(agent: str, checkout: Path, service: str | None, source: Source | None = None) -> Installed:
@@ -154,7 +141,7 @@ def _codex(checkout: Path, service: str | None, record: Record, found: list[str]
     if written is not None and record.block is None and written.action in ("created", "appended"):
         record.block = BlockAdded("AGENTS.md", written.separator, written.action == "created")
     done.files.append("AGENTS.md")
-    done.notes += _newer([written])
+    done.notes += newer_notes([written])
     return done
 
 
@@ -174,7 +161,7 @@ def _cursor(checkout: Path, service: str | None, record: Record, found: list[str
         written = blocks.write(rules, text)
         if written is not None and record.block is None and written.action == "appended":
             record.block = BlockAdded(str(blocks.RULES), written.separator, created=False)
-        done.notes += _newer([written])
+        done.notes += newer_notes([written])
     done.files.append(str(blocks.RULES))
     return done
 
@@ -222,14 +209,6 @@ def _conventions(source: Source | None) -> tuple[list[str] | None, list[str]]:
         return None, [f"the conventions were not read ({exc}); the block lists them once they are"]
 
 
-def read_conventions(source: Source) -> list[str]:
-    if source.service is not None:
-        return blocks.service_conventions(source.service, source.project)
-    if source.local is None:
-        raise Invalid("no workspace store selected (SELF_WORKSPACE)", code="no-workspace")
-    return blocks.conventions(source.local())
-
-
 def block(checkout: Path, files: list[str], source: Source) -> list[blocks.Written]:
     """`self agent block`: the managed block in each of `files` (AGENTS.md, and CLAUDE.md where
     it exists, by default), written or refreshed."""
@@ -246,21 +225,6 @@ def block(checkout: Path, files: list[str], source: Source) -> list[blocks.Writt
 def machine_block(home: Path) -> list[blocks.Written]:
     """`self agent block --machine`: the machine-level block for each agent this machine has."""
     return blocks.machine(home)
-
-
-def newer_notes(written: list[blocks.Written]) -> list[str]:
-    return _newer(written)
-
-
-def _newer(written: Sequence[blocks.Written | None]) -> list[str]:
-    from service import __version__
-
-    return [
-        f"{w.file}: its block was written by selfhub v{w.newer}, newer than this one (v{__version__}); "
-        "it now holds this version's text: update self on this machine"
-        for w in written
-        if w is not None and w.newer
-    ]
 
 
 def _codex_home() -> Path:
@@ -280,44 +244,6 @@ def json_dump(value: object) -> str:
     import json
 
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def session_context(service: str | None, project: str | None, local: Callable[[], Workspace]) -> str:
-    """The context a session starts with: the service's when `service` is given and answers,
-    else the local store's; a note of what could not be read, never an error."""
-    refresh_blocks(Path.cwd(), Source(service, project, local))
-    notes: list[str] = []
-    if service is not None:
-        try:
-            return _from_service(service, project)
-        except (OSError, Invalid, ValueError) as exc:
-            notes.append(f"(the service at {service} gave no context: {exc}; the local store's follows)")
-    try:
-        from service.app import queries, texts
-
-        return "\n".join([*notes, texts.context(queries.context(local(), None), agent=True)])
-    except Exception as exc:  # a hook must not fail the session: say what is missing
-        notes.append(f"(no selfhub context: {exc})")
-        return "\n".join(notes)
-
-
-def refresh_blocks(checkout: Path, source: Source) -> None:
-    """The checkout's managed blocks brought up to date at session start, where there are any;
-    a line on stderr when that could not be done or rewrote a newer block, never an error."""
-    try:
-        if not blocks.has_block(checkout):
-            return
-        notes = _newer(blocks.refresh(checkout, read_conventions(source)))
-    except Exception as exc:  # a hook must not fail the session
-        notes = [f"the managed block was not refreshed: {exc}"]
-    for note in notes:
-        print(f"self: {note}", file=sys.stderr)
-
-
-def _from_service(service: str, project: str | None) -> str:
-    from service.app import servicereads
-
-    return servicereads.get(service, project, "context", {"format": "plain"}).text
 
 
 def _check_agent(agent: str) -> None:
