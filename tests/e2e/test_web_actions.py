@@ -41,6 +41,12 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     with running_team(tmp_path_factory.mktemp("acts")) as made:
         made.cli("convention", "events are never edited")
         made.cli("decide", "render on the server", "--why", "a fast first paint")
+        fast = added(made, "claim", "the server renders fast enough", "--state", "accepted")
+        made.cli("decide", "no client framework", "--supports", fast)
+        made.cli("claim", "assess", fast, "--state", "disputed", "--why", "slow on old phones")
+        unit = added(made, "work", "add", "pick a font")
+        made.cli("work", "start", unit)
+        made.cli("work", "block", unit, "--on", "decision", "--why", "which license")
         yield made
 
 
@@ -93,10 +99,15 @@ def connected(page: Any) -> None:
     page.wait_for_selector("#live[data-connected='1']", state="attached")
 
 
-def shot(page: Any, name: str) -> Path:
+def shot(page: Any, name: str, until: str | None = None) -> Path:
+    """The whole page, or its top down to the end of the element `until` selects."""
     SHOTS.mkdir(exist_ok=True)
     path = SHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    clip = None
+    if until is not None:
+        box = page.locator(until).bounding_box()
+        clip = {"x": 0, "y": 0, "width": page.viewport_size["width"], "height": box["y"] + box["height"] + 16}
+    page.screenshot(path=str(path), full_page=True, clip=clip)
     print(f"screenshot: {path}")
     return path
 
@@ -128,7 +139,7 @@ def test_a_proposal_confirmed_in_one_window_shows_in_another(
     before = int(page.locator("#waiting-count").inner_text())
     assert page.locator(".inbox > li").count() == before, "the count is the list's"
     accessible(page, axe_js)
-    shot(page, "project-actions")
+    shot(page, "project-actions", until="section.add")
 
     row.get_by_role("button", name="Confirm").click()
     page.wait_for_url(team.service.url + PROJECT)
