@@ -35,11 +35,19 @@ def serving(directory: str) -> Path:
     """The data directory a service is to run on: made (`_data`), writable for this user
     (the service writes its workspaces and databases there) and of this release's format
     (`adapters/data/formats.py`); its path."""
-    from service.adapters.data import formats
-
     data = _data(directory)
     data.check_writable()
-    formats.check(data.claim().root)  # a newer format refused, an older one to upgrade first
+    return of_this_format(data.root)
+
+
+def of_this_format(root: Path) -> Path:
+    """The data directory at `root`, stamped with this release's format when nothing made it
+    yet; FormatNewer or FormatOlder (to upgrade first) when it is of another."""
+    from service.adapters.data import formats
+    from service.adapters.data.workspaces import Data
+
+    data = Data(root).claim()
+    formats.check(data.root)
     return data.root
 
 

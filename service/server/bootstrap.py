@@ -160,7 +160,9 @@ def from_environment() -> Litestar:
     (`granian --factory service.server.bootstrap:from_environment`)."""
     import os
 
+    from service.app.team import of_this_format
     from service.server.api.config import load
 
     config = os.environ.get("SELF_SERVE_CONFIG")
-    return build(Path(os.environ["SELF_DATA"]), load(Path(config) if config else None))
+    root = of_this_format(Path(os.environ["SELF_DATA"]))  # a newer or an older format refused
+    return build(root, load(Path(config) if config else None))

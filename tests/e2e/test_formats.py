@@ -103,3 +103,16 @@ def test_sync_refuses_a_remote_of_a_newer_store_format(tmp_path: Path) -> None:
     assert proc.returncode == 1, describe(proc)
     assert "workspace.json is of store format 2, newer than this release reads (1)" in proc.stderr
     assert git(store, "rev-parse", "main") == before
+
+
+def test_the_import_string_app_refuses_the_kept_older_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ASGI server started by import string checks the format as `self serve` does."""
+    from service.adapters.data.formats import FormatOlder
+    from service.server.bootstrap import from_environment
+
+    monkeypatch.setenv("SELF_DATA", str(fixture_data(tmp_path)))
+    monkeypatch.delenv("SELF_SERVE_CONFIG", raising=False)
+    with pytest.raises(FormatOlder, match="is of format 0, older than this release's"):
+        from_environment()
