@@ -74,6 +74,7 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/healthz"): Row("public"),
     ("GET", "/readyz"): Row("public"),
     ("GET", "/api/v1/workspaces"): Row("read"),
+    ("GET", "/api/v1/whoami"): Row("read"),
     ("GET", API + "/projects"): Row("read"),
     ("GET", PROJECT + "/context"): Row("read", "format=json&budget=500"),
     ("GET", PROJECT + "/status"): Row("read"),
