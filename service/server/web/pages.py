@@ -84,6 +84,7 @@ class ProjectPage(msgspec.Struct, frozen=True):
     waiting: list[Waiting]  # the first GROUP_ROWS
     waiting_total: int
     overdue: list[str]  # ids of records past their target
+    blockers: dict[str, list[str]]  # a blocked record's id → the texts of what blocks it
 
 
 def state_of(record: Entity) -> str:
@@ -128,6 +129,7 @@ def project(view: Workspace) -> ProjectPage:
         ],
         len(waiting),
         overdue,
+        blockers(state, row.values()),
     )
 
 
@@ -165,10 +167,12 @@ def _rows(state: State, records: Iterable[Entity]) -> dict[str, Row]:
     chosen = {e.id: e for e in records}
     shorts = render.shorts_for(chosen, state.entities)
     extras = views.ledger_extras(state, chosen)
-    rows = {i: views.entity_row(e, shorts[i], extras.get(i)) for i, e in chosen.items()}
-    for row in rows.values():
-        row["blockers"] = inbox.blockers(state, row)
-    return rows
+    return {i: views.entity_row(e, shorts[i], extras.get(i)) for i, e in chosen.items()}
+
+
+def blockers(state: State, rows: Iterable[Row]) -> dict[str, list[str]]:
+    """The texts of what blocks each blocked row's record (id → texts), for its badge."""
+    return {row["id"]: inbox.blockers(state, row) for row in rows if row.get("blocked_by")}
 
 
 class Filter(msgspec.Struct, frozen=True):
@@ -208,6 +212,7 @@ class Table(msgspec.Struct, frozen=True):
     first: int  # the place of the page's first row among those matched (from 1)
     previous: str | None  # the query strings of the pages before and after it
     next: str | None
+    blockers: dict[str, list[str]]  # a blocked record's id → the texts of what blocks it
 
 
 def table(view: Workspace, chosen: Filter) -> Table:
@@ -236,6 +241,7 @@ def table(view: Workspace, chosen: Filter) -> Table:
         start + 1,
         chosen.query(page - 1) if page > 1 else None,
         chosen.query(page + 1) if page < pages else None,
+        blockers(state, rows.values()),
     )
 
 
@@ -255,6 +261,7 @@ class RecordPage(msgspec.Struct, frozen=True):
     cited_by: list[str]
     named: dict[str, Row]  # id → that record's row
     actions: list[str]  # what a writer may do to it here (`actions.offered`)
+    blockers: dict[str, list[str]]  # a blocked record's id (its own, those named) → what blocks it
 
 
 def record(view: Workspace, prefix: str) -> RecordPage:
@@ -276,8 +283,9 @@ def record(view: Workspace, prefix: str) -> RecordPage:
     cited = [e.id for e in ordered(citing)]
     named = [i for rel in relations for i in rel.ids if i in state.entities] + cited
     rows = _rows(state, (state.entities[i] for i in named))
-    shown["blockers"] = inbox.blockers(state, shown)
-    return RecordPage(shown, history, relations, cited, {i: rows[i] for i in named}, actions.offered(shown))
+    named_rows = {i: rows[i] for i in named}
+    blocked = blockers(state, [shown, *named_rows.values()])
+    return RecordPage(shown, history, relations, cited, named_rows, actions.offered(shown), blocked)
 
 
 def _ids(value: object) -> list[str]:
