@@ -20,7 +20,8 @@ DirOpt = typer.Option(".", "--dir", help="The checkout whose agent settings chan
 ServiceOpt = typer.Option(
     None,
     "--service",
-    help="The workspace's URL on a service (http://HOST:PORT/git/WS.git); the token is read from SELF_TOKEN.",
+    help="The workspace's URL on a service (http://HOST:PORT/git/WS.git); the token is read from "
+    "SELF_TOKEN, else the one `self login` kept.",
 )
 
 
@@ -125,7 +126,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """What the session-start hook prints: the project's context, from the service when
-        one is given (token: SELF_TOKEN), else the local store; never fails the session. The
+        one is given (token: SELF_TOKEN or `self login`'s), else the local store; never fails the session. The
         checkout's managed blocks are refreshed on the way."""
         from service.app import agents
         from service.app.locate import project_slug

@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--service",
             help="Serve the tools of this service (http://HOST:PORT) instead of the local store; "
-            "token: SELF_TOKEN or the credentials file.",
+            "token: SELF_TOKEN, else the credentials file (`self login` keeps it there).",
         ),
     ) -> None:
         """Serve the tools (context, search, show, record, work, review, gate) to an MCP client

@@ -1,6 +1,6 @@
 """A project's document read from a workspace on a team service, for the agent's commands that
 take `--service` (session context, the managed block's conventions): the URL checked as a
-hook's is, the token from SELF_TOKEN or the credentials file, one GET."""
+hook's is, the token from SELF_TOKEN or the credentials file (where a login keeps it), one GET."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def get(
         raise Invalid("no project is selected here (SELF_PROJECT, or a checkout marked for one)")
     found = credentials.lookup(service)
     if found is None:
-        raise Invalid("no token: set SELF_TOKEN (a reader token suffices)")
+        raise Invalid("no token: set SELF_TOKEN, or log in to the service (a reader token suffices)")
     try:
         answer = httpx.get(
             f"{base}/api/v1/workspaces/{workspace}/projects/{project}/{resource}",
