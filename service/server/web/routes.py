@@ -4,7 +4,8 @@ forms, and a cookie-authorized event stream for the pages' live updates.
 Every page is authorized by `viewer` before litestar reads its query: the session of the
 view's cookie, checked by the guard (`guard.authorize` with `session.cookie_session`), a
 reader's role enough. Each handler parses, makes one call (`pages`, `reads`, `search`) and
-renders a template; every error is a page (`refusal`): a refused token the sign-in form."""
+renders a template; every error is a page (`refusal`): a refused token the sign-in form. The
+forms that write are `acting.py`'s."""
 
 from __future__ import annotations
 
