@@ -18,7 +18,7 @@ from service.adapters.sync.credentials import Login
 from service.adapters.sync.errors import SyncError
 from service.app.login import service_url, valid_author
 from service.core.errors import Invalid
-from service.server.api.config import ConfigError, parse
+from service.server.api.config import ConfigError, metrics_token, parse
 from service.server.api.hooks import secrets_of
 from service.server.bootstrap import build
 
@@ -105,6 +105,19 @@ def test_webhook_secrets_come_from_files_too(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("ACME_HOOK_PREVIOUS_FILE", str(tmp_path / "before"))
     backend = Backend("git://git.example/acme.git", "ACME_HOOK")
     assert secrets_of(backend) == [b"new-secret", b"old-secret"]
+
+
+def test_the_metrics_token_comes_from_a_file_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    named = parse({"metrics": {"token_env": "SELFHUB_TEST_METRICS"}}, "serve.toml")
+    monkeypatch.delenv("SELFHUB_TEST_METRICS", raising=False)
+    (tmp_path / "metrics").write_text("scrape-token\n")
+    monkeypatch.setenv("SELFHUB_TEST_METRICS_FILE", str(tmp_path / "metrics"))
+    assert metrics_token(named) == "scrape-token"
+    monkeypatch.setenv("SELFHUB_TEST_METRICS_FILE", str(tmp_path / "absent"))
+    with pytest.raises(
+        ConfigError, match=r"^metrics\.token_env: SELFHUB_TEST_METRICS_FILE=.*absent cannot be read"
+    ):
+        metrics_token(named)
 
 
 def test_a_configured_remote_whose_secret_file_cannot_be_read_stops_the_start(

@@ -190,16 +190,23 @@ def with_options(
 
 
 def metrics_token(config: ServiceConfig) -> str | None:
-    """The token `/metrics` asks for: the value of the variable `metrics.token_env` names (none
-    without one); a ConfigError when that variable is unset or empty."""
-    import os
+    """The token `/metrics` asks for: the value of the variable `metrics.token_env` names, or of
+    the file `NAME_FILE` names (`credentials.from_env`); none without the key; a ConfigError
+    when neither is set, or the file cannot be read."""
+    from service.adapters.sync.credentials import from_env
+    from service.adapters.sync.errors import SyncError
 
     name = config.metrics.token_env
     if name is None:
         return None
-    value = os.environ.get(name, "").strip()
+    try:
+        value = (from_env(name) or "").strip()
+    except SyncError as exc:
+        raise ConfigError(f"metrics.token_env: {exc}") from None
     if not value:
-        raise ConfigError(f"metrics.token_env names {name}, which is not set; set it, or remove the key")
+        raise ConfigError(
+            f"metrics.token_env names {name}, which is not set (nor {name}_FILE); set it, or remove the key"
+        )
     return value
 
 
