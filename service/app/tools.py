@@ -319,27 +319,30 @@ def written(ws: Workspace, events: list[Event], short: bool = True) -> str:
     from service.app.queries import event_row
 
     lines = []
-    for row in (event_row(e) for e in events):
+    for event, row in zip(events, (event_row(e) for e in events), strict=True):
         payload = row.get("payload")
         subject = ""
         if isinstance(payload, dict):
             subject = str(payload.get("entity") or payload.get("work") or payload.get("slug") or "")
-        lines.append(f"{row['type']} {_short(ws, subject) if short else subject}".rstrip())
+        lines.append(f"{row['type']} {_short(ws, event.project, subject) if short else subject}".rstrip())
     return "\n".join(lines)
 
 
-def _short(ws: Workspace, subject: str) -> str:
-    """`subject`'s short id when it is a record's id, else `subject` (a slug)."""
+def _short(ws: Workspace, log: str, subject: str) -> str:
+    """`subject`'s short id when it is a record's id (else `subject`, a slug): unique among the
+    records of `log`, where the event was written (its `project`), and of every log an id given
+    here is looked up in (this project's, then the workspace's), as context's are."""
+    from itertools import chain
+
     from service.core.events import ids
+    from service.core.events.events import WORKSPACE_LOG
     from service.core.projections.render import LazyShorts
 
     if not ids.is_id(subject):
         return subject
-    try:
-        hot = ws.hot(ws.log_of(subject))
-    except Invalid:
-        return subject
-    return LazyShorts([subject], hot.state.entities, hot.near)[subject]
+    hots = [ws.hot(each) for each in dict.fromkeys([log, ws.project or WORKSPACE_LOG, WORKSPACE_LOG])]
+    universe = chain.from_iterable(hot.state.entities for hot in hots)
+    return LazyShorts([subject], universe, lambda near: [i for hot in hots for i in hot.near(near)])[subject]
 
 
 def _gate(ws: Workspace, args: GateArgs, local: bool) -> str:

@@ -76,6 +76,20 @@ def test_a_write_prints_its_short_id_once_and_json_the_whole_one(store: Store) -
     assert shown["text"] == "ship the importer" and shown["id"].startswith(found[1])
 
 
+def test_each_short_id_printed_names_its_own_record_across_the_project_and_workspace_logs(
+    store: Store,
+) -> None:
+    """Records written within a second share their first characters: each printed short id is
+    long enough to name its record where an id given here is looked up (project, workspace)."""
+    printed = {}
+    for n in range(4):
+        text = f"record {n}"
+        where = ("--workspace",) if n % 2 else ()
+        printed[text] = store.ok("goal", text, *where).split()[1]
+    for text, short in printed.items():
+        assert store.json("state", "show", short)["text"] == text, (short, printed)
+
+
 # --- the same record twice ----------------------------------------------------------------------
 
 
