@@ -58,21 +58,22 @@ def import_docket(ws: Workspace, path: Path) -> DocketImport:
     from service.core.ledger import docket
 
     lines, torn = json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
-    docket.read(lines)  # a ledger Docket's reader refuses is refused before the store is opened
-    _, summary = execute_import(ws, ImportDocket(lines=tuple(lines)))
+    texts = tuple((number, text) for number, (_, text) in lines)  # kept as written, for the export
+    docket.read(texts)  # a ledger Docket's reader refuses is refused before the store is opened
+    _, summary = execute_import(ws, ImportDocket(lines=texts))
     return msgspec.convert(summary | {"torn_line_skipped": torn}, DocketImport)
 
 
 def export_docket(ws: Workspace, path: Path) -> DocketExport:
     """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
-    from service.core.interop import exchange
+    from service.core.interop import docket_out
 
-    written = exchange.docket_export(ws.state(ws.require_project()))
+    written = docket_out.docket_export(ws.state(ws.require_project()))
     lines = written.lines
     target = path.expanduser()
     try:
         with target.open("x", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in lines)
+            handle.writelines(text + "\n" for text in written.texts)
     except FileExistsError as exc:
         raise Invalid(f"{path} exists: export writes a new file (remove it, or name another)") from exc
     except OSError as exc:
@@ -82,10 +83,10 @@ def export_docket(ws: Workspace, path: Path) -> DocketExport:
     return DocketExport(str(path), records, len(lines) - records, renumbered)
 
 
-def json_lines(path: Path, what: str) -> tuple[list[tuple[int, Any]], bool]:
-    """The non-empty lines of a JSONL file, parsed, with their line numbers; and whether a
-    torn last line was left out (no newline after it and not JSON: an append that died
-    midway, which Docket's reader skips too)."""
+def json_lines(path: Path, what: str) -> tuple[list[tuple[int, tuple[Any, str]]], bool]:
+    """The non-empty lines of a JSONL file, parsed and as written, with their line numbers;
+    and whether a torn last line was left out (no newline after it and not JSON: an append
+    that died midway, which Docket's reader skips too)."""
     if not path.is_file():
         raise Invalid(f"{path}: no such file ({what})")
     try:
@@ -95,12 +96,12 @@ def json_lines(path: Path, what: str) -> tuple[list[tuple[int, Any]], bool]:
     except OSError as exc:
         raise Invalid(f"{path}: cannot read it ({exc.strerror})") from exc
     lines = text.splitlines()
-    rows: list[tuple[int, Any]] = []
+    rows: list[tuple[int, tuple[Any, str]]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            rows.append((number, json.loads(line)))
+            rows.append((number, (json.loads(line), line)))
         except ValueError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 return rows, True

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from service.core.commands.config import WorkspaceConfig
-from service.core.interop import exchange
+from service.core.interop import docket_out, exchange
 from service.core.ledger import docket, ledger
 from tests.support import docket_reader
 from tests.support.docket_ledgers import RECORD_KINDS, renumbered
@@ -84,15 +84,15 @@ def every_kind() -> Book:
 
 
 def test_an_export_of_every_kind_reads_in_docket_s_readers() -> None:
-    written = exchange.docket_export(every_kind().state())
+    written = docket_out.docket_export(every_kind().state())
     for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):
         docket_reader.check(written.lines, version)
     by_id = {line["id"]: line for line in written.lines}
     assert list(by_id) == [
-        *("c1", "c2", "q3", "d4", "d5", "c6", "c7", "d8", "d9", "d10"),  # its own ids: one sequence
+        *("c1", "c2", "q3", "d4", "d5", "c6", "d4.r1", "d4.1", "c7", "d8", "d9", "d10", "d10.r1"),
+        *("c7.1", "d4.2"),  # its own ids (one sequence) and lines, in its order
         *("c11", "c12", "d13", "q14"),  # a ledger numbered per kind: renumbered
         *("c15", "d16", "q17"),  # written here
-        "d4.r1",
     ]
     assert written.renumbered == [("c1", "c11"), ("c2", "c12"), ("d1", "d13"), ("q1", "q14")]
     assert by_id["c12"]["supports"] == [["c11"]] and by_id["d13"]["depends_on"] == ["c12"]
@@ -103,7 +103,7 @@ def test_an_export_of_every_kind_reads_in_docket_s_readers() -> None:
         ["q14"],
     )
     assert by_id["d4.r1"]["grounds"] == {"c2": "c6"} and by_id["d4.r1"]["reviews"] == "d4"
-    assert {line["kind"] for line in written.lines} == {*RECORD_KINDS, "review"}
+    assert {line["kind"] for line in written.lines} == {*RECORD_KINDS, "review", "correction"}
     assert {by_id[i]["state"] for i in ("c1", "c7")} == {"accepted", "unassessed"}
     assert by_id["d9"]["state"] == "revoked"
 
@@ -111,7 +111,7 @@ def test_an_export_of_every_kind_reads_in_docket_s_readers() -> None:
 def test_the_same_export_numbered_per_kind_is_refused() -> None:
     """What the export wrote before: each kind numbered on its own. Every version of Docket's
     reader that wants one sequence stops at the first id below one before it."""
-    lines: list[dict[str, Any]] = exchange.docket_lines(every_kind().state())
+    lines: list[dict[str, Any]] = docket_out.docket_lines(every_kind().state())
     per_kind = renumbered(lines, shared=False)
     assert [line["id"] for line in per_kind][:4] == ["c1", "c2", "q1", "d1"]
     for version in SHARED_VERSIONS:
@@ -126,7 +126,7 @@ def test_records_written_here_alone_read_in_every_version() -> None:
     q = book.question("Which parser?")
     c = book.claim("The API returns JSON.", state="unassessed")
     book.decision("Parse with the standard library.", supports=c, answers=q, alternatives=("orjson",))
-    lines = exchange.docket_lines(book.state())
+    lines = docket_out.docket_lines(book.state())
     for version in docket_reader.VERSIONS:
         docket_reader.check(lines, version)
     assert [line["id"] for line in lines] == ["q1", "c2", "d3"]
@@ -154,7 +154,7 @@ def test_a_revision_leaves_its_reason_out_and_reads_in_every_version() -> None:
     book.claim("the API returns JSON with a schema", supersedes=c1, supersede_reason="revise")
     d2 = book.decision("parse with json", choice="stdlib json")
     book.decision("parse with orjson", choice="orjson", supersedes=d2)  # no reason given
-    written = exchange.docket_export(book.state())
+    written = docket_out.docket_export(book.state())
     assert [line.get("supersedes") for line in written.lines] == [[], ["c1"], [], ["d3"]]
     assert all("supersede_reason" not in line for line in written.lines)
     for version in docket_reader.VERSIONS:
@@ -168,7 +168,7 @@ def test_another_reason_is_written_and_comes_back() -> None:
     book.claim("the API answers in JSON", supersedes=c1, supersede_reason="restate")
     c3 = book.claim("the disk is fast")
     book.claim("the disk is slow", supersedes=c3, supersede_reason="reverse")
-    written = exchange.docket_export(book.state())
+    written = docket_out.docket_export(book.state())
     assert [line.get("supersede_reason") for line in written.lines] == [None, "restate", None, "reverse"]
     for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):
         docket_reader.check(written.lines, version)

@@ -14,13 +14,14 @@ by the id the export gave that record before the rows are compared.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.core.fold.state import State
-from service.core.interop import exchange
+from service.core.interop import docket_out
 from service.core.projections import views
 from tests.support import docket_reader
 from tests.support.docket_ledgers import RECORD_KINDS, docket_ledgers, renumbered
@@ -44,7 +45,9 @@ def rows(state: State) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for record_id, extra in views.ledger_extras(state).items():
         e = state.entities[record_id]
+        owed = sorted({(o["ground"], o["head"]) for o in extra["review_owed"]})  # Docket pins grounds
         row = extra | {
+            "review_owed": [{"ground": ground, "head": head} for ground, head in owed],
             "text": e.text,
             "why": e.why,
             "status": e.status,
@@ -55,10 +58,16 @@ def rows(state: State) -> dict[str, dict[str, Any]]:
     return found
 
 
-def imported(lines: list[dict[str, Any]]) -> Log:
+def imported(lines: list[dict[str, Any]] | list[str]) -> Log:
+    """A log holding the ledger of `lines` (each a line's JSON, or its text as written)."""
     log = Log()
     log.load(list(enumerate(lines, 1)))
     return log
+
+
+def compact(lines: list[dict[str, Any]]) -> list[str]:
+    """Lines as Docket's append writes them."""
+    return [json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in lines]
 
 
 def renaming(ledger: list[dict[str, Any]], exported: list[dict[str, Any]]) -> dict[str, str]:
@@ -83,42 +92,61 @@ def renamed(value: Any, names: dict[str, str]) -> Any:
 @given(docket_ledgers(), st.booleans())
 def test_import_export_import_gives_the_same_rows(ledger: list[dict[str, Any]], shared: bool) -> None:
     ledger = renumbered(ledger, shared=shared)
-    first = imported(ledger)
-    exported = exchange.docket_lines(first.state())
+    first = imported(compact(ledger))
+    written = docket_out.docket_export(first.state())
+    exported = written.lines
     for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):
         docket_reader.check(exported, version)  # Docket's readers accept the file
-    assert all(line.get("supersede_reason") != "revise" for line in exported)  # the default: left out
+    records = zip(
+        (line for line in ledger if line["kind"] in RECORD_KINDS),
+        (line for line in exported if line["kind"] in RECORD_KINDS),
+        strict=True,
+    )  # the default reason: written where the ledger wrote it, and never else
+    assert all(
+        (new.get("supersede_reason") == "revise") <= (old.get("supersede_reason") == "revise")
+        for old, new in records
+    )
     if shared and all(line["kind"] in RECORD_KINDS and "supersede_reason" not in line for line in exported):
         docket_reader.check(exported, docket_reader.V168D1F2)  # records only, every reason revise
     names = renaming(ledger, exported)
     if shared:
         assert all(old == new for old, new in names.items())  # its own ids, kept
-    second = imported(exported)
+    second = imported(written.texts)
     assert rows(second.state()) == renamed(rows(first.state()), names)
-    again = exchange.docket_lines(second.state())
-    assert [{k: v for k, v in line.items() if k != "ts"} for line in again] == [
-        {k: v for k, v in line.items() if k != "ts"} for line in exported
-    ]
+    assert docket_out.docket_export(second.state()).texts == written.texts  # byte for byte
 
 
 def test_an_exported_record_keeps_its_docket_id_and_fields() -> None:
+    """An imported record comes back as its ledger wrote it: its line, then its corrections
+    (the reasons and provenance with them) and its review (the note with it), in their places."""
     from tests.unit.test_ledger_docket import rows_of
 
     log = Log()
     log.load(rows_of("first.jsonl"))
-    exported = {line["id"]: line for line in exchange.docket_lines(log.state())}
+    lines = docket_out.docket_lines(log.state())
+    exported = {line["id"]: line for line in lines}
     d4 = exported["d4"]
-    assert d4["text"] == "Parse API responses with the standard library json module."
-    assert d4["evidence"] == [{"ref": "bench/parse.md", "checked_at": "2026-09-05T08:00:00+00:00"}]
-    assert (d4["choice"], d4["alternatives"], d4["revisit"]) == (
-        "stdlib json",
-        ["stdlib json"],
-        "when orjson ships wheels everywhere",
+    assert d4["text"] == "Parse API responses with the standard library."  # as first written
+    assert (d4["ts"], d4["author"], d4["session"], d4["branch"]) == (
+        "2026-09-02T09:10:00+00:00",
+        "ada",
+        "s-01",
+        "main",
     )
-    assert exported["c6"]["supersedes"] == ["c2"] and "supersede_reason" not in exported["c6"]  # revise
+    assert exported["d4.1"]["fields"]["text"] == "Parse API responses with the standard library json module."
+    assert exported["d4.1"]["reason"] == "name the module"
+    assert exported["d4.2"]["fields"] == {
+        "decided_by": "ada and grace",
+        "revisit": "when orjson ships wheels everywhere",
+    }
+    assert (exported["c6"]["supersedes"], exported["c6"]["supersede_reason"]) == (
+        ["c2"],
+        "revise",
+    )  # as written
     assert exported["d9"]["state"] == "revoked" and exported["d9"]["pinned"] is True
     assert exported["d4.r1"]["grounds"] == {"c2": "c6"}
-    assert set(exported) == {"c1", "c2", "q3", "d4", "d5", "c6", "c7", "d8", "d9", "d10", "d4.r1"}
+    assert exported["d4.r1"]["note"] == "Still stands: the header only narrowed to JSON bodies."
+    assert [line["id"] for line in lines] == [line["id"] for _, line in rows_of("first.jsonl")]
 
 
 def test_records_written_here_export_as_lines_docket_reads() -> None:
@@ -130,7 +158,7 @@ def test_records_written_here_export_as_lines_docket_reads() -> None:
     c = book.claim("the API returns JSON", evidence=("docs/api.md", ""))
     book.decision("parse with the stdlib", supports=c, answers=q1, revisit="2027-01-31")
     book.assess(c, "disputed")
-    exported = exchange.docket_lines(book.state())
+    exported = docket_out.docket_lines(book.state())
     by_id = {line["id"]: line for line in docket_reader.check(exported, docket_reader.V049E5AA)}
     assert list(by_id) == ["q1", "q2", "c3", "d4"]  # one sequence across the kinds
     assert by_id["q2"]["answers"] == []

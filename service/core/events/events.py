@@ -7,7 +7,7 @@ survive untouched (forward compatibility) and known ones are typed.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -94,6 +94,27 @@ class Evidence(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     commit: str | None = None
 
 
+class DocketLine(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A line of a Docket ledger as its file held it: the line's number, its JSON, and how it
+    was written — every object's keys in the order written (the objects taken depth first,
+    `core/ledger/docket.py: key_walk`) and the separators (compact, or `", "` and `": "`)."""
+
+    at: int
+    line: dict[str, Any]
+    keys: tuple[str, ...]
+    spaced: bool = False
+
+
+class DocketTrail(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """What a Docket ledger wrote about one imported record, kept so an export writes it back:
+    the record's own line (its provenance and `legacy` in it), its correction lines (their
+    reasons and provenance) and its review lines (their notes and provenance)."""
+
+    record: DocketLine
+    corrections: tuple[DocketLine, ...] = ()
+    reviews: tuple[DocketLine, ...] = ()
+
+
 class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, forbid_unknown_fields=False):
     """What a claim, decision or question records beyond an entity's text (Docket's schema 2).
 
@@ -121,6 +142,7 @@ class LedgerFields(msgspec.Struct, frozen=True, gc=False, omit_defaults=True, fo
     gate: str | None = None  # a policy decision's ruling for matching tool calls: allow|deny|ask
     tool: str | None = None  # the tool a policy applies to (None: every tool)
     pattern: str | None = None  # a glob over the call's subject (command, file path)
+    docket: DocketTrail | None = None  # an imported record's lines as the Docket ledger wrote them
 
 
 class ReviewMark(msgspec.Struct, frozen=True, gc=False):

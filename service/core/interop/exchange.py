@@ -3,8 +3,7 @@ out (the Parquet export of evaluation mining)."""
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -12,10 +11,10 @@ import msgspec
 from service.core.commands import commands
 from service.core.commands.commands import Clock
 from service.core.commands.config import WorkspaceConfig
-from service.core.events import ids
 from service.core.events.events import (
     EXPOSURES,
     Assertion,
+    DocketTrail,
     EntityWhy,
     Event,
     Exposure,
@@ -27,7 +26,7 @@ from service.core.events.events import (
     make,
 )
 from service.core.fold import fold
-from service.core.fold.state import Entity, Fact, State
+from service.core.fold.state import Entity, State
 from service.core.gates import caps, sanitize
 from service.core.gates.sanitize import Unsanitary
 from service.core.ledger import docket
@@ -69,7 +68,7 @@ def import_docket(
     for record in fresh:
         new_id = clock.new_id()
         links = _links(record, known)
-        fields = _fields(record, book.identity)
+        fields = ledger_fields(record, book.identity)
         for rule, _ in objections(record.kind, record.fields["text"], fields):
             kept[rule] = kept.get(rule, 0) + 1
         exposure, priority = places.get(record.id, ("search", None))
@@ -152,7 +151,8 @@ def _links(record: docket.Record, known: Mapping[str, str]) -> list[Link]:
     return links
 
 
-def _fields(record: docket.Record, source: str) -> LedgerFields:
+def ledger_fields(record: docket.Record, source: str) -> LedgerFields:
+    """The ledger fields of an imported record: its Docket fields, and its lines as written."""
     raw = record.fields
     reason = raw.get("supersede_reason") or DEFAULT_REASON
     return LedgerFields(
@@ -169,6 +169,17 @@ def _fields(record: docket.Record, source: str) -> LedgerFields:
         alias=record.id,
         source=source,
         corrections=tuple(record.corrections),
+        docket=_trail(record) if record.written else None,
+    )
+
+
+def _trail(record: docket.Record) -> DocketTrail:
+    """The record's lines as its ledger holds them: its own, its corrections, its reviews."""
+    later = [docket.kept(w.line, w.text) for w in record.later]
+    return DocketTrail(
+        docket.kept(record.line, record.written),
+        tuple(line for line in later if line.line.get("kind") == "correction"),
+        tuple(line for line in later if line.line.get("kind") == "review"),
     )
 
 
@@ -252,139 +263,6 @@ def _reviews(
             payload = Reviewed(record_id, marks, review.note or None)
             out.append(commands.event(clock, "entity.reviewed", payload, {"docket": review.id}))
     return out
-
-
-# --- a state's records as a Docket schema-2 ledger (`self export docket`) --------------------
-
-
-class DocketExport(msgspec.Struct, frozen=True):
-    """A state's ledger as Docket schema-2 lines, and the records written under another id
-    than the one they were imported with (their old Docket id → the id in the file)."""
-
-    lines: list[dict[str, Any]]
-    renumbered: list[tuple[str, str]]
-
-
-def docket_lines(state: State) -> list[dict[str, Any]]:
-    return docket_export(state).lines
-
-
-def docket_export(state: State) -> DocketExport:
-    """The ledger records of `state` as Docket schema-2 lines, in the order they were
-    recorded: records first, then one review line per recorded review. Ids are one sequence
-    shared by the three kinds (`_names`); every line naming a record — its relations, a
-    review's target and grounds — names it by the id it has in the file."""
-    records = sorted(
-        (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
-        key=lambda e: e.created,
-    )
-    taken = {e.ledger.alias for e in state.entities.values() if e.ledger is not None and e.ledger.alias}
-    names = _names(records, state.ledger, taken)
-    out = [_line(e, state.ledger[e.id], names) for e in records]
-    for e in records:
-        fact = state.ledger[e.id]
-        if fact.kind == "question" or not fact.reviewed:
-            continue
-        grounds = {
-            names[m.ground]: names[m.head] for m in fact.reviewed if m.ground in names and m.head in names
-        }
-        if grounds:
-            out.append(_review_line(e, names[e.id], grounds))
-    renumbered = [
-        (alias, names[e.id])
-        for e in records
-        if e.ledger is not None and (alias := e.ledger.alias) and alias != names[e.id]
-    ]
-    return DocketExport(out, renumbered)
-
-
-def _names(records: list[Entity], facts: Mapping[str, Fact], taken: Set[str]) -> dict[str, str]:
-    """Each record's id in the file: one sequence shared by the three kinds (`c1`, `d2`,
-    `q3`), each number above every one before it. That is the numbering every stored version
-    of Docket's reader accepts: most refuse any other ("global sequence must increase"), and
-    those that number each kind on its own want only each kind's numbers to rise.
-
-    A record keeps the Docket id it was imported with while that id fits (its kind's prefix,
-    a number above every id before it), so a ledger numbered that way comes back with its own
-    ids. Any other record — written here, or from a ledger numbered per kind — takes the next
-    number whose id no imported record holds (`taken`): an id in the file never names another
-    record than the one it named in the ledger it came from."""
-    names: dict[str, str] = {}
-    highest = 0
-    for e in records:
-        prefix = docket.PREFIX[facts[e.id].kind]
-        alias = e.ledger.alias if e.ledger is not None else None
-        match = docket.RECORD_ID.fullmatch(alias) if alias else None
-        if alias and match and match.group(1) == prefix and int(match.group(2)) > highest:
-            highest = int(match.group(2))
-            names[e.id] = alias
-            continue
-        highest += 1
-        while f"{prefix}{highest}" in taken:
-            highest += 1
-        names[e.id] = f"{prefix}{highest}"
-    return names
-
-
-def _stamp(e: Entity) -> str:
-    millis = ids.time_ms(e.created)
-    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
-
-
-def _line(e: Entity, fact: Fact, names: Mapping[str, str]) -> dict[str, Any]:
-    fields = e.ledger
-    evidence = [
-        {"ref": item} if isinstance(item, str) else msgspec.to_builtins(item)
-        for item in (fields.evidence if fields else ())
-        if (item if isinstance(item, str) else item.ref).strip()  # Docket wants a non-empty ref
-    ]
-    line: dict[str, Any] = {
-        "schema": docket.SCHEMA,
-        "kind": fact.kind,
-        "id": names[e.id],
-        "text": e.text,
-        "state": fact.state,
-        "ts": _stamp(e),
-        "author": "",
-        "session": "",
-        "branch": "",
-        "scope": list(fields.applies_to) if fields else [],
-        "rationale": e.why or "",
-        "supports": [[names[m] for m in group if m in names] for group in fact.supports],
-        "depends_on": [names[t] for t in fact.depends_on if t in names],
-        "answers": [names[t] for t in fact.answers if t in names and fact.kind != "question"],
-        "supersedes": [names[t] for t in e.supersedes if t in names],
-        "evidence": evidence,
-        "revisit": (fields.revisit if fields else None) or "",
-        "cost_if_wrong": (fields.cost_if_wrong if fields else None) or "",
-        "pinned": bool(fields and fields.pinned),
-    }
-    line["supports"] = [group for group in line["supports"] if group]
-    reason = fields.supersede_reason if fields is not None else None
-    if line["supersedes"] and reason and reason != DEFAULT_REASON:
-        # "revise" is what a supersession without a reason means to Docket and to the import,
-        # and Docket's 168d1f2 reader refuses the field: written only when it says more
-        line["supersede_reason"] = reason
-    if fact.kind == "decision":
-        line["choice"] = (fields.choice if fields else None) or e.text  # Docket's reader wants one
-        line["alternatives"] = list(fields.alternatives) if fields else []
-        line["decided_by"] = (fields.decided_by if fields else None) or ""
-    return line
-
-
-def _review_line(e: Entity, name: str, grounds: dict[str, str]) -> dict[str, Any]:
-    return {
-        "schema": docket.SCHEMA,
-        "kind": "review",
-        "id": f"{name}.r1",
-        "reviews": name,
-        "grounds": grounds,
-        "note": "",
-        "ts": _stamp(e),
-        "author": "",
-        "session": "",
-        "branch": "",
-    }
 
 
 def decision_rows(state: State) -> list[dict[str, Any]]:

@@ -10,12 +10,14 @@ kinds, states, relations to earlier lines only — and applies corrections in li
 What only Docket's *writer* refuses (a question mark in a decision, an alternative equal to
 the choice) is read as written: the import counts it, the ledger keeps it.
 
-`lines` is the other way: a state's ledger records as schema-2 lines Docket's reader accepts.
+Each line is kept as written too (`Record.written`, `later`): the export writes a record's
+lines back byte for byte where nothing changed here (`service/core/interop/docket_out.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,7 +25,7 @@ from typing import Any
 import msgspec
 
 from service.core.errors import Invalid
-from service.core.events.events import LEDGER_KINDS, LEDGER_STATES, SUPERSEDE_REASONS, Evidence
+from service.core.events.events import LEDGER_KINDS, LEDGER_STATES, SUPERSEDE_REASONS, DocketLine, Evidence
 
 SCHEMA = 2
 # Docket's kinds, states and supersede reasons are the ledger's (`service.core.events.events`).
@@ -61,13 +63,24 @@ class Review(msgspec.Struct, frozen=True):
     note: str
 
 
+class Written(msgspec.Struct, frozen=True):
+    """A line of the file as written: its number and its text (no newline)."""
+
+    line: int
+    text: str
+
+
 class Record(msgspec.Struct):
-    """One record line, its corrections applied; `fields` holds the line as it reads now."""
+    """One record line, its corrections applied; `fields` holds the line as it reads now,
+    `written` the record's line as the file holds it, `later` its correction and review
+    lines as the file holds them, in file order."""
 
     line: int
     fields: dict[str, Any]
     corrections: list[str] = msgspec.field(default_factory=list)
     reviews: list[Review] = msgspec.field(default_factory=list)
+    written: str = ""
+    later: list[Written] = msgspec.field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -99,15 +112,19 @@ def identity(first: Mapping[str, Any]) -> str:
 
 
 def read(rows: Sequence[tuple[int, Any]]) -> Ledger:
-    """Read the lines of a ledger (line number, parsed JSON) as Docket's reader does; a line
-    it would refuse raises Invalid naming the line."""
+    """Read the lines of a ledger (line number, and the line's text or its parsed JSON) as
+    Docket's reader does; a line it would refuse raises Invalid naming the line. A line given
+    parsed is kept as Docket's append writes one (compact, keys in their order)."""
     reader = _Reader()
-    for number, raw in rows:
+    parsed: list[Any] = []
+    for number, given in rows:
         try:
-            reader.line(number, raw)
+            raw, text = _parsed(given)
+            parsed.append(raw)
+            reader.line(number, raw, text)
         except Invalid as exc:
             raise Invalid(f"line {number}: {exc}") from exc
-    first = rows[0][1] if rows else {}
+    first = parsed[0] if parsed else {}
     return Ledger(
         identity=identity(first if isinstance(first, dict) else {}),
         records=reader.records,
@@ -115,6 +132,16 @@ def read(rows: Sequence[tuple[int, Any]]) -> Ledger:
         reviews=reader.reviews,
         ignored=reader.ignored,
     )
+
+
+def _parsed(given: Any) -> tuple[Any, str]:
+    """A line's JSON and its text as written."""
+    if not isinstance(given, str):
+        return given, json.dumps(given, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return json.loads(given), given
+    except ValueError as exc:
+        raise Invalid(f"not JSON ({exc})") from exc
 
 
 class _Reader:
@@ -131,7 +158,7 @@ class _Reader:
     def ignore(self, what: str) -> None:
         self.ignored[what] = self.ignored.get(what, 0) + 1
 
-    def line(self, number: int, raw: Any) -> None:
+    def line(self, number: int, raw: Any, text: str) -> None:
         if not isinstance(raw, dict):
             raise Invalid("a ledger line is a JSON object")
         schema = raw.get("schema")
@@ -141,11 +168,11 @@ class _Reader:
             )
         kind = raw.get("kind")
         if kind == "correction":
-            self.correction(raw)
+            self.correction(raw).later.append(Written(number, text))
         elif kind == "review":
-            self.review(raw)
+            self.review(raw).later.append(Written(number, text))
         elif kind in LEDGER_KINDS:
-            self.record(number, raw)
+            self.record(number, raw, text)
         elif schema == SCHEMA and isinstance(kind, str):  # a newer Docket's line: Docket skips it too
             self.ignore(f"kind {kind}")
         else:
@@ -153,7 +180,7 @@ class _Reader:
 
     # --- records ------------------------------------------------------------------------
 
-    def record(self, number: int, raw: dict[str, Any]) -> None:
+    def record(self, number: int, raw: dict[str, Any], text: str) -> None:
         record_id, kind = raw.get("id"), str(raw["kind"])
         match = RECORD_ID.fullmatch(record_id) if isinstance(record_id, str) else None
         if match is None or match.group(1) != PREFIX[kind]:
@@ -173,7 +200,7 @@ class _Reader:
             self._check_relation(record_id, kind, name, target)
         for unknown in sorted(set(raw) - KNOWN_FIELDS):
             self.ignore(unknown)
-        record = Record(number, fields)
+        record = Record(number, fields, written=text)
         self.records.append(record)
         self.by_id[record_id] = record
         self.highest[match.group(1)] = int(match.group(2))
@@ -216,7 +243,7 @@ class _Reader:
         self.numbers[f"{noun} {target}"] = number
         return record
 
-    def correction(self, raw: dict[str, Any]) -> None:
+    def correction(self, raw: dict[str, Any]) -> Record:
         record = self._series(raw, CORRECTION_ID, "corrects", "correction")
         line_id = str(raw["id"])
         for unknown in sorted(set(raw) - CORRECTION_FIELDS):
@@ -236,8 +263,9 @@ class _Reader:
             raise Invalid(f"{line_id}: {exc}") from exc
         record.corrections.append(line_id)
         self.corrections += 1
+        return record
 
-    def review(self, raw: dict[str, Any]) -> None:
+    def review(self, raw: dict[str, Any]) -> Record:
         record = self._series(raw, REVIEW_ID, "reviews", "review")
         line_id = str(raw["id"])
         for unknown in sorted(set(raw) - REVIEW_FIELDS):
@@ -259,6 +287,7 @@ class _Reader:
         note = raw.get("note")
         record.reviews.append(Review(line_id, dict(grounds), note if isinstance(note, str) else ""))
         self.reviews += 1
+        return record
 
 
 def _cited(fields: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -391,3 +420,66 @@ def normalized(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     elif isinstance(legacy, str):
         fields["legacy"] = legacy
     return fields
+
+
+# --- a line as written ---------------------------------------------------------------------
+
+SPACED = (", ", ": ")  # `docket migrate` writes these; Docket's append writes "," and ":"
+COMPACT = (",", ":")
+
+
+def kept(number: int, text: str) -> DocketLine:
+    """A line of the file kept so it can be written back as it was."""
+    value = json.loads(text)
+    return DocketLine(number, value, key_walk(value), spaced=_dumps(value, SPACED) == text)
+
+
+def key_walk(value: Any) -> tuple[str, ...]:
+    """Every object's keys in their order, the objects taken depth first (an object's keys,
+    then each of its values in turn)."""
+    walk: list[str] = []
+
+    def visit(item: Any) -> None:
+        if isinstance(item, dict):
+            walk.extend(item)
+            for inner in item.values():
+                visit(inner)
+        elif isinstance(item, list):
+            for inner in item:
+                visit(inner)
+
+    visit(value)
+    return tuple(walk)
+
+
+def written(value: dict[str, Any], line: DocketLine) -> str:
+    """`value` — the kept line, or one made from it — in the key order and separators the
+    kept line was written in; a key it did not hold goes after those it did."""
+    orders: dict[tuple[str | int, ...], list[str]] = {}
+    keys = iter(line.keys)
+
+    def learn(item: Any, path: tuple[str | int, ...]) -> None:
+        if isinstance(item, dict):
+            order = [next(keys, "") for _ in item]
+            orders[path] = order
+            for key in order:
+                learn(item.get(key), (*path, key))
+        elif isinstance(item, list):
+            for n, inner in enumerate(item):
+                learn(inner, (*path, n))
+
+    def arranged(item: Any, path: tuple[str | int, ...]) -> Any:
+        if isinstance(item, dict):
+            rank = {key: n for n, key in enumerate(orders.get(path, []))}
+            ordered = sorted(item, key=lambda key: rank.get(key, len(rank)))
+            return {key: arranged(item[key], (*path, key)) for key in ordered}
+        if isinstance(item, list):
+            return [arranged(inner, (*path, n)) for n, inner in enumerate(item)]
+        return item
+
+    learn(line.line, ())
+    return _dumps(arranged(value, ()), SPACED if line.spaced else COMPACT)
+
+
+def _dumps(value: Any, separators: tuple[str, str]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=separators)

@@ -1,0 +1,384 @@
+"""A state's ledger as a Docket schema-2 file (`self export docket`).
+
+An imported record is written back from its trail (`LedgerFields.docket`): its own line, its
+correction lines and its review lines, each in the place and the bytes its ledger gave it.
+What changed here since the import is written over the record's own line — the fields
+whose value now differs from what the ledger read (a claim assessed, a decision revoked),
+each one then dropped from the correction lines that set it — and a review line keeps only
+the grounds this ledger does not owe a review on now (an assessment or a new head since the
+review makes the record owe it again, and Docket reads the line that way too). A line
+nothing touched keeps its bytes, so `import → export` of a Docket ledger gives the file back.
+
+A record written here gets a line in the shape and key order Docket's writer gives one,
+compact, its `ts` the time it was recorded, and its review marks one review line.
+
+Ids are one sequence shared by the three kinds (`_names`): every stored version of Docket's
+reader accepts that numbering. A record keeps its Docket id while that id fits; any other
+takes the next free number, and every line naming a record names it by its id in the file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Set
+from typing import Any
+
+import msgspec
+
+from service.core.events import ids
+from service.core.events.events import DocketLine, DocketTrail, LedgerFields
+from service.core.fold.state import Entity, Fact, State
+from service.core.ledger import docket
+from service.core.ledger.derived import DEFAULT_REASON, derive
+from service.core.ledger.ledger import aliases
+
+RELATIONS = ("supports", "depends_on", "answers", "supersedes")
+PROVENANCE = ("ts", "author", "session", "branch")
+RECORD_FIELDS = docket.KNOWN_FIELDS - {"migrated_from"}
+OPTIONAL = {"decided_by": ""}  # a field Docket's reader takes as this when a line has none
+
+
+class DocketExport(msgspec.Struct, frozen=True):
+    """A state's ledger as Docket schema-2 lines (each as a JSON object, and as the text
+    the file holds), and the records written under another id than the one they were
+    imported with (their old Docket id → the id in the file)."""
+
+    lines: list[dict[str, Any]]
+    renumbered: list[tuple[str, str]]
+    texts: list[str]
+
+
+class _Values(msgspec.Struct, frozen=True):
+    """What a record's line says, by ids here: as the state holds it, or as imported."""
+
+    kind: str
+    text: str
+    why: str | None
+    state: str
+    supports: tuple[tuple[str, ...], ...]
+    depends_on: tuple[str, ...]
+    answers: tuple[str, ...]
+    supersedes: tuple[str, ...]
+    fields: LedgerFields | None
+
+
+class _Out(msgspec.Struct):
+    """One line of the file: where it goes, its object, the text it was read from."""
+
+    key: tuple[str, int]
+    line: dict[str, Any]
+    kept: DocketLine | None = None
+
+
+def docket_lines(state: State) -> list[dict[str, Any]]:
+    return docket_export(state).lines
+
+
+def docket_export(state: State) -> DocketExport:
+    """The ledger records of `state` as a Docket schema-2 file, in the order they were
+    recorded (an imported ledger's lines in its own order)."""
+    records = sorted(
+        (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
+        key=lambda e: _key(e, state),
+    )
+    taken = {e.ledger.alias for e in state.entities.values() if e.ledger is not None and e.ledger.alias}
+    names = _names(records, state.ledger, taken)
+    views = derive(state, [e.id for e in records])
+    owed = {i: {(o.ground, o.head) for o in view.review_owed} for i, view in views.items()}
+    out: list[_Out] = []
+    for e in records:
+        trail = e.ledger.docket if e.ledger is not None else None
+        if trail is not None:
+            out += _written_back(state, e, trail, names, owed[e.id])
+        else:
+            line = _line(_now(e, state.ledger[e.id]), names, _stamped(e))
+            out.append(_Out((e.created, 0), _with_id(line, names[e.id])))
+        out += _native_review(e, state.ledger[e.id], names, owed[e.id] | _pinned(state, e))
+    out.sort(key=lambda o: o.key)
+    renumbered = [
+        (alias, names[e.id])
+        for e in records
+        if e.ledger is not None and (alias := e.ledger.alias) and alias != names[e.id]
+    ]
+    return DocketExport([o.line for o in out], renumbered, [_text(o) for o in out])
+
+
+def _key(e: Entity, state: State) -> tuple[str, int]:
+    """Where a record's line goes: an imported one at its line in its ledger, the ledger
+    placed where its first record was imported; a record written here when it was."""
+    fields = e.ledger
+    if fields is None or fields.docket is None:
+        return e.created, 0
+    return _anchors(state)[fields.source or ""], fields.docket.record.at
+
+
+def _anchors(state: State) -> dict[str, str]:
+    """Each imported ledger → the id of its first record here."""
+    found: dict[str, str] = {}
+    for e in state.entities.values():
+        if e.ledger is not None and e.ledger.docket is not None:
+            source = e.ledger.source or ""
+            found[source] = min(found.get(source, e.created), e.created)
+    return found
+
+
+def _names(records: list[Entity], facts: Mapping[str, Fact], taken: Set[str]) -> dict[str, str]:
+    """Each record's id in the file: one sequence shared by the three kinds (`c1`, `d2`,
+    `q3`), each number above every one before it. That is the numbering every stored version
+    of Docket's reader accepts: most refuse any other ("global sequence must increase"), and
+    those that number each kind on its own want only each kind's numbers to rise.
+
+    A record keeps the Docket id it was imported with while that id fits (its kind's prefix,
+    a number above every id before it), so a ledger numbered that way comes back with its own
+    ids. Any other record — written here, or from a ledger numbered per kind — takes the next
+    number whose id no imported record holds (`taken`): an id in the file never names another
+    record than the one it named in the ledger it came from."""
+    names: dict[str, str] = {}
+    highest = 0
+    for e in records:
+        prefix = docket.PREFIX[facts[e.id].kind]
+        alias = e.ledger.alias if e.ledger is not None else None
+        match = docket.RECORD_ID.fullmatch(alias) if alias else None
+        if alias and match and match.group(1) == prefix and int(match.group(2)) > highest:
+            highest = int(match.group(2))
+            names[e.id] = alias
+            continue
+        highest += 1
+        while f"{prefix}{highest}" in taken:
+            highest += 1
+        names[e.id] = f"{prefix}{highest}"
+    return names
+
+
+# --- a record's line ----------------------------------------------------------------------
+
+
+def _now(e: Entity, fact: Fact) -> _Values:
+    return _Values(
+        kind=fact.kind,
+        text=e.text,
+        why=e.why,
+        state=fact.state,
+        supports=fact.supports,
+        depends_on=fact.depends_on,
+        answers=fact.answers,
+        supersedes=tuple(e.supersedes),
+        fields=e.ledger,
+    )
+
+
+def _stamped(e: Entity) -> dict[str, str]:
+    """A record written here: the time it was recorded (Docket's `ts`, to the second)."""
+    return {"ts": _iso(e.created), "author": "", "session": "", "branch": ""}
+
+
+def _iso(event_id: str) -> str:
+    """An event id's time as Docket writes a `ts`."""
+    millis = ids.time_ms(event_id)
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
+
+
+def _line(values: _Values, names: Mapping[str, str], provenance: Mapping[str, str]) -> dict[str, Any]:
+    """A record's line in the key order Docket's writer builds one."""
+    fields = values.fields or LedgerFields()
+    evidence = [
+        {"ref": item} if isinstance(item, str) else msgspec.to_builtins(item)
+        for item in fields.evidence
+        if (item if isinstance(item, str) else item.ref).strip()  # Docket wants a non-empty ref
+    ]
+    supports = [[names[m] for m in group if m in names] for group in values.supports]
+    line: dict[str, Any] = {
+        "schema": docket.SCHEMA,
+        "kind": values.kind,
+        "id": "",
+        "text": values.text,
+        "state": values.state,
+        **{name: provenance.get(name, "") for name in PROVENANCE},
+        "scope": list(fields.applies_to),
+        "rationale": values.why or "",
+        "supports": [group for group in supports if group],
+        "depends_on": [names[t] for t in values.depends_on if t in names],
+        "answers": [names[t] for t in values.answers if t in names and values.kind != "question"],
+        "supersedes": [names[t] for t in values.supersedes if t in names],
+        "evidence": evidence,
+        "revisit": fields.revisit or "",
+        "cost_if_wrong": fields.cost_if_wrong or "",
+        "pinned": fields.pinned,
+    }
+    reason = fields.supersede_reason
+    if line["supersedes"] and reason and reason != DEFAULT_REASON:
+        # "revise" is what a supersession without a reason means to Docket and to the import,
+        # and Docket's 168d1f2 reader refuses the field: written only when it says more
+        line["supersede_reason"] = reason
+    if values.kind == "decision":
+        line["choice"] = fields.choice or values.text  # Docket's reader wants one
+        line["alternatives"] = list(fields.alternatives)
+        line["decided_by"] = fields.decided_by or ""
+    return line
+
+
+def _with_id(line: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**line, "id": name}
+
+
+# --- an imported record's lines, written back -----------------------------------------------
+
+
+def _written_back(
+    state: State, e: Entity, trail: DocketTrail, names: Mapping[str, str], owed: Set[tuple[str, str]]
+) -> list[_Out]:
+    """The record's own line, its corrections and its reviews as its ledger wrote them, with
+    what reads otherwise here written over them: what changed since the import, and what
+    Docket's reader wants in another shape than the line held (a missing field, an evidence
+    reference written bare, a decision state another tool named)."""
+    fields = e.ledger or LedgerFields()
+    anchor = _anchors(state)[fields.source or ""]
+    here = aliases(state, fields.source)
+    rename = {alias: names[i] for alias, i in here.items() if i in names}
+    record = _shaped(_renamed_record(_known(trail.record.line, RECORD_FIELDS), rename))
+    read = dict(record)
+    for line in trail.corrections:
+        read |= _shaped(line.line["fields"])
+    now = _line(_now(e, state.ledger[e.id]), names, _provenance(record)) | {"id": record["id"]}
+    changed = {k for k, v in now.items() if read.get(k, OPTIONAL.get(k)) != v}
+    if read.get("supersede_reason") == DEFAULT_REASON and "supersede_reason" not in now:
+        changed.discard("supersede_reason")  # a revision, written out
+    elif "supersede_reason" in read and "supersede_reason" not in now:
+        changed.add("supersede_reason")
+    for name in changed:
+        if name in now:
+            record[name] = now[name]
+        else:
+            record.pop(name, None)
+    out = [_Out((anchor, trail.record.at), record, trail.record)]
+    for line in trail.corrections:
+        correction = _correction(_known(line.line, docket.CORRECTION_FIELDS), rename, changed)
+        if correction is not None:
+            out.append(_Out((anchor, line.at), correction, line))
+    for line in trail.reviews:
+        review = _review(_known(line.line, docket.REVIEW_FIELDS), rename, here, owed)
+        if review is not None:
+            out.append(_Out((anchor, line.at), review, line))
+    return out
+
+
+def _known(line: Mapping[str, Any], fields: Set[str]) -> dict[str, Any]:
+    """A line without the fields Docket's reader (049e5aa) refuses: those a later Docket
+    added (`migrated_from`), those it does not know."""
+    return {k: v for k, v in line.items() if k in fields}
+
+
+def _shaped(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields in the shape Docket's reader wants where an earlier Docket wrote another that
+    the import reads too: an evidence reference written bare, a scope of one written alone."""
+    out = dict(fields)
+    evidence = out.get("evidence")
+    if isinstance(evidence, list) and any(isinstance(item, str) for item in evidence):
+        out["evidence"] = [{"ref": item} if isinstance(item, str) else item for item in evidence]
+    if isinstance(out.get("scope"), str):
+        out["scope"] = [out["scope"]]
+    return out if out != fields else dict(fields)
+
+
+def _provenance(raw: Mapping[str, Any]) -> dict[str, str]:
+    return {name: value if isinstance(value := raw.get(name), str) else "" for name in PROVENANCE}
+
+
+def _renamed_record(raw: dict[str, Any], rename: Mapping[str, str]) -> dict[str, Any]:
+    """A record line with its id and relations named as in the file (a relation to a
+    record not written, one retracted here, left out)."""
+    out = dict(raw)
+    out["id"] = rename.get(raw["id"], raw["id"])
+    for name in RELATIONS:
+        value = raw.get(name)
+        if not isinstance(value, list):
+            continue
+        if name == "supports":
+            groups = [[rename[m] for m in g if m in rename] if isinstance(g, list) else g for g in value]
+            out[name] = [g for g in groups if g]
+        else:
+            out[name] = [rename[t] for t in value if isinstance(t, str) and t in rename]
+    return out if out != raw else raw
+
+
+def _series(raw: dict[str, Any], field: str, rename: Mapping[str, str]) -> dict[str, Any]:
+    """A correction or review line renamed with its record (`d4.1` of `d4` → `d13.1`)."""
+    target = raw[field]
+    name = rename.get(target, target)
+    if name == target:
+        return dict(raw)
+    return {**raw, "id": name + raw["id"][len(target) :], field: name}
+
+
+def _correction(raw: dict[str, Any], rename: Mapping[str, str], changed: Set[str]) -> dict[str, Any] | None:
+    """A correction line, without the fields changed here since (None: none left)."""
+    out = _series(raw, "corrects", rename)
+    kept = {k: v for k, v in _shaped(raw["fields"]).items() if k not in changed}
+    if not kept:
+        return None
+    if kept != raw["fields"]:
+        out["fields"] = kept
+    return out
+
+
+def _review(
+    raw: dict[str, Any], rename: Mapping[str, str], here: Mapping[str, str], owed: Set[tuple[str, str]]
+) -> dict[str, Any] | None:
+    """A review line with the grounds this ledger still takes as reviewed: a ground it owes
+    a review on now is left out, so Docket owes it too (None: no ground left)."""
+    out = _series(raw, "reviews", rename)
+    grounds = {
+        rename[g]: rename[h]
+        for g, h in raw["grounds"].items()
+        if g in rename and h in rename and (here[g], here[h]) not in owed
+    }
+    if not grounds:
+        return None
+    if grounds != raw["grounds"]:
+        out["grounds"] = grounds
+    return out
+
+
+def _pinned(state: State, e: Entity) -> set[tuple[str, str]]:
+    """The grounds and heads (ids here) the record's imported review lines pinned."""
+    fields = e.ledger
+    if fields is None or fields.docket is None:
+        return set()
+    here = aliases(state, fields.source)
+    pairs = (pair for line in fields.docket.reviews for pair in line.line["grounds"].items())
+    return {(here[g], here[h]) for g, h in pairs if g in here and h in here}
+
+
+def _native_review(e: Entity, fact: Fact, names: Mapping[str, str], skip: Set[tuple[str, str]]) -> list[_Out]:
+    """One review line for the review marks made here on a claim or decision and still
+    standing (`skip`: the grounds it owes a review on now, and those its ledger's own review
+    lines hold, written with those lines)."""
+    marks = [
+        m for m in fact.reviewed if m.ground in names and m.head in names and (m.ground, m.head) not in skip
+    ]
+    if fact.kind == "question" or not marks:
+        return []
+    trail = e.ledger.docket if e.ledger is not None else None
+    numbers = [int(line.line["id"].rsplit(".r", 1)[1]) for line in trail.reviews] if trail else []
+    name = names[e.id]
+    at = max([e.created, *(m.as_of for m in marks)])
+    line = {
+        "schema": docket.SCHEMA,
+        "kind": "review",
+        "id": f"{name}.r{max(numbers, default=0) + 1}",
+        "reviews": name,
+        "grounds": {names[m.ground]: names[m.head] for m in marks},
+        "note": "",
+        **_stamped(e),
+        "ts": _iso(at),
+    }
+    return [_Out((at, 1), line)]
+
+
+def _text(out: _Out) -> str:
+    """A line's text: as its ledger wrote it (keys in its order, its separators), or compact
+    in Docket's key order for a line written here."""
+    if out.kept is None:
+        return json.dumps(out.line, ensure_ascii=False, separators=docket.COMPACT)
+    return docket.written(out.line, out.kept)
