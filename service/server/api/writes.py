@@ -18,7 +18,10 @@ from service.server.api import bodies, guard, openapi, reads
 from service.server.api.routes import JSON, AnyRequest, answer, data_of, hub_of, origin_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from service.adapters.store.unit import Unit as Batch
+    from service.app.workspace import Workspace
     from service.core.events.events import Origin
     from service.server.live.space import LiveWorkspace
 
@@ -75,18 +78,27 @@ async def commands(request: AnyRequest, ws: str, project: str | None = None) -> 
 
 
 async def run_command(
-    request: AnyRequest, ws: str, project: str | None, origin: Origin, command: AnyCommand
+    request: AnyRequest,
+    ws: str,
+    project: str | None,
+    origin: Origin,
+    command: AnyCommand,
+    first: Callable[[Workspace], None] | None = None,
 ) -> list[object]:
     """Run `command` as `origin` on the workspace's writer (`service.app.execute`) and wait
     for its commit: the events it wrote. The one way a front end of the service runs a command
-    (`POST …/commands`, the web view's forms)."""
+    (`POST …/commands`, the web view's forms); `first`, a check of the front end's own, runs in
+    the same job on the state the command sees (no write lands between them)."""
     from service.app import execute
     from service.server.live.view import View
 
     live = await _live(request, ws)
 
     def run(batch: Batch) -> object:
-        return execute(View(live, project, origin, batch), command)
+        view = View(live, project, origin, batch)
+        if first is not None:
+            first(view)
+        return execute(view, command)
 
     job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))
     job.answer()

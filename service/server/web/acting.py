@@ -29,11 +29,16 @@ from service.server.web.actions import ActionForm, AddForm
 from service.server.web.templating import href, page
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from litestar.connection import ASGIConnection
     from litestar.handlers.base import BaseRouteHandler
 
     from service.adapters.auth.tokens import Grant
+    from service.app.workspace import Workspace
     from service.core.commands.requests import AnyCommand
+
+    Check = Callable[[Workspace], None]
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 
@@ -63,9 +68,7 @@ async def act(
     shown = record if data.back == "record" else None
     try:
         command = actions.command_of(action, record, data)
-        if action == "decline":
-            await anyio.to_thread.run_sync(_proposal, request, ws, slug, record)
-        await _run(request, ws, slug, command)
+        await _run(request, ws, slug, command, _proposal(record) if action == "decline" else None)
     except (Invalid, Refused) as exc:
         return await anyio.to_thread.run_sync(_refused, request, ws, slug, shown, exc)
     return _back(ws, slug, shown)
@@ -82,19 +85,26 @@ async def add(request: AnyRequest, ws: str, slug: str, data: Annotated[AddForm, 
     return _back(ws, slug, None)
 
 
-async def _run(request: AnyRequest, ws: str, slug: str, command: AnyCommand) -> None:
+async def _run(
+    request: AnyRequest, ws: str, slug: str, command: AnyCommand, first: Check | None = None
+) -> None:
     given: Grant = request.state[guard.GRANT]
-    await run_command(request, ws, slug, origin_of(given.user), command)
+    await run_command(request, ws, slug, origin_of(given.user), command, first)
 
 
-def _proposal(request: AnyRequest, ws: str, slug: str, record: str) -> None:
-    """A decline withdraws a proposal, never a record already confirmed."""
-    with reading(request, ws, slug) as view:
+def _proposal(record: str) -> Check:
+    """A decline withdraws a proposal, never a record already confirmed: checked on the state
+    the retract is written on."""
+
+    def check(view: Workspace) -> None:
         found = view.show(record, False, None)[0]
-    if found.status != "proposed":
-        raise Invalid(
-            f"{found.id} is {found.status}, not a proposal: only a proposal is declined", code="wrong-state"
-        )
+        if found.status != "proposed":
+            raise Invalid(
+                f"{found.id} is {found.status}, not a proposal: only a proposal is declined",
+                code="wrong-state",
+            )
+
+    return check
 
 
 def _back(ws: str, slug: str, record: str | None) -> Redirect:
