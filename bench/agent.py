@@ -12,6 +12,10 @@ package's bytecode compiled, as an installed package has it. `--store DIR` keeps
 generated store there and reuses it. `--before SELF` times another build's `self` (another
 checkout's virtual environment) in the same interleaved runs, on a copy of the store of its own
 (so that neither build's caches are the other's), each figure beside this build's.
+
+Each process's CPU time (user and system, from the kernel's accounting of the child) is shown
+beside its wall time: on a machine that others load, the wall time also holds the time a
+process waited for a core, the CPU time does not.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,14 +62,21 @@ COMMANDS: list[tuple[str, list[str], str | None]] = [
 Case = tuple[list[str], str | None, dict[str, str]]  # arguments, stdin, environment
 
 
-def timed(args: list[str], env: dict[str, str], stdin: str | None) -> float:
+def timed(args: list[str], env: dict[str, str], stdin: str | None) -> tuple[float, float]:
+    """The wall and CPU seconds of one process."""
+    used = _children_cpu()
     start = time.perf_counter()
     subprocess.run(args, env=env, input=stdin, text=True, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - used
 
 
-def medians(env: dict[str, str], runs: int, before: Build | None) -> dict[str, float]:
-    """Median seconds of each process, the runs interleaved."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def medians(env: dict[str, str], runs: int, before: Build | None) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds of each process, the runs interleaved."""
     cases: dict[str, Case] = {"python -c pass": ([sys.executable, "-c", "pass"], None, env)}
     for name, args, stdin in COMMANDS:
         cases[f"self {name}"] = ([SELF, *args], stdin, env)
@@ -73,11 +85,14 @@ def medians(env: dict[str, str], runs: int, before: Build | None) -> dict[str, f
         cases[f"typer {name}"] = ([*TYPER, *args], stdin, env)
     for args, stdin, case_env in cases.values():  # warm the page cache and the store's caches
         timed(args, case_env, stdin)
-    times: dict[str, list[float]] = {name: [] for name in cases}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for _ in range(runs):
         for name, (args, stdin, case_env) in cases.items():
             times[name].append(timed(args, case_env, stdin))
-    return {name: statistics.median(t) for name, t in times.items()}
+    return {
+        name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
+        for name, t in times.items()
+    }
 
 
 class Build(NamedTuple):
@@ -123,18 +138,18 @@ def main() -> None:
         found = medians(env, args.runs, before)
     base = found["python -c pass"]
     print(f"medians of {args.runs} runs; a store of {args.events:,} events; ratio to `python -c pass`")
-    print(f"{'python -c pass':>22} {base * 1000:7.1f} ms  1.00x")
+    print(f"{'':>24} {'wall':>16}   {'cpu':>16}")
+    print(f"{'python -c pass':>24} {_figure(base, base)}")
     for name, _, _ in COMMANDS:
-        shown = [f"{'self ' + name:>22} {_figure(found[f'self {name}'], base)}"]
-        if before is not None:
-            shown.append(f"before {_figure(found[f'before {name}'], base)}")
-        shown.append(f"through typer {_figure(found[f'typer {name}'], base)}")
-        print("   ".join(shown))
+        builds = ["self", "before", "typer"] if before is not None else ["self", "typer"]
+        for build_name in builds:
+            print(f"{build_name + ' ' + name:>24} {_figure(found[f'{build_name} {name}'], base)}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
-def _figure(seconds: float, base: float) -> str:
-    return f"{seconds * 1000:7.1f} ms {seconds / base:5.2f}x"
+def _figure(seconds: tuple[float, float], base: tuple[float, float]) -> str:
+    """Wall and CPU milliseconds, each with its ratio to the base's."""
+    return "   ".join(f"{s * 1000:7.1f} ms {s / b:5.2f}x" for s, b in zip(seconds, base, strict=True))
 
 
 if __name__ == "__main__":
