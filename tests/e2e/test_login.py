@@ -156,13 +156,18 @@ def test_after_login_clone_sync_log_and_history_need_no_token_and_show_the_autho
     assert f"  {USER}  entity.confirmed" in history
 
 
-def test_after_login_the_agents_service_reads_need_no_token(hosted: Hosted, tmp_path: Path) -> None:
+def test_after_login_the_agents_session_context_needs_no_token(hosted: Hosted, tmp_path: Path) -> None:
     env = person(tmp_path)
     login(hosted, env)
     context = ok(("agent", "context", "--service", hosted.git_url), env | {"SELF_PROJECT": SLUG})
     assert "log in once" in context
     assert "gave no context" not in context
 
+
+@pytest.mark.slow
+def test_after_login_self_mcp_relays_to_the_service_with_no_token(hosted: Hosted, tmp_path: Path) -> None:
+    env = person(tmp_path)
+    login(hosted, env)
     from mcp import Client, StdioServerParameters
 
     async def relayed() -> tuple[str, bool]:
