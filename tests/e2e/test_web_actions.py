@@ -339,3 +339,17 @@ def _client(team: Team, page: Any) -> httpx.Client:
         headers={"Origin": team.service.url},
         timeout=30,
     )
+
+
+def test_a_writers_pages_are_readable_at_phone_width(browser: Any, team: Team) -> None:
+    unit = added(team, "work", "add", "check the pages on a phone")
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        phone = signed_in(context.new_page(), team, PROJECT)
+        assert phone.get_by_role("heading", name="Add a record").count() == 1
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scroll"
+        phone.goto(team.service.url + record_page(team, unit))
+        assert phone.get_by_role("button", name="Start").count() == 1
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scroll"
+    finally:
+        context.close()
