@@ -31,8 +31,21 @@ def batches(events: list[Event], cuts: list[int]) -> list[list[Event]]:
 
 def documents(kept: Kept, whole: State) -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]]:
     config = WorkspaceConfig()
+    filler = kept.filled if kept.fill else None
     context = (
-        build_context("app", kept.state, [], config, TODAY, {}, 0, cold=kept.cold, near=kept.near, now=NOW),
+        build_context(
+            "app",
+            kept.state,
+            [],
+            config,
+            TODAY,
+            {},
+            0,
+            cold=kept.cold,
+            near=kept.near,
+            now=NOW,
+            filler=filler,
+        ),
         build_context("app", whole, [], config, TODAY, {}, 0, now=NOW),
     )
     status = (
@@ -44,12 +57,14 @@ def documents(kept: Kept, whole: State) -> tuple[tuple[bytes, bytes], tuple[byte
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(events=histories(max_steps=50), cuts=st.lists(st.integers(1, 50), max_size=50))
+@given(events=histories(max_steps=50), cuts=st.lists(st.integers(1, 50), max_size=50), fill=st.booleans())
 def test_a_slice_advanced_batch_by_batch_reads_as_the_whole_state(
-    events: list[Event], cuts: list[int]
+    events: list[Event], cuts: list[int], fill: bool
 ) -> None:
+    """With `fill` (a project's log) the records that only fill a section are held apart, in
+    the order context reads them, as they move in and out with the batches."""
     state = State()
-    kept = Kept(state)
+    kept = Kept(state, fill)
     for batch in batches(events, cuts):
         kept.advance(batch, lambda batch=batch: fold.fold(batch, state))  # type: ignore[misc]
         whole = fold_all(events[: events.index(batch[-1]) + 1])
@@ -57,7 +72,7 @@ def test_a_slice_advanced_batch_by_batch_reads_as_the_whole_state(
         (context_slice, context_whole), (status_slice, status_whole) = documents(kept, whole)
         assert context_slice == context_whole
         assert status_slice == status_whole
-        hot, _, counts = split(whole)
+        hot, _, counts = split(whole, fill)
         assert set(kept.entities) == set(hot.entities)
         assert kept.cold == counts
         assert kept.ids == sorted(whole.entities)

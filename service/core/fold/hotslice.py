@@ -21,7 +21,8 @@ table with their records and come back with them (`complete`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import partial
 
 import msgspec
 
@@ -376,23 +377,67 @@ def complete(hot: State, start: Iterable[str], fetch: Callable[[list[str]], list
         frontier = set(fetched)
 
 
+class Filled:
+    """The records of a slice in memory that only fill a section (`fills`), each section's
+    in `placing` order: how many, and each when reached (`context.Filler`)."""
+
+    def __init__(self, records: Iterable[Entity] = ()) -> None:
+        self.placed: dict[str, tuple[str, tuple[bool, int, str, str]]] = {}
+        self.order: dict[str, list[tuple[bool, int, str, str]]] = {
+            s: [] for s in ("full", "progress", "index")
+        }
+        self.records: dict[str, Entity] = {}
+        for e in records:
+            self._place(e, self.order[section(e)].append)
+        for keys in self.order.values():
+            keys.sort()
+
+    def _place(self, e: Entity, put: Callable[[tuple[bool, int, str, str]], None]) -> None:
+        key = placing(e)
+        put(key)
+        self.placed[e.id] = (section(e), key)
+        self.records[e.id] = e
+
+    def add(self, e: Entity) -> None:
+        self._place(e, partial(bisect.insort, self.order[section(e)]))
+
+    def remove(self, entity_id: str) -> None:
+        filled, key = self.placed.pop(entity_id)
+        keys = self.order[filled]
+        del keys[bisect.bisect_left(keys, key)]
+        del self.records[entity_id]
+
+    def count(self, section: str) -> int:
+        return len(self.order[section])
+
+    def rows(self, section: str) -> Iterator[Entity]:
+        return (self.records[key[3]] for key in self.order[section])
+
+
 class Kept:
     """The slice of a whole state held in memory beside it (the service's): the records
     `split` keeps, advanced by the records each batch of events touches, as the store's slice
-    cache is advanced; every id in order, for the ids next to a shown one."""
+    cache is advanced; every id in order, for the ids next to a shown one. With `fill` (a
+    project's log), the records that only fill a section are held apart (`filled`)."""
 
-    def __init__(self, whole: State) -> None:
+    def __init__(self, whole: State, fill: bool = False) -> None:
         self.whole = whole
+        self.fill = fill
         self.rebuild()
 
     def rebuild(self) -> None:
         self.entities: dict[str, Entity] = {}
         self.cold = ColdCounts()
+        filling: list[Entity] = []
         for entity_id, e in self.whole.entities.items():
-            if kept(self.whole, e):
-                self.entities[entity_id] = e
-            else:
+            if not kept(self.whole, e):
                 add_cold(self.cold, e)
+            elif self.fill and fills(self.whole, e, self.whole.ledger.get(entity_id)):
+                filling.append(e)
+                add_filler(self.cold, e)
+            else:
+                self.entities[entity_id] = e
+        self.filled = Filled(filling)
         self.ids = sorted(self.whole.entities)
 
     @property
@@ -413,6 +458,7 @@ class Kept:
             return
         before = len(records)
         counted = [_counted(records[i]) for i in named if i in records and i not in self.entities]
+        filled = [section(records[i]) for i in named if i in self.filled.placed]
         new = [i for i in named if i not in records]
         try:
             fold()
@@ -426,15 +472,28 @@ class Kept:
             return
         for place in counted:
             _count(self.cold, place, -1)
+        for filler in filled:
+            setattr(self.cold, filler, getattr(self.cold, filler) - 1)
         for i in named:
-            e = records.get(i)
-            if e is not None and kept(self.whole, e):
-                self.entities[i] = e
-            elif e is not None:
-                self.entities.pop(i, None)
-                add_cold(self.cold, e)
+            self._place(i, records.get(i))
         for i in made:
             bisect.insort(self.ids, i)
+
+    def _place(self, entity_id: str, e: Entity | None) -> None:
+        """Where a record a batch touched goes: the slice, the filled sections, or out."""
+        if entity_id in self.filled.placed:
+            self.filled.remove(entity_id)
+        if e is None:
+            return
+        if not kept(self.whole, e):
+            self.entities.pop(entity_id, None)
+            add_cold(self.cold, e)
+        elif self.fill and fills(self.whole, e, self.whole.ledger.get(entity_id)):
+            self.entities.pop(entity_id, None)
+            self.filled.add(e)
+            add_filler(self.cold, e)
+        else:
+            self.entities[entity_id] = e
 
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids right before and after each of `ids` (those in the slice among them, which

@@ -33,7 +33,7 @@ from readerwriterlock import rwlock
 from service.adapters.store import Quarantine, Store, cache
 from service.adapters.store.unit import Unit
 from service.core.events import order
-from service.core.events.events import Event
+from service.core.events.events import WORKSPACE_LOG, Event
 from service.core.fold import lapse
 from service.core.fold.hotslice import Kept
 from service.core.fold.state import State
@@ -137,7 +137,7 @@ class LiveWorkspace:
             with self._slicing:
                 found = self.slices.get(log)
                 if found is None:
-                    found = Kept(self.state(log)[0])
+                    found = Kept(self.state(log)[0], fill=log != WORKSPACE_LOG)
                     if log in self.states:
                         self.slices[log] = found
         return found

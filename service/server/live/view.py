@@ -19,7 +19,7 @@ from service.adapters.store.segments import Log
 from service.app.workspace import Workspace
 from service.core.commands.config import WorkspaceConfig
 from service.core.events.events import Event, Origin
-from service.core.fold.hotslice import ColdCounts, Kept
+from service.core.fold.hotslice import ColdCounts, Filled, Kept
 from service.core.fold.state import Entity, State
 from service.server.live import outside
 
@@ -154,7 +154,9 @@ class Sliced:
     def cold(self) -> ColdCounts:
         return self.kept.cold
 
-    filler: None = None  # the slice in memory keeps every hot record
+    @property
+    def filler(self) -> Filled | None:
+        return self.kept.filled if self.kept.fill else None
 
     def near(self, ids: Collection[str]) -> list[str]:
         return self.kept.near(ids)
