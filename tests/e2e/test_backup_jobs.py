@@ -18,7 +18,7 @@ import pytest
 from kubernetes_validate import utils as k8s
 
 from tests.e2e.test_docs import section
-from tests.e2e.test_formats import fixture_data
+from tests.support.kept import fixture_data
 from tests.support.selfrun import REPO, base_env
 from tests.unit.test_deploy_manifests import UID, documents, kind, versions
 

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.support.selfrun import REPO, base_env, describe, run_self
+from tests.support.kept import fixture_data
+from tests.support.selfrun import base_env, describe, run_self
 from tests.support.servers import free_port
-
-FIXTURE = REPO / "tests" / "fixtures" / "data-format0.tar.gz"
 
 
 def self_(*args: str) -> subprocess.CompletedProcess[str]:
@@ -28,13 +26,6 @@ def serve_refused(data: Path) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     return lines[0]
-
-
-def fixture_data(folder: Path) -> Path:
-    """The kept data directory of format 0 (made by the release before formats), unpacked."""
-    with tarfile.open(FIXTURE) as tar:
-        tar.extractall(folder, filter="data")
-    return folder / "data"
 
 
 @pytest.mark.parametrize("first", [("workspace", "add", "acme"), ("user", "add", "ann")])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_docs import run_lines, sh_lines
-from tests.e2e.test_formats import fixture_data
+from tests.support.kept import fixture_data
 from tests.support.selfrun import REPO, base_env, describe, run_self
 from tests.support.serving import Service, admin
 

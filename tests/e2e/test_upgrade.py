@@ -6,16 +6,21 @@ real `self serve` serves the fixture's events and its token still in place."""
 from __future__ import annotations
 
 import json
+import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_formats import fixture_data, self_
-from tests.support.selfrun import describe
+from tests.support.kept import fixture_data
+from tests.support.selfrun import base_env, describe, run_self
 from tests.support.serving import Service, admin, token
 
 FIXTURE_EVENTS = 4  # project.added web, a goal, a decision (the CLI), a goal (over HTTP)
+
+
+def self_(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_self(args, base_env())
 
 
 def upgrade(data: Path, backup: Path) -> str:
