@@ -30,7 +30,15 @@ from service.core.gates.action import Policy
 FORMAT = 1
 # The code a cached list depends on: reading and folding events, the ledger's derived views,
 # the gate's choice of policies (a change to any of them invalidates every cache).
-_MODEL = ("core/events", "core/fold", "core/ledger", "core/gates/action.py", "adapters/store/policies.py")
+_MODEL = (
+    "core/events",
+    "core/fold",
+    "core/ledger",
+    "core/gates/action.py",
+    "adapters/store/segments.py",
+    "adapters/store/cache.py",
+    "adapters/store/policies.py",
+)
 
 
 class End(msgspec.Struct, frozen=True, array_like=True):
@@ -103,13 +111,21 @@ def model() -> str:
     (and the package version, for a build without source files)."""
     from service import __version__
 
-    package = Path(__file__).resolve().parents[2]
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     hasher = hashlib.blake2b(__version__.encode(), digest_size=16)
     for part in _MODEL:
-        target = package / part
-        files = sorted(target.glob("*.py")) if target.is_dir() else [target]
-        for source in files:
+        for source in _sources(os.path.join(package, part)):
             with contextlib.suppress(OSError):
-                stat = source.stat()
-                hasher.update(f"{part}/{source.name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+                stat = os.stat(source)
+                hasher.update(f"{source}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     return hasher.hexdigest()
+
+
+def _sources(path: str) -> list[str]:
+    """The Python files of a folder, or the file itself."""
+    try:
+        return sorted(e.path for e in os.scandir(path) if e.name.endswith(".py"))
+    except NotADirectoryError:
+        return [path]
+    except OSError:
+        return []
