@@ -107,3 +107,11 @@ def test_the_import_string_app_refuses_the_kept_older_data_directory(
     monkeypatch.delenv("SELF_SERVE_CONFIG", raising=False)
     with pytest.raises(FormatOlder, match="is of format 0, older than this release's"):
         from_environment()
+
+
+def test_serve_refuses_a_format_file_that_holds_no_number(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert self_("admin", "workspace", "add", "acme", "--data", str(data)).returncode == 0
+    (data / "format").write_text("one\n")
+    line = serve_refused(data)
+    assert line.endswith("format does not hold a format number; restore it from a backup"), line

@@ -167,6 +167,7 @@ def restore(archive: Path, target: Path) -> Manifest:
 
 
 def _restore(archive: Path, found: Manifest, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".selfhub-restore.", dir=target.parent) as tmp:
         staged = Path(tmp)
         _extract(archive, staged)
