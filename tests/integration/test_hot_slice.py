@@ -133,6 +133,23 @@ def test_a_corrupt_table_file_is_rebuilt(events: list[Event], how: str) -> None:
         assert from_slice == from_whole
 
 
+@FEW
+@given(events=histories(max_steps=30))
+def test_a_table_from_before_sections_were_kept_is_made_again(events: list[Event]) -> None:
+    """A cold table without the section columns (an older build's) is dropped and the slice
+    rebuilt, though its meta row names the snapshot's last id."""
+    with checked_tempdir() as tmp:
+        root = Path(tmp)
+        append(root, events)
+        hot_cache.hot(root, "app")
+        _, table_path = hot_cache._paths(root, "app")
+        with sqlite3.connect(table_path) as table:
+            table.execute("DROP TABLE cold")
+            table.execute("CREATE TABLE cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
+        from_slice, from_whole = contexts(root, events)
+        assert from_slice == from_whole
+
+
 def statuses(root: Path, events: list[Event], runs: dict[str, str]) -> tuple[bytes, bytes]:
     sliced = hot_cache.hot(root, "app")
     whole = fold_all(events)

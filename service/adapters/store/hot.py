@@ -244,7 +244,9 @@ def hot(root: Path, log: str) -> Hot:
         _discard(held)
     try:
         return _read(root, log, snap_path, held)
-    except sqlite3.DatabaseError:
+    except sqlite3.OperationalError:
+        raise  # busy, locked, out of room: not a sign the file is spoilt
+    except sqlite3.DatabaseError:  # not a database, or a malformed one
         if not isinstance(held, Path):
             raise
         _discard(held)
