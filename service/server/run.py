@@ -33,6 +33,7 @@ from service.server.api.config import ConfigError
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
+    from service.adapters.data.workspaces import Data
     from service.server.api.config import ServiceConfig
 
 __all__ = ["ConfigError", "serve"]
@@ -131,11 +132,11 @@ def _started(state: Any, settings: ServiceConfig) -> None:
     )
 
 
-def data_format(data: Any) -> str | None:
-    """The data directory's format version, for the `starting` line: none until the data
-    layer (`service/adapters/data`) records one."""
-    found = getattr(data, "format_version", None)
-    return str(found() if callable(found) else found) if found is not None else None
+def data_format(data: Data) -> int:
+    """The data directory's format version (`self serve` checked it is this release's)."""
+    from service.adapters.data import formats
+
+    return formats.read(data.root)
 
 
 def _metrics_port(state: Any, settings: ServiceConfig, host: str) -> WSGIServer | None:
