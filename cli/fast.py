@@ -12,20 +12,19 @@ the typer app (`cli.main.run`), which answers these commands the same way
 from __future__ import annotations
 
 import os
-import re
 import sys
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from cli.options import OPTIONS, split_globals
 
+TYPE_CHECKING = False  # typing itself is not imported: `self --version` would pay for it
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from service.app.workspace import Workspace
 
-Command = Callable[[], None]
-Flags = dict[str, str | bool]
-NUMBER = re.compile(r"[0-9]{1,9}")  # a value click reads as the same int; else typer judges it
+    Command = Callable[[], None]
+    Flags = dict[str, str | bool]
 
 
 def run(argv: list[str] | None = None) -> None:
@@ -64,7 +63,7 @@ def _hot(args: list[str]) -> Command | None:
         if read is None or not _plain_output(read):
             return None
         budget = _text(read.get("--budget"))
-        if budget is not None and not NUMBER.fullmatch(budget):
+        if budget is not None and not _number(budget):
             return None
         return lambda: _context(None if budget is None else int(budget), bool(read.get("--json")))
     return None
@@ -110,6 +109,11 @@ def _flags(args: list[str], known: dict[str, bool]) -> Flags | None:
                 return None
         found[name] = value
     return found
+
+
+def _number(value: str) -> bool:
+    """Whether click reads `value` as the same int (1 to 9 digits); else typer judges it."""
+    return len(value) <= 9 and value.isascii() and value.isdigit()
 
 
 def _text(value: str | bool | None) -> str | None:

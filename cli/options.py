@@ -4,7 +4,7 @@ before it knows whether typer runs at all."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 
 class Options:
@@ -48,4 +48,4 @@ def _is_store_dir(value: str, before: list[str]) -> bool:
     `self admin`, `--workspace` names a workspace of the data directory, never a store."""
     if value.startswith("-") or before[:1] == ["admin"]:
         return False
-    return not before or (Path(value).expanduser() / "workspace.json").is_file()
+    return not before or os.path.isfile(os.path.join(os.path.expanduser(value), "workspace.json"))
