@@ -1,8 +1,9 @@
 """The deploy image as an operator runs it (deploy/Dockerfile, docker-compose.yml).
 
 The image is built from `deploy/Dockerfile` on a Debian base made by `deploy/debian-base.sh`
-(no image registry is needed), from wheels built here with `pip wheel` and with no network
-during the build. The container runs as docker-compose.yml runs it — its command (the TOML
+(no image registry is needed), from a wheelhouse of requirements.runtime.lock's files (checked
+against its hashes) and selfhub's own wheel, with no network during the build; the image holds
+no pip or setuptools. The container runs as docker-compose.yml runs it — its command (the TOML
 configuration, mounted read-only), a read-only root filesystem with /tmp on tmpfs, every
 capability dropped, no new privileges, a named volume at /data — with its port published on
 127.0.0.1 only. Then, as a team would:
@@ -15,6 +16,11 @@ capability dropped, no new privileges, a named volume at /data — with its port
   service and the service's events back;
 - `docker restart`, then `docker stop` (exit 0 on SIGTERM) and a new container on the same
   volume: every event is still served, and a new clone holds every one.
+
+The compose profile `tls` runs as compose runs it: Caddy built from deploy/tls/Dockerfile on the
+same base, at its fixed address on the compose network, in front of the service: https answers
+with a certificate of Caddy's local CA, http redirects to https, the service takes the proxy's
+X-Forwarded-Proto (its session cookie is Secure) and no other peer's, /metrics stays inside.
 
 No Docker engine, or no base image: the test is skipped saying why — or fails, where
 SELF_REQUIRE_DOCKER=1 (CI sets it: .ci/run prepares the engine and the base image).
@@ -49,6 +55,7 @@ PORT = 8765  # the image's: EXPOSE, the entry point's --port, the HEALTHCHECK's 
 WS, SLUG = "acme", "web"
 START_S = 60.0
 STEP = re.compile(r"^ ---> ([0-9a-f]{12})$")
+LOCK = "requirements.runtime.lock"
 
 
 def unavailable(reason: str) -> None:
@@ -109,29 +116,20 @@ def image(engine: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     from testcontainers.core.image import DockerImage
 
     context = tmp_path_factory.mktemp("image-context")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", LOCK):
         shutil.copy2(REPO / name, context / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("service", "cli"):
         shutil.copytree(REPO / name, context / name, ignore=ignore)
     shutil.copytree(REPO / "deploy", context / "deploy", ignore=shutil.ignore_patterns("*.whl"))
-    wheels = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            str(context),
-            "-w",
-            str(context / "deploy/wheelhouse"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert wheels.returncode == 0, f"pip wheel exited {wheels.returncode}:\n{wheels.stderr}"
+    house = str(context / "deploy/wheelhouse")
+    pip = [sys.executable, "-m", "pip", "--quiet"]
+    for step in (
+        [*pip, "download", "--require-hashes", "--no-deps", "-r", str(context / LOCK), "-d", house],
+        [*pip, "wheel", "--no-deps", str(context), "-w", house],
+    ):
+        done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, f"{' '.join(step[3:5])} exited {done.returncode}:\n{done.stderr}"
     tag = f"selfhub-e2e:{uuid.uuid4().hex[:12]}"
     built = DockerImage(
         path=str(context),
@@ -174,10 +172,14 @@ class Running:
     """One container of the image, run as docker-compose.yml runs the service; its port on
     127.0.0.1 only. Every container this test starts is removed by `remove`."""
 
-    def __init__(self, image: str, volume: str, compose: dict[str, Any]) -> None:
+    def __init__(
+        self, image: str, volume: str, compose: dict[str, Any], env: dict[str, str] | None = None
+    ) -> None:
         from testcontainers.core.container import DockerContainer
 
         container = DockerContainer(image).with_command(compose["command"])
+        for key, value in (env or {}).items():
+            container.with_env(key, value)
         container.with_volume_mapping(volume, "/data", "rw")
         for target, source in compose["config_files"].items():
             container.with_volume_mapping(str(source), target, "ro")
@@ -264,8 +266,8 @@ def run(image: str, volume: str, compose: dict[str, Any]) -> Iterator[Any]:
     """`run()` starts a container of the image on the test's volume; all are removed after."""
     started: list[Running] = []
 
-    def start() -> Running:
-        started.append(Running(image, volume, compose))
+    def start(env: dict[str, str] | None = None) -> Running:
+        started.append(Running(image, volume, compose, env))
         return started[-1]
 
     yield start
@@ -307,6 +309,10 @@ def test_image_serves_syncs_and_keeps_every_event_on_its_volume(run: Any, tmp_pa
     first: Running = run()
     assert first.exec("id", "-u").strip() == "10001", "the service runs as the image's unprivileged user"
     assert first.exec("git", "--version").startswith("git version"), "the git endpoint's program is there"
+    for python in ("python3", "/opt/selfhub/bin/python"):
+        for module in ("pip", "setuptools"):
+            code, _ = first.docker.exec_run([python, "-c", f"import {module}"])
+            assert code != 0, f"{python} imports {module}: the image installs no Python package"
 
     # The operator's setup, through `docker exec`: a token is printed alone on stdout.
     first.admin("workspace", "add", WS)
@@ -406,3 +412,191 @@ def test_image_serves_syncs_and_keeps_every_event_on_its_volume(run: Any, tmp_pa
     assert clone_ids(again) == every
     listed = json.loads(second.admin("token", "list", "--json"))
     assert {row["user"] for row in listed} == {"ann", "ben", "agent"}, listed
+
+
+# The compose profile `tls`.
+
+VARIABLE = re.compile(r"\$\{(?P<name>[A-Z_]+):-(?P<default>[^}]*)\}")
+
+
+def interpolated(value: str, given: dict[str, str]) -> str:
+    """`value` as compose reads it, with the variables `given` set and the others unset."""
+    return VARIABLE.sub(lambda m: given.get(m["name"], m["default"]), value)
+
+
+@pytest.fixture(scope="module")
+def proxy_image(
+    engine: Any, compose_file: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The tls service's image, built as compose builds it (Debian's caddy: apt reaches Debian)."""
+    from testcontainers.core.image import DockerImage
+
+    build = compose_file["services"]["tls"]["build"]
+    context = tmp_path_factory.mktemp("tls-context")
+    shutil.copytree(REPO / "deploy/tls", context / "deploy/tls")
+    tag = f"selfhub-e2e-tls:{uuid.uuid4().hex[:12]}"
+    DockerImage(
+        path=str(context),
+        dockerfile_path=build["dockerfile"],
+        tag=tag,
+        clean_up=False,
+        buildargs={"BASE_IMAGE": BASE_IMAGE},
+        rm=True,
+        forcerm=True,
+    ).build()
+    try:
+        yield tag
+    finally:
+        engine.images.remove(tag, force=True)
+
+
+@pytest.fixture(scope="module")
+def compose_file() -> dict[str, Any]:
+    return dict(yaml.safe_load((REPO / "docker-compose.yml").read_text()))
+
+
+@pytest.fixture
+def network(engine: Any, compose_file: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]]]:
+    """The compose network, on a subnet of its own for this test (the file's may be in use
+    here): its name and the variables that put the proxy's address in it."""
+    import random
+
+    from docker.errors import APIError
+    from docker.types import IPAMConfig, IPAMPool
+
+    (pool,) = compose_file["networks"]["default"]["ipam"]["config"]
+    name = f"selfhub-e2e-{uuid.uuid4().hex[:12]}"
+    for _ in range(20):
+        third = random.randint(100, 250)
+        given = {
+            "SELFHUB_SUBNET": f"172.29.{third}.0/24",
+            "SELFHUB_IP_RANGE": f"172.29.{third}.128/25",
+            "SELFHUB_PROXY_ADDRESS": f"172.29.{third}.10",
+        }
+        ipam = IPAMConfig(
+            pool_configs=[
+                IPAMPool(
+                    subnet=interpolated(pool["subnet"], given), iprange=interpolated(pool["ip_range"], given)
+                )
+            ]
+        )
+        try:
+            made = engine.networks.create(name, ipam=ipam)
+            break
+        except APIError:  # the subnet overlaps one the engine has
+            continue
+    else:
+        pytest.fail("no free subnet for the test's network")
+    try:
+        yield name, given
+    finally:
+        made.reload()
+        for attached in made.containers:  # the service's container, removed after this
+            made.disconnect(attached, force=True)
+        made.remove()
+
+
+def test_the_tls_profile_serves_https_redirects_http_and_is_the_trusted_proxy(
+    run: Any, proxy_image: str, network: tuple[str, dict[str, str]], compose_file: dict[str, Any], engine: Any
+) -> None:
+    import ssl
+
+    net, given = network
+    service_env = compose_file["services"]["selfhub"]["environment"]
+    env = dict(interpolated(e, given).split("=", 1) for e in service_env if "=" in e)
+    assert env == {"SELF_TRUSTED_PROXIES": given["SELFHUB_PROXY_ADDRESS"]}, env
+    selfhub: Running = run(env)
+    engine.networks.get(net).connect(selfhub.docker.id, aliases=["selfhub"])
+    selfhub.admin("workspace", "add", WS)
+    selfhub.admin("user", "add", "ann")
+    reader = selfhub.admin("token", "create", "ann", "--workspace", WS, "--role", "reader").strip()
+
+    proxy = start_proxy(engine, proxy_image, net, compose_file["services"]["tls"], given)
+    try:
+        ports = published(proxy)
+        root = proxy_root_certificate(proxy)
+        https = httpx.Client(
+            base_url=f"https://127.0.0.1:{ports[443]}",
+            verify=ssl.create_default_context(cadata=root),
+            headers={"Host": "localhost"},
+            timeout=30,
+        )
+        sni = {"sni_hostname": "localhost"}  # the certificate's name, on the loopback address
+        with https:
+            answered = until_ok(lambda: https.get("/readyz", extensions=sni))
+            assert answered.json() == {"status": "ready"}
+            bearer = {"Authorization": f"Bearer {reader}"}
+            listed = https.get("/api/v1/workspaces", headers=bearer, extensions=sni)
+            assert listed.status_code == 200 and listed.json() == [WS], listed.text
+            signed = https.post("/signin", data={"token": reader, "next": "/"}, extensions=sni)
+            assert signed.status_code == 303, signed.text
+            assert "secure" in signed.headers["set-cookie"].lower().split("; "), "the proxy said https"
+            assert https.get("/metrics", extensions=sni).status_code == 404, "/metrics stays inside"
+        plain = httpx.get(f"http://127.0.0.1:{ports[80]}/readyz", headers={"Host": "localhost"})
+        assert plain.status_code == 308 and plain.headers["location"] == "https://localhost/readyz"
+        # Straight to the service's port, from the engine's gateway: no proxy the service trusts.
+        direct = httpx.post(
+            f"{selfhub.url}/signin",
+            data={"token": reader, "next": "/"},
+            headers={"X-Forwarded-Proto": "https"},
+        )
+        assert direct.status_code == 303 and "secure" not in direct.headers["set-cookie"].lower()
+    finally:
+        print(f"--- the proxy's log (last lines)\n{proxy.logs().decode(errors='replace')[-3000:]}")
+        proxy.remove(force=True, v=True)
+
+
+def start_proxy(engine: Any, image: str, net: str, service: dict[str, Any], given: dict[str, str]) -> Any:
+    """The tls service's container, as compose runs it: its address on the network, its ports
+    on 127.0.0.1 (any free ones), its environment, a volume for /data, read-only, no capability."""
+    api = engine.api
+    environment = [interpolated(e, given).split("  #")[0].strip() for e in service["environment"]]
+    host = api.create_host_config(
+        port_bindings={443: ("127.0.0.1", None), 80: ("127.0.0.1", None)},
+        read_only=service["read_only"],
+        tmpfs=dict.fromkeys(service["tmpfs"], ""),
+        cap_drop=service["cap_drop"],
+        security_opt=service["security_opt"],
+    )
+    address = interpolated(service["networks"]["default"]["ipv4_address"], given)
+    networking = api.create_networking_config({net: api.create_endpoint_config(ipv4_address=address)})
+    created = api.create_container(
+        image, ports=[443, 80], environment=environment, host_config=host, networking_config=networking
+    )
+    api.start(created["Id"])
+    return engine.containers.get(created["Id"])
+
+
+def published(container: Any) -> dict[int, int]:
+    deadline = time.monotonic() + 30
+    while True:
+        container.reload()
+        ports = container.attrs["NetworkSettings"]["Ports"] or {}
+        if all(ports.get(f"{p}/tcp") for p in (443, 80)):
+            return {p: int(ports[f"{p}/tcp"][0]["HostPort"]) for p in (443, 80)}
+        assert container.status != "exited" and time.monotonic() < deadline, container.logs().decode()
+        time.sleep(0.2)
+
+
+def proxy_root_certificate(container: Any) -> str:
+    """The root of Caddy's local CA, once it has made it (in /data, the proxy's volume)."""
+    deadline = time.monotonic() + 30
+    while True:
+        code, out = container.exec_run(["cat", "/data/caddy/pki/authorities/local/root.crt"])
+        if code == 0 and b"BEGIN CERTIFICATE" in out:
+            return str(out.decode())
+        assert time.monotonic() < deadline, container.logs().decode()
+        time.sleep(0.2)
+
+
+def until_ok(ask: Any) -> httpx.Response:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            answer: httpx.Response = ask()
+            if answer.status_code == 200:
+                return answer
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "https did not answer 200"
+        time.sleep(0.3)
