@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dulwich import porcelain
 
 from tests.support.selfrun import PROJECT, Store, base_env, describe, run_self
@@ -79,7 +80,7 @@ def test_outside_a_checkout_a_bare_push_asks(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["decision"] == "ask"
 
 
-# --- the policy cache (service/adapters/store/policies.py) -----------------------------------
+# --- the policy cache (service/adapters/store/policies.py): a ruling is the one a fold gives ----
 
 FORCE = "git push --force origin main"
 
@@ -99,6 +100,7 @@ def deny_force_pushes(store: Store) -> None:
     )
 
 
+@pytest.mark.process  # the `self` executable: the gate as a hook runs it
 def test_a_policy_decided_after_the_cache_was_written_applies(store: Store) -> None:
     assert force_push(store) == "ask"
     assert cache_file(store).is_file()
@@ -106,6 +108,7 @@ def test_a_policy_decided_after_the_cache_was_written_applies(store: Store) -> N
     assert force_push(store) == "deny"
 
 
+@pytest.mark.process  # the `self` executable: the gate as a hook runs it
 def test_a_log_edited_in_place_after_the_cache_was_written_is_read_again(store: Store) -> None:
     deny_force_pushes(store)
     assert force_push(store) == "deny"
@@ -121,6 +124,7 @@ def test_a_log_edited_in_place_after_the_cache_was_written_is_read_again(store: 
     assert force_push(store) == "ask"
 
 
+@pytest.mark.process  # the `self` executable: the gate as a hook runs it
 def test_a_log_cut_back_after_the_cache_was_written_is_read_again(store: Store) -> None:
     store.ok("goal", "ship it")
     segment = store.log_file()
@@ -131,6 +135,7 @@ def test_a_log_cut_back_after_the_cache_was_written_is_read_again(store: Store) 
     assert force_push(store) == "ask"
 
 
+@pytest.mark.process  # the `self` executable: the gate as a hook runs it
 def test_a_stale_or_garbled_cache_never_changes_a_ruling(store: Store) -> None:
     assert force_push(store) == "ask"
     stale = cache_file(store).read_bytes()  # no policy yet
@@ -148,6 +153,7 @@ def test_a_stale_or_garbled_cache_never_changes_a_ruling(store: Store) -> None:
     assert force_push(store) == "deny"
 
 
+@pytest.mark.process  # the `self` executable: the gate as a hook runs it
 def test_the_cache_answers_for_each_project_apart(store: Store) -> None:
     deny_force_pushes(store)
     store.ok("project", "add", "web")
