@@ -100,7 +100,7 @@ def ms(seconds: float) -> str:
 
 def run(projects: int, records: int, requests: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        data = Data(Path(tmp) / "data")
+        data = Data(Path(tmp) / "data").claim()
         start = time.perf_counter()
         build(data, projects, records)
         print(f"{projects} projects x {records} records: written in {time.perf_counter() - start:.1f} s")

@@ -79,7 +79,7 @@ def machine() -> str:
 
 
 def make_data(root: Path, events: int) -> tuple[Data, str, str]:
-    data = Data(root)
+    data = Data(root).claim()
     build(data.path(WS), SLUG, events).close()
     with Auth(data) as auth:
         auth.add_user("bench")
