@@ -55,6 +55,7 @@ RUN = {
     ("docs/operate.md", "Backup"),  # these three by tests/e2e/test_operate_docs.py
     ("docs/operate.md", "Restore"),
     ("docs/operate.md", "Upgrade"),
+    ("docs/operate.md", "Install"),  # tests/e2e/test_install.py
 }
 NOT_RUN = {
     ("README.md", "Install"): "installs the package and runs the whole suite",
@@ -68,6 +69,12 @@ NOT_RUN = {
     ("docs/operate.md", "Upgrade on Kubernetes"): "needs a cluster; test_backup_jobs.py runs its job",
     ("docs/operate.md", "Roll back with compose"): "needs Docker; test_backup_jobs.py runs its script",
     ("docs/operate.md", "Roll back on Kubernetes"): "needs a cluster; test_backup_jobs.py runs its job",
+    ("docs/operate.md", "Remaking the locks"): "resolves on the package index; test_locks.py checks them",
+    ("docs/operate.md", "The image"): "needs a Docker engine; test_container.py builds it from the lock",
+    ("docs/operate.md", "Compose"): "installs from Docker's apt repository; test_container.py runs it",
+    ("docs/operate.md", "With compose"): "needs Compose v2; test_container.py runs the tls profile",
+    ("docs/operate.md", "On Kubernetes"): "needs a cluster; test_deploy_tls.py checks the Ingress",
+    ("docs/operate.md", "Logs"): "serves until stopped; test_serve_front.py runs self serve with --log-level",
 }
 
 
