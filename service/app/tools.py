@@ -11,7 +11,7 @@ naming the argument); its JSON Schema is made from that struct, so the two never
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
@@ -328,10 +328,14 @@ def written(ws: Workspace, events: list[Event], short: bool = True) -> str:
     return "\n".join(lines)
 
 
+WRITTEN_MINIMUM = 10  # an id's first 10 characters are its millisecond: one made in a later one differs
+
+
 def _short(ws: Workspace, log: str, subject: str) -> str:
     """`subject`'s short id when it is a record's id (else `subject`, a slug): unique among the
     records of `log`, where the event was written (its `project`), and of every log an id given
-    here is looked up in (this project's, then the workspace's), as context's are."""
+    here is looked up in (this project's, then the workspace's), and at least its millisecond
+    long, so the next records written (agents write several a second) leave it unique."""
     from itertools import chain
 
     from service.core.events import ids
@@ -342,7 +346,11 @@ def _short(ws: Workspace, log: str, subject: str) -> str:
         return subject
     hots = [ws.hot(each) for each in dict.fromkeys([log, ws.project or WORKSPACE_LOG, WORKSPACE_LOG])]
     universe = chain.from_iterable(hot.state.entities for hot in hots)
-    return LazyShorts([subject], universe, lambda near: [i for hot in hots for i in hot.near(near)])[subject]
+
+    def near(wanted: Collection[str]) -> list[str]:
+        return [i for hot in hots for i in hot.near(wanted)]
+
+    return LazyShorts([subject], universe, near, WRITTEN_MINIMUM)[subject]
 
 
 def _gate(ws: Workspace, args: GateArgs, local: bool) -> str:

@@ -72,4 +72,4 @@ def test_ok_exits_0_and_names_what_it_wrote(store: Store) -> None:
     proc = store.run("idea", "a fine idea")
     assert proc.returncode == 0, describe(proc)
     assert proc.stderr == "", describe(proc)
-    assert re.fullmatch(r"entity\.confirmed [0-9a-z]{8,25}\n", proc.stdout), proc.stdout
+    assert re.fullmatch(r"entity\.confirmed [0-9a-z]{10,25}\n", proc.stdout), proc.stdout

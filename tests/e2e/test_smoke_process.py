@@ -27,7 +27,7 @@ def test_the_console_script_starts_and_prints_its_version(store: Store) -> None:
 def test_exit_codes_0_1_2_reach_the_shell(store: Store) -> None:
     ok = store.run("idea", "a fine idea")
     assert ok.returncode == 0 and ok.stderr == "", describe(ok)
-    assert re.fullmatch(r"entity\.confirmed [0-9a-z]{8,25}\n", ok.stdout), ok.stdout
+    assert re.fullmatch(r"entity\.confirmed [0-9a-z]{10,25}\n", ok.stdout), ok.stdout
 
     bad = store.run("state", "show", "zzzzzz")
     assert bad.returncode == 1 and bad.stdout == "", describe(bad)
