@@ -6,6 +6,8 @@ Usage: python bench/context.py [--before SELF] [--stores DIR] [--runs N] [SIZES.
 before a change, with its own virtualenv); each build reads its own copy of each store, so
 neither reads caches the other wrote. Runs of the two builds alternate, so a change in the
 machine's load falls on both. The outputs of the two builds are compared byte for byte.
+Beside each median of wall time, the median of the CPU time the process used (user and
+system): on a loaded machine the wall time waits for a core, the CPU time much less.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -45,12 +48,19 @@ def compiled(self_path: str) -> None:
         subprocess.run([python, "-m", "compileall", "-q", os.path.join(where, part)], check=True)
 
 
-def run(self_path: str, store: Path, command: str) -> tuple[float, str]:
-    """Seconds one process takes, and the digest of what it printed."""
+def run(self_path: str, store: Path, command: str) -> tuple[float, float, str]:
+    """Seconds one process takes, the CPU seconds it used, and the digest of what it printed."""
     env = {**ENV, "SELF_WORKSPACE": str(store), "SELF_PROJECT": SLUG}
+    used = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run([self_path, *COMMANDS[command]], env=env, check=True, capture_output=True)
-    return time.perf_counter() - start, hashlib.sha256(done.stdout).hexdigest()
+    took = time.perf_counter() - start
+    return took, _children_cpu() - used, hashlib.sha256(done.stdout).hexdigest()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def stores(root: Path, size: int, builds: list[str]) -> dict[str, Path]:
@@ -68,20 +78,26 @@ def stores(root: Path, size: int, builds: list[str]) -> dict[str, Path]:
     return copies
 
 
-def measure(builds: dict[str, str], copies: dict[str, Path], runs: int) -> tuple[dict[str, float], bool]:
+Medians = dict[str, tuple[float, float]]  # "build command" → wall and CPU seconds
+
+
+def measure(builds: dict[str, str], copies: dict[str, Path], runs: int) -> tuple[Medians, bool]:
     """Medians per build and command (alternating builds), and whether their outputs agree."""
     for name, self_path in builds.items():  # caches made; not timed
         for command in COMMANDS:
             run(self_path, copies[name], command)
-    times: dict[str, list[float]] = {f"{n} {c}": [] for n in builds for c in COMMANDS}
+    times: dict[str, list[tuple[float, float]]] = {f"{n} {c}": [] for n in builds for c in COMMANDS}
     digests: dict[str, set[str]] = {c: set() for c in COMMANDS}
     for _ in range(runs):
         for command in COMMANDS:
             for name, self_path in builds.items():
-                took, digest = run(self_path, copies[name], command)
-                times[f"{name} {command}"].append(took)
+                took, cpu, digest = run(self_path, copies[name], command)
+                times[f"{name} {command}"].append((took, cpu))
                 digests[command].add(digest)
-    return {k: statistics.median(v) for k, v in times.items()}, all(len(d) == 1 for d in digests.values())
+    medians = {
+        k: (statistics.median(t for t, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()
+    }
+    return medians, all(len(d) == 1 for d in digests.values())
 
 
 def main() -> None:
@@ -97,7 +113,7 @@ def main() -> None:
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f}")
     for self_path in builds.values():
         compiled(self_path)
-    results: dict[int, dict[str, float]] = {}
+    results: dict[int, Medians] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = args.stores or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
@@ -105,12 +121,14 @@ def main() -> None:
             medians, same = measure(builds, stores(root, size, list(builds)), args.runs)
             results[size] = medians
             agree = "" if len(builds) == 1 else f"; outputs identical: {'yes' if same else 'NO'}"
-            print(f"{size:>7,} events: " + ", ".join(f"{k} {v:.3f} s" for k, v in medians.items()) + agree)
+            timed = ", ".join(f"{k} {wall:.3f} s (CPU {cpu:.3f} s)" for k, (wall, cpu) in medians.items())
+            print(f"{size:>7,} events: {timed}{agree}")
     low, high = sizes[0], sizes[-1]
     print(f"median of {args.runs} processes each; ratio = {high:,} events / {low:,} events:")
     for key in results[low]:
-        print(f"  {key:>15}: {results[low][key]:.3f} s -> {results[high][key]:.3f} s = "
-              f"{results[high][key] / results[low][key]:.2f}x")  # fmt: skip
+        (wall_low, cpu_low), (wall_high, cpu_high) = results[low][key], results[high][key]
+        print(f"  {key:>15}: {wall_low:.3f} s -> {wall_high:.3f} s = {wall_high / wall_low:.2f}x; "
+              f"CPU {cpu_low:.3f} s -> {cpu_high:.3f} s = {cpu_high / cpu_low:.2f}x")  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
