@@ -467,11 +467,11 @@ def network(engine: Any, compose_file: dict[str, Any]) -> Iterator[tuple[str, di
     (pool,) = compose_file["networks"]["default"]["ipam"]["config"]
     name = f"selfhub-e2e-{uuid.uuid4().hex[:12]}"
     for _ in range(20):
-        third = random.randint(100, 250)
+        prefix = f"172.{random.randint(16, 31)}.{random.randint(0, 255)}"
         given = {
-            "SELFHUB_SUBNET": f"172.29.{third}.0/24",
-            "SELFHUB_IP_RANGE": f"172.29.{third}.128/25",
-            "SELFHUB_PROXY_ADDRESS": f"172.29.{third}.10",
+            "SELFHUB_SUBNET": f"{prefix}.0/24",
+            "SELFHUB_IP_RANGE": f"{prefix}.128/25",
+            "SELFHUB_PROXY_ADDRESS": f"{prefix}.10",
         }
         ipam = IPAMConfig(
             pool_configs=[
