@@ -150,7 +150,7 @@ class SearchAnswer(Doc, frozen=True):
     workspaces: list[str]
     matched: int
     hits: list[SearchHit]
-    hidden: int = 0  # matches left out because context shows them (0 with all or exposure)
+    hidden: int = 0  # matches left out because context shows them, up to 1,000 (0 with all or exposure)
 
 
 class HookAnswer(Doc, frozen=True):

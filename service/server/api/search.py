@@ -179,7 +179,7 @@ def search(
     opens (or only `workspace`), `project`'s first; by default those context leaves out (as
     `self search`), every one with `all=1`, one exposure with `exposure=`. At most `limit`
     (1 to 200, default 20) of `matched`; `hidden` counts the matches the default search left
-    out because context shows them (`all=1` finds them)."""
+    out because context shows them (`all=1` finds them), up to 1,000."""
     data: Data = request.app.state["data"]
     workspaces = readable(data, request, workspace)
     ask = asked(q, project, limit, all, exposure)
