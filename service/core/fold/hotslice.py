@@ -165,10 +165,13 @@ def placing(e: Entity) -> tuple[bool, int, str, str]:
 
 
 _INVERSE = 0x10FFFE
+_ASCII_INVERSE = {code: _INVERSE - code for code in range(128)}
 
 
 def _descending(text: str) -> str:
     """A key that sorts strings in reverse order (a string after every string it starts)."""
+    if text.isascii():  # an id: one translation
+        return text.translate(_ASCII_INVERSE) + chr(_INVERSE + 1)
     return "".join(chr(_INVERSE - ord(c)) for c in text) + chr(_INVERSE + 1)
 
 
