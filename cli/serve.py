@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli.team import DataOpt
+from cli.team import DataOpt, IdentityOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
             help="Addresses or networks (comma-separated CIDRs) whose X-Forwarded-For and -Proto"
             " count (default: the file's trusted_proxies, else none).",
         ),
+        identity: str | None = IdentityOpt,
     ) -> None:
         """Serve DATA's workspaces over HTTP until SIGTERM or Ctrl-C."""
         from pathlib import Path
@@ -46,7 +47,15 @@ def register(app: typer.Typer) -> None:
 
         root = serving(data)  # a data directory made, and writable: else one line
         try:
-            run(root, host, port, Path(config).expanduser() if config else None, log_level, trusted_proxies)
+            run(
+                root,
+                host,
+                port,
+                Path(config).expanduser() if config else None,
+                log_level,
+                trusted_proxies,
+                identity,
+            )
         except ConfigError as exc:  # refused before anything binds
             fail(str(exc), problem(exc.code).exit)
         except SystemExit as exc:

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from service.app.team import TokenRow
 
 DataOpt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's data directory.")
+IdentityOpt = typer.Option(
+    None,
+    "--identity",
+    envvar="SELF_IDENTITY",
+    help="A postgresql:// URL: users, tokens and web sessions live there (default: DATA/auth.sqlite).",
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -75,6 +75,7 @@ def serve(
     config: Path | None = None,
     level: str | None = None,
     proxies: str | None = None,
+    identity: str | None = None,
 ) -> None:
     """Serve `data` on `host:port` under the configuration file `config` (defaults without
     one), at log level `level` and behind the comma-separated `proxies` when given (else the
@@ -84,7 +85,7 @@ def serve(
     from service.server.api.config import load, metrics_token, with_options
     from service.server.bootstrap import build
 
-    settings = with_options(load(config), level, proxies)
+    settings = with_options(load(config), level, proxies, identity)
     metrics_token(settings)  # a variable named and not set: refused now
     limits = settings.limits
     app = build(data, settings)

@@ -6,6 +6,7 @@ refused, a relative path taken from the file's folder), and so is the variable's
 
     workspaces = ["acme"]          # made in DATA at start when missing
     trusted_proxies = ["10.0.0.0/8"]   # peers whose X-Forwarded-For and -Proto count (none: no peer's)
+    identity = "postgresql://selfhub@db/selfhub"   # users and tokens there (none: DATA/auth.sqlite)
 
     [remotes.team-state]           # a workspace mirroring a git remote (docs/team-service.md)
     url = "https://github.com/team/state.git"   # no credential: SELF_TOKEN or the credentials file
@@ -93,6 +94,7 @@ class ServiceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     logging: Logging = Logging()
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks (CIDR): service/server/run.py
     metrics: MetricsConfig = MetricsConfig()
+    identity: str | None = None  # a postgresql:// URL: users and tokens there (else DATA/auth.sqlite)
 
 
 class ConfigError(ApiError):
@@ -149,6 +151,7 @@ def parse(raw: dict[str, Any], source: str, base: Path | None = None) -> Service
         config = msgspec.structs.replace(config, remotes=_checked(config, source, base))
     _check_proxies(config.trusted_proxies, f"{source}: trusted_proxies")
     _check_metrics(config.metrics, f"{source}: metrics")
+    _check_identity(config.identity, f"{source}: identity")
     return config
 
 
@@ -173,10 +176,11 @@ def _check_metrics(metrics: MetricsConfig, where: str) -> None:
 
 
 def with_options(
-    config: ServiceConfig, level: str | None = None, proxies: str | None = None
+    config: ServiceConfig, level: str | None = None, proxies: str | None = None, identity: str | None = None
 ) -> ServiceConfig:
     """`config` with what `self serve` was told on its command line (or in its environment):
-    a log level, the trusted proxies as one comma-separated list (an empty one: none)."""
+    a log level, the trusted proxies as one comma-separated list (an empty one: none), the
+    identity database's URL (`--identity`, `SELF_IDENTITY`)."""
     if level is not None:
         if level not in LEVELS:
             raise ConfigError(f"--log-level: {level!r} is not one of {', '.join(LEVELS)}")
@@ -186,7 +190,17 @@ def with_options(
         listed = tuple(p.strip() for p in proxies.split(",") if p.strip())
         _check_proxies(listed, "--trusted-proxies")
         config = msgspec.structs.replace(config, trusted_proxies=listed)
+    if identity:
+        _check_identity(identity, "--identity")
+        config = msgspec.structs.replace(config, identity=identity)
     return config
+
+
+def _check_identity(url: str | None, where: str) -> None:
+    if url is not None and not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            f"{where}: give a postgresql://USER@HOST:PORT/DATABASE URL, or none for DATA/auth.sqlite"
+        )
 
 
 def metrics_token(config: ServiceConfig) -> str | None:
