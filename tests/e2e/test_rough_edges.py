@@ -118,6 +118,15 @@ def test_another_label_a_superseding_record_or_a_closed_one_is_no_duplicate(stor
     assert refused.returncode == 2, describe(refused)
 
 
+def test_a_record_context_does_not_show_is_seen_too(store: Store) -> None:
+    """Work units and ideas sit outside the hot slice a write reads on a store on disk: the
+    write reads those with its text from the cold table."""
+    for verb, text in (("work", "write the docs"), ("idea", "a dark theme")):
+        first = store.add(verb, text)
+        again = store.run(verb, text)
+        assert again.returncode == 2 and first in again.stderr, describe(again)
+
+
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, str, Path]]:
     """A service with workspace acme (project web, a goal, a search-exposure idea) and a

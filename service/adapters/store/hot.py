@@ -22,7 +22,8 @@ A slice rebuilt from the whole state is folded as a refold folds it but not writ
 memory; only whole-state reads load it, and they write it). A record a waiting proposal would
 supersede stays in the slice until the proposal is confirmed or withdrawn (`State.awaiting`). A
 write reads the slice too: `Transaction.view(requests.named(command))` brings in every cold
-record an id, prefix or alias of the command may name (the table keeps each record's alias); a
+record an id, prefix or alias of the command may name (the table keeps each record's alias),
+and those with the text an add says (the key of each record's text, for the duplicate rule); a
 prefix starting more than 64 cold ids, and an import, read the whole state.
 
 `tests/integration/test_hot_slice.py` and `test_write_view.py` hold context, status and
@@ -35,6 +36,7 @@ memory beside each whole state (`hotslice.Kept`, held to the whole state by
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import heapq
 import os
 import sqlite3
@@ -46,6 +48,7 @@ import msgspec
 
 from service.adapters.store import cache, layout
 from service.adapters.store.segments import Mark, Quarantine
+from service.core.commands.requests import SAID
 from service.core.events import ids
 from service.core.events.events import WORKSPACE_LOG, Event
 from service.core.fold import hotslice
@@ -204,11 +207,33 @@ class Hot(msgspec.Struct, gc=False):
                         return None  # counted before the slice's own are left out: rows past the limit
                     by_id = self._outside([_record_decoder.decode(row[0]) for row in rows])
                     by_id += [r for r in self.left if r.entity.id.startswith(start)]
+                if prefix.startswith(SAID):
+                    saying = self._saying(table, prefix.removeprefix(SAID))
+                    if saying is None:
+                        return None
+                    found.update((r.entity.id, r) for r in saying)
+                    continue
                 rows = table.execute("SELECT record FROM cold WHERE alias = ?", (prefix,)).fetchall()
                 by_alias = self._outside([_record_decoder.decode(row[0]) for row in rows])
                 by_alias += [r for r in self.left if _aliased(r.entity, prefix)]
                 found.update((r.entity.id, r) for r in (*by_id, *by_alias))
         return [found[i] for i in sorted(found)]
+
+    def _saying(self, table: sqlite3.Connection, text: str) -> list[ColdRecord] | None:
+        """The records outside the slice whose text is `text` (by its key, `_said`); None past
+        `MAX_NAMED` of them."""
+        rows = table.execute(
+            "SELECT record FROM cold WHERE said = ? LIMIT ?", (_said(text), MAX_NAMED + 1)
+        ).fetchall()
+        if len(rows) > MAX_NAMED:
+            return None
+        held = self._outside([_record_decoder.decode(row[0]) for row in rows])
+        return [r for r in [*held, *self.left] if r.entity.text == text]
+
+
+def _said(text: str) -> str:
+    """The key of a record's text in the table (its column `said`, indexed)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
 _PAST = "\x7f"  # sorts after every character an id holds: [p, p + _PAST) is every id starting p
@@ -466,13 +491,14 @@ def _open_table(path: Path | None) -> sqlite3.Connection:
     table.execute("PRAGMA synchronous=NORMAL")
     table.execute(f"CREATE TABLE IF NOT EXISTS cold ({_COLUMNS})")
     table.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    if "section" not in [row[1] for row in table.execute("PRAGMA table_info(cold)")]:
-        # a table from before sections were kept: made again (no last id: the slice is rebuilt)
+    if {"section", "said"} - {row[1] for row in table.execute("PRAGMA table_info(cold)")}:
+        # a table from before sections or texts were kept: made again (no last id: the slice is rebuilt)
         table.execute("DROP TABLE cold")
         table.execute(f"CREATE TABLE cold ({_COLUMNS})")
         table.execute("DELETE FROM meta")
         table.commit()
     table.execute("CREATE INDEX IF NOT EXISTS cold_alias ON cold (alias) WHERE alias IS NOT NULL")
+    table.execute("CREATE INDEX IF NOT EXISTS cold_said ON cold (said)")
     table.execute(
         "CREATE INDEX IF NOT EXISTS cold_section ON cold (section, unset, priority, created DESC, id)"
         " WHERE section IS NOT NULL"
@@ -482,10 +508,10 @@ def _open_table(path: Path | None) -> sqlite3.Connection:
 
 
 # a record outside the slice; `section` (full, progress, index) when it only fills that one, with
-# what orders it there (`placing`); NULL for every other record
+# what orders it there (`placing`); NULL for every other record; `said`, the key of its text
 _COLUMNS = (
     "id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT,"
-    " section TEXT, unset INTEGER, priority INTEGER, created TEXT"
+    " section TEXT, unset INTEGER, priority INTEGER, created TEXT, said TEXT"
 )
 
 
@@ -521,16 +547,16 @@ def _store(table: sqlite3.Connection, records: list[ColdRecord], state: State | 
     """`records` written to the table; with `state` (a project's log), those that only fill a
     section in it marked with their section and place (`hotslice.fills`)."""
     table.executemany(
-        "INSERT OR REPLACE INTO cold VALUES (?, ?, ?, ?, ?, ?, ?)", (_row(r, state) for r in records)
+        "INSERT OR REPLACE INTO cold VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (_row(r, state) for r in records)
     )
 
 
 def _row(r: ColdRecord, state: State | None) -> tuple[object, ...]:
     e = r.entity
     if state is None or not hotslice.fills(state, e, r.fact):
-        return (e.id, _encoder.encode(r), _alias(r), None, None, None, None)
+        return (e.id, _encoder.encode(r), _alias(r), None, None, None, None, _said(e.text))
     placed = (hotslice.section(e), e.priority is None, e.priority or 0, e.created)
-    return (e.id, _encoder.encode(r), _alias(r), *placed)
+    return (e.id, _encoder.encode(r), _alias(r), *placed, _said(e.text))
 
 
 def _reports(table: sqlite3.Connection, keys: list[str]) -> dict[str, list[Report]]:

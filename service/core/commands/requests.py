@@ -207,9 +207,19 @@ def log_of(command: AnyCommand) -> Log:
     return "project" if isinstance(command, ImportDocket) else "record"
 
 
+SAID = "\x00"  # starts the name of a text (no id, prefix or alias holds a control character)
+
+
+def said(text: str) -> str:
+    """The name `named` gives the text of an add: the records saying it are read (the duplicate
+    rule weighs the live ones)."""
+    return SAID + text.strip()
+
+
 def named(command: AnyCommand) -> tuple[str, ...] | None:
     """Every record reference (an id, an id prefix or an imported alias) `handle` may resolve
-    for `command`, so a store can read those records alone; None when the command reads the
+    for `command`, and an add's text (`said`: the records with that text), so a store can
+    read those records alone; None when the command reads the
     whole state (an import). Anything else `handle` reads of a state — the live records a cap
     counts, placements waiting, the ledger's facts the named records' views read, projects —
     a hot slice holds or brings in with them (`adapters/store/hot.py: view`), reports included."""
@@ -223,6 +233,7 @@ def named(command: AnyCommand) -> tuple[str, ...] | None:
     if isinstance(command, Add | Place):
         found += command.demote
     if isinstance(command, Add):
+        found += [] if command.duplicate else [said(command.text)]
         found += [command.supersedes] if command.supersedes is not None else []
         found += [*command.depends_on, *command.answers]
         found += [m for item in command.supports for m in re.split(r"[,\s]+", item.strip()) if m]
