@@ -78,6 +78,15 @@ class MetricsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0
 
 
+class Replication(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`self serve --replicated`: a write to a remote-backed workspace is answered once its
+    backend has it (`server/live/writer.py`); a read naming `Selfhub-Min-Commit` waits up to
+    `wait_s` for this instance to hold that commit (`server/mirror/fresh.py`)."""
+
+    replicated: bool = False
+    wait_s: Seconds = 5.0
+
+
 class Remote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A workspace that mirrors a git remote: `self admin workspace add NAME --remote URL
     --webhook-secret-env VAR --poll S` as configuration (`DATA/backends/NAME.json` at start)."""
@@ -95,6 +104,7 @@ class ServiceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     trusted_proxies: tuple[str, ...] = ()  # addresses or networks (CIDR): service/server/run.py
     metrics: MetricsConfig = MetricsConfig()
     identity: str | None = None  # a postgresql:// URL: users and tokens there (else DATA/auth.sqlite)
+    replication: Replication = Replication()
 
 
 class ConfigError(ApiError):
