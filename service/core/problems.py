@@ -64,6 +64,7 @@ CODES: dict[str, Problem] = {
     "backup": Problem(BAD_INPUT, 422, "The backup cannot be made or restored"),
     "unknown-user": Problem(BAD_INPUT, 404, "No user of that name"),
     "unknown-token": Problem(BAD_INPUT, 404, "No token with that id"),
+    "identity-unavailable": Problem(BAD_INPUT, 503, "The identity database cannot be reached"),
     "sync": Problem(BAD_INPUT, 502, "The sync failed"),
     "unknown-remote": Problem(BAD_INPUT, 404, "No remote of that name"),
     "no-remote": Problem(BAD_INPUT, 404, "The workspace has no remote"),
@@ -103,6 +104,9 @@ CODES: dict[str, Problem] = {
     "stopping": Problem(BAD_INPUT, 503, "The service is stopping"),
     "write-timeout": Problem(BAD_INPUT, 504, "The write was not committed in time"),
     "commit-failed": Problem(BAD_INPUT, 503, "The commit failed; nothing was written"),
+    "not-replicated": Problem(BAD_INPUT, 503, "The backend did not take the write; it is not acknowledged"),
+    # a read naming `Selfhub-Min-Commit` (service.server.api.fresh)
+    "not-yet": Problem(BAD_INPUT, 503, "This instance does not hold that commit yet"),
 }
 
 
