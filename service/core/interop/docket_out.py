@@ -47,11 +47,13 @@ class DocketExport(msgspec.Struct, frozen=True):
     lines: list[dict[str, Any]]
     renumbered: list[tuple[str, str]]
     texts: list[str]
+    names: dict[str, str]  # each record's id here → its id in the file
 
 
 class _Values(msgspec.Struct, frozen=True):
-    """What a record's line says, by ids here: as the state holds it, or as imported."""
+    """What a record's line says, by ids here."""
 
+    id: str
     kind: str
     text: str
     why: str | None
@@ -75,42 +77,63 @@ def docket_lines(state: State) -> list[dict[str, Any]]:
     return docket_export(state).lines
 
 
+class _File:
+    """What every line of one export reads: the records in file order, their names and
+    places, each imported ledger's place and ids, and who retired whom."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.anchors = _anchors(state)
+        self.records = sorted(
+            (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
+            key=self.key,
+        )
+        taken = {e.ledger.alias for e in state.entities.values() if e.ledger is not None and e.ledger.alias}
+        self.names = _names(self.records, state.ledger, taken)
+        self.rank = {e.id: n for n, e in enumerate(self.records)}
+        self.retires: dict[str, list[str]] = {}
+        for record_id in sorted(state.ledger):
+            successor = state.ledger[record_id].superseded_by
+            if successor is not None:
+                self.retires.setdefault(successor, []).append(record_id)
+        self.sources = {source: aliases(state, source) for source in self.anchors}
+
+    def key(self, e: Entity) -> tuple[str, int]:
+        """Where a record's line goes: an imported one at its line in its ledger, the ledger
+        placed where its first record was imported; a record written here when it was."""
+        fields = e.ledger
+        if fields is None or fields.docket is None:
+            return e.created, 0
+        return self.anchors[fields.source or ""], fields.docket.record.at
+
+    def here(self, e: Entity) -> dict[str, str]:
+        """The record's ledger: each Docket id → the record here."""
+        return self.sources.get(e.ledger.source or "", {}) if e.ledger is not None else {}
+
+
 def docket_export(state: State) -> DocketExport:
     """The ledger records of `state` as a Docket schema-2 file, in the order they were
     recorded (an imported ledger's lines in its own order)."""
-    records = sorted(
-        (e for e in state.entities.values() if e.id in state.ledger and e.status != "retracted"),
-        key=lambda e: _key(e, state),
-    )
-    taken = {e.ledger.alias for e in state.entities.values() if e.ledger is not None and e.ledger.alias}
-    names = _names(records, state.ledger, taken)
+    file = _File(state)
+    records, names = file.records, file.names
     views = derive(state, [e.id for e in records])
     owed = {i: {(o.ground, o.head) for o in view.review_owed} for i, view in views.items()}
     out: list[_Out] = []
     for e in records:
         trail = e.ledger.docket if e.ledger is not None else None
         if trail is not None:
-            out += _written_back(state, e, trail, names, owed[e.id])
+            out += _written_back(file, e, trail, owed[e.id])
         else:
-            line = _line(_now(e, state.ledger[e.id]), names, _stamped(e))
+            line = _line(_now(e, file), names, file.rank, _stamped(e))
             out.append(_Out((e.created, 0), _with_id(line, names[e.id])))
-        out += _native_review(e, state.ledger[e.id], names, owed[e.id] | _pinned(state, e))
+        out += _native_review(e, state.ledger[e.id], names, owed[e.id] | _pinned(file, e))
     out.sort(key=lambda o: o.key)
     renumbered = [
         (alias, names[e.id])
         for e in records
         if e.ledger is not None and (alias := e.ledger.alias) and alias != names[e.id]
     ]
-    return DocketExport([o.line for o in out], renumbered, [_text(o) for o in out])
-
-
-def _key(e: Entity, state: State) -> tuple[str, int]:
-    """Where a record's line goes: an imported one at its line in its ledger, the ledger
-    placed where its first record was imported; a record written here when it was."""
-    fields = e.ledger
-    if fields is None or fields.docket is None:
-        return e.created, 0
-    return _anchors(state)[fields.source or ""], fields.docket.record.at
+    return DocketExport([o.line for o in out], renumbered, [_text(o) for o in out], names)
 
 
 def _anchors(state: State) -> dict[str, str]:
@@ -154,8 +177,14 @@ def _names(records: list[Entity], facts: Mapping[str, Fact], taken: Set[str]) ->
 # --- a record's line ----------------------------------------------------------------------
 
 
-def _now(e: Entity, fact: Fact) -> _Values:
+def _now(e: Entity, file: _File) -> _Values:
+    """The record's line as the state reads now. It supersedes the records the state says it
+    retired (a proposal's supersession waits for its confirmation here, and so in the file)."""
+    fact = file.state.ledger[e.id]
+    retired = file.retires.get(e.id, [])
+    retired = [t for t in e.supersedes if t in retired] + [t for t in retired if t not in e.supersedes]
     return _Values(
+        id=e.id,
         kind=fact.kind,
         text=e.text,
         why=e.why,
@@ -163,7 +192,7 @@ def _now(e: Entity, fact: Fact) -> _Values:
         supports=fact.supports,
         depends_on=fact.depends_on,
         answers=fact.answers,
-        supersedes=tuple(e.supersedes),
+        supersedes=tuple(dict.fromkeys(retired)),
         fields=e.ledger,
     )
 
@@ -179,15 +208,21 @@ def _iso(event_id: str) -> str:
     return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
 
 
-def _line(values: _Values, names: Mapping[str, str], provenance: Mapping[str, str]) -> dict[str, Any]:
-    """A record's line in the key order Docket's writer builds one."""
+def _line(
+    values: _Values, names: Mapping[str, str], rank: Mapping[str, int], provenance: Mapping[str, str]
+) -> dict[str, Any]:
+    """A record's line in the key order Docket's writer builds one. It names only records
+    before it (`rank`: each record's place in the file): Docket's relations point back, so
+    one made here to a later record is not written."""
     fields = values.fields or LedgerFields()
     evidence = [
         {"ref": item} if isinstance(item, str) else msgspec.to_builtins(item)
         for item in fields.evidence
         if (item if isinstance(item, str) else item.ref).strip()  # Docket wants a non-empty ref
     ]
-    supports = [[names[m] for m in group if m in names] for group in values.supports]
+    limit = rank.get(values.id, len(rank))
+    cited = _Before(names, rank, limit)
+    supports = [[cited[m] for m in group if m in cited] for group in values.supports]
     line: dict[str, Any] = {
         "schema": docket.SCHEMA,
         "kind": values.kind,
@@ -198,9 +233,9 @@ def _line(values: _Values, names: Mapping[str, str], provenance: Mapping[str, st
         "scope": list(fields.applies_to),
         "rationale": values.why or "",
         "supports": [group for group in supports if group],
-        "depends_on": [names[t] for t in values.depends_on if t in names],
-        "answers": [names[t] for t in values.answers if t in names and values.kind != "question"],
-        "supersedes": [names[t] for t in values.supersedes if t in names],
+        "depends_on": [cited[t] for t in values.depends_on if t in cited],
+        "answers": [cited[t] for t in values.answers if t in cited and values.kind != "question"],
+        "supersedes": [cited[t] for t in values.supersedes if t in cited],
         "evidence": evidence,
         "revisit": fields.revisit or "",
         "cost_if_wrong": fields.cost_if_wrong or "",
@@ -218,6 +253,19 @@ def _line(values: _Values, names: Mapping[str, str], provenance: Mapping[str, st
     return line
 
 
+class _Before:
+    """The names of the records before a place in the file."""
+
+    def __init__(self, names: Mapping[str, str], rank: Mapping[str, int], limit: int) -> None:
+        self.names, self.rank, self.limit = names, rank, limit
+
+    def __contains__(self, record_id: object) -> bool:
+        return isinstance(record_id, str) and self.rank.get(record_id, self.limit) < self.limit
+
+    def __getitem__(self, record_id: str) -> str:
+        return self.names[record_id]
+
+
 def _with_id(line: dict[str, Any], name: str) -> dict[str, Any]:
     return {**line, "id": name}
 
@@ -225,22 +273,20 @@ def _with_id(line: dict[str, Any], name: str) -> dict[str, Any]:
 # --- an imported record's lines, written back -----------------------------------------------
 
 
-def _written_back(
-    state: State, e: Entity, trail: DocketTrail, names: Mapping[str, str], owed: Set[tuple[str, str]]
-) -> list[_Out]:
+def _written_back(file: _File, e: Entity, trail: DocketTrail, owed: Set[tuple[str, str]]) -> list[_Out]:
     """The record's own line, its corrections and its reviews as its ledger wrote them, with
     what reads otherwise here written over them: what changed since the import, and what
     Docket's reader wants in another shape than the line held (a missing field, an evidence
     reference written bare, a decision state another tool named)."""
-    fields = e.ledger or LedgerFields()
-    anchor = _anchors(state)[fields.source or ""]
-    here = aliases(state, fields.source)
+    names = file.names
+    anchor = file.key(e)[0]
+    here = file.here(e)
     rename = {alias: names[i] for alias, i in here.items() if i in names}
     record = _shaped(_renamed_record(_known(trail.record.line, RECORD_FIELDS), rename))
     read = dict(record)
     for line in trail.corrections:
         read |= _shaped(line.line["fields"])
-    now = _line(_now(e, state.ledger[e.id]), names, _provenance(record)) | {"id": record["id"]}
+    now = _line(_now(e, file), names, file.rank, _provenance(record)) | {"id": record["id"]}
     changed = {k for k, v in now.items() if read.get(k, OPTIONAL.get(k)) != v}
     if read.get("supersede_reason") == DEFAULT_REASON and "supersede_reason" not in now:
         changed.discard("supersede_reason")  # a revision, written out
@@ -340,12 +386,12 @@ def _review(
     return out
 
 
-def _pinned(state: State, e: Entity) -> set[tuple[str, str]]:
+def _pinned(file: _File, e: Entity) -> set[tuple[str, str]]:
     """The grounds and heads (ids here) the record's imported review lines pinned."""
     fields = e.ledger
     if fields is None or fields.docket is None:
         return set()
-    here = aliases(state, fields.source)
+    here = file.here(e)
     pairs = (pair for line in fields.docket.reviews for pair in line.line["grounds"].items())
     return {(here[g], here[h]) for g, h in pairs if g in here and h in here}
 
