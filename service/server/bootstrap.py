@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import threading
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from litestar import Litestar
 from litestar.datastructures import State
@@ -36,7 +36,7 @@ from service.server.api.writes import ROUTES as WRITES
 from service.server.live.hub import Hub
 from service.server.mcp import ROUTES as MCP
 from service.server.mcp import Mcp
-from service.server.mirror.mirrors import Mirrors, Told
+from service.server.mirror.mirrors import Mirrors, Peers, Told
 from service.server.web import templating
 from service.server.web.routes import ROUTER as VIEW
 
@@ -80,6 +80,16 @@ def declare(data: Data, config: ServiceConfig) -> None:
         data.backends.put(name, backend)
 
 
+def _peers(config: ServiceConfig, log: Any) -> Peers | None:
+    """The cluster on the identity database (`--identity`), when one is configured: several
+    instances then announce their changes to one another and poll on one leader."""
+    if config.identity is None:
+        return None
+    from service.adapters.cluster import Cluster
+
+    return Cluster(config.identity, log)
+
+
 def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None = None) -> Litestar:
     """The app of data directory `root`; its log lines go to `log_to` (stderr)."""
     config = config or ServiceConfig()
@@ -94,7 +104,8 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     for name in config.workspaces:  # the configuration's, made before anything is served
         if not data.has(name):
             data.add(name)
-    mirrors = Mirrors(data, hub, index.refresh, log, counted)  # remote-backed workspaces
+    peers = _peers(config, log)  # the other instances on the identity database, if any
+    mirrors = Mirrors(data, hub, index.refresh, log, counted, peers=peers)  # remote-backed workspaces
     told.mirrors = mirrors
 
     failed = threading.Event()

@@ -27,6 +27,7 @@ PARTS: list[tuple[str, int]] = [
     ("service.adapters.data", 11),
     ("service.adapters.auth", 12),
     ("service.adapters.index", 12),
+    ("service.adapters.cluster", 12),
     ("service.app", 20),  # the application layer: commands, queries, ports, the wiring
     ("service.server.live", 30),  # the team service: its live workspaces, then its front ends
     ("service.server.endpoint", 31),

@@ -14,7 +14,7 @@ kept), and so is a verified body seen in the last `REPLAY_WINDOW_S`, whatever de
 host headers come with it: a signature covers the body only, so a body is what was signed.
 A push to another branch, or of a commit this service pushed, is answered 202 and
 fetches nothing; any other is answered 202 at once and asks for one sync of the workspace
-(coalesced with the one in flight)."""
+(coalesced with the one in flight), and is announced to the other instances (`Mirrors.announce`)."""
 
 from __future__ import annotations
 
@@ -196,6 +196,7 @@ async def _judge(request: AnyRequest, ws: str, mirrors: Mirrors, seen: Deliverie
     reason = ignored(push, mirrors.own(ws))
     if reason is not None:
         return _answered(log, ws, verdict, HookAnswer("ignored", reason, verdict.delivery))
+    mirrors.announce(ws, push.after)  # the other instances fetch it too
     started = mirrors.ask(ws, "webhook")
     return _answered(
         log, ws, verdict, HookAnswer("accepted" if started else "coalesced", None, verdict.delivery)

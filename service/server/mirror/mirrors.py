@@ -4,7 +4,8 @@ A sync is asked for by a webhook delivery, a write acknowledged through the API,
 the store from outside the service once it is taken (`server/live/outside.py`: a CLI on DATA's store,
 a `git push` to its path; `Told` hears it from the hub, and the poll's tick notices main moved
 under a workspace nothing reads and takes it), the poll (a backstop, every `poll_s` seconds
-after the last sync) and the start. At most one sync of a
+after the last sync) and the start; with several instances on one database
+(`adapters/cluster/`), another instance's announcement of a commit. At most one sync of a
 workspace is in flight: asked while one runs, exactly one more round follows it, however many
 asked (a burst of deliveries or writes is one more fetch). A round fetches the remote's
 objects in a worker thread first (`adapters/sync/prefetch.py`: the writes go on meanwhile, and a dead
@@ -16,6 +17,11 @@ workspace whose store is missing is cloned first (`establish.py`), in a worker t
 failed round (the backend down, the credentials refused) is logged and counted, and tried
 again after 2, 4, 8… seconds (at most the poll period): the writes acknowledged meanwhile
 are pushed once the backend is back.
+
+Several instances (`Peers`): a round that pushed, and one of the poll that pulled, is announced
+to the others, who run a round at once (a webhook's delivery is announced by the instance it
+reached, `api/hooks.py`); the poll runs on the one instance that leads, and on every instance
+while the database is unreachable. The start's rounds, retries and pushes run on every instance.
 
 Everything here runs on the event loop but `prepare` (the loading thread, before the service
 is ready) and the rounds' work (worker and writer threads).
@@ -43,6 +49,7 @@ from service.server.live.errors import Stopping
 from service.server.mirror.round import sync_live
 
 if TYPE_CHECKING:
+    from service.adapters.cluster import Announcement
     from service.adapters.data.backends import Backend
     from service.adapters.data.workspaces import Data
     from service.server.live.hub import Hub
@@ -61,6 +68,22 @@ class Counts(Protocol):
     """Where the syncs are counted (`service/server/api/metrics.py`)."""
 
     def backend_synced(self, workspace: str, trigger: str, ok: bool, seconds: float) -> None: ...
+
+
+ANNOUNCED = "announced"  # the trigger of a round another instance's announcement asked for
+FOUND_BY = ("poll", "start", "retry")  # triggers whose pulled commits the others may not know of
+
+
+class Peers(Protocol):
+    """The other instances on one database (`service/adapters/cluster`)."""
+
+    def start(self, heard: Callable[[Announcement], None]) -> None: ...
+
+    def announce(self, workspace: str, commit: str | None) -> None: ...
+
+    def polls(self) -> bool: ...
+
+    def stop(self) -> None: ...
 
 
 class Told:
@@ -123,15 +146,17 @@ class Mirrors:
         log: Any,
         counts: Counts,
         options: Options = OPTIONS,
+        peers: Peers | None = None,
     ) -> None:
         """`refresh(name)` brings the search index up to a workspace's head; `log` is the
-        app's structlog logger."""
+        app's structlog logger; `peers`, the other instances (none: this one alone)."""
         self.data, self.hub, self.refresh, self.log, self.counts = data, hub, refresh, log, counts
-        self.options = options
+        self.options, self.peers = options, peers
         self.mirrors: dict[str, Mirror] = {}
         self._lock = threading.Lock()  # `mirrors` is read by handlers, replaced by `reload`
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the app's, once started
+        self._ready: threading.Event | None = None  # the service's, once started
         self._taking: set[str] = set()  # workspaces whose outside write the tick is taking
         self.stopped = False
         self.reload()
@@ -214,6 +239,29 @@ class Mirrors:
         with contextlib.suppress(RuntimeError):  # the loop closed: the service is stopping
             loop.call_soon_threadsafe(self.ask, name, "outside")
 
+    def announce(self, name: str, commit: str | None) -> None:
+        """Tell the other instances `name` reached `commit` on its backend."""
+        if self.peers is not None:
+            self.peers.announce(name, commit)
+
+    def heard(self, announcement: Announcement) -> None:
+        """Another instance announced a commit (from the listener's thread): a round of its
+        workspace, or of every workspace when it names none, unless this one holds it."""
+        loop = self._loop
+        if loop is None or self.stopped:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed: the service is stopping
+            loop.call_soon_threadsafe(self._heard, announcement)
+
+    def _heard(self, announcement: Announcement) -> None:
+        if self._ready is None or not self._ready.is_set():
+            return  # still loading: the start's round of each workspace follows
+        with self._lock:
+            names = [announcement.workspace] if announcement.workspace is not None else list(self.mirrors)
+        for name in names:
+            if announcement.commit is None or announcement.commit not in self.own(name):
+                self.ask(name, ANNOUNCED)
+
     async def _rounds(self, mirror: Mirror, trigger: str) -> None:
         try:
             while True:
@@ -251,6 +299,8 @@ class Mirrors:
         seconds = time.monotonic() - started
         mirror.settled(summary, time.monotonic())
         self.counts.backend_synced(name, trigger, True, seconds)
+        if summary.pushed or summary.created or summary.merged or (summary.pulled and trigger in FOUND_BY):
+            self.announce(name, summary.head)
         quiet = not (moved or summary.pushed or summary.pulled)  # a poll that found nothing new
         (self.log.debug if quiet else self.log.info)(
             "backend-sync",
@@ -300,9 +350,11 @@ class Mirrors:
             with self._lock:
                 due = [m for m in self.mirrors.values() if m.due <= now and not m.running]
                 names = list(self.mirrors)
+            polls = self.peers is None or self.peers.polls()
             for mirror in due:
                 trigger = "start" if mirror.due == 0 else "retry" if mirror.failures else "poll"
-                self.ask(mirror.name, trigger)
+                if trigger != "poll" or polls:
+                    self.ask(mirror.name, trigger)
             self._notice(names)
             ticks += 1
             await asyncio.sleep(TICK_S)
@@ -331,7 +383,9 @@ class Mirrors:
 
     def start(self, ready: threading.Event) -> None:
         """Start the poll on the running loop (the app's startup)."""
-        self._loop = asyncio.get_running_loop()
+        self._loop, self._ready = asyncio.get_running_loop(), ready
+        if self.peers is not None:
+            self.peers.start(self.heard)
         task = self._loop.create_task(self.poll(ready))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -340,6 +394,8 @@ class Mirrors:
         self.stopped = True
         for task in list(self._tasks):
             task.cancel()
+        if self.peers is not None:
+            self.peers.stop()
 
     # --- the start (the loading thread) -------------------------------------------------------
 
