@@ -36,3 +36,28 @@ class NotAuthenticated(AuthError):
 
     def __init__(self) -> None:
         super().__init__("the token is not valid: it is unknown or revoked; ask an admin for a new one")
+
+
+class IdentityUnavailable(AuthError):
+    """The identity store (PostgreSQL) cannot be reached: nothing is allowed meanwhile."""
+
+    code = "identity-unavailable"
+    retry_after_s = 2
+
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"the identity database cannot be reached ({why}); nothing that needs a token is "
+            f"answered until it is back: retry in {self.retry_after_s} s"
+        )
+
+
+class IdentityNewer(AuthError):
+    """The identity database's schema was written by a later release."""
+
+    code = "format-newer"
+
+    def __init__(self, found: int, read: int) -> None:
+        super().__init__(
+            f"the identity database is of schema {found}, newer than this release reads ({read}); "
+            "run the release that migrated it"
+        )

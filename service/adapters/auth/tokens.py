@@ -1,85 +1,37 @@
-"""Users and API tokens, in `DATA/auth.sqlite` (several processes may use it at once).
-
-A token is `shb_` and 43 base-62 characters: 256 random bits. Only its SHA-256 is stored.
-A slow password hash (bcrypt, scrypt, argon2) is for secrets a person picks, which can be
-guessed; a 256-bit random token cannot, so one fast hash is as strong and keeps every
-request's check cheap. The token is shown once, when it is created, and never again.
-
-Every check reads the database: there is no cache, so a revoke takes effect at once.
-
-A web session (`open_session`) is what the web view's cookie holds instead of the token: a
-random id of 256 bits, stored as its SHA-256 with its expiry and the id of the token it was
-opened with. It is valid while it has not expired, was not ended, and its token is valid and
-unrevoked; revoking a token deletes its sessions. A session id is no token: `authenticate`
-refuses it, so a stolen cookie opens no API.
+"""Users and API tokens in `DATA/auth.sqlite`: the identity port's embedded adapter
+(`port.py` says what a token and a session are). Several processes may use the file at once;
+each thread of this one has its own connection.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import secrets
+import threading
 
-import msgspec
+import sqlite_utils
 
 from service.adapters.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
+from service.adapters.auth.port import (
+    PREFIX,
+    SESSION_PREFIX,
+    SHOWN,
+    USED_EVERY,
+    Grant,
+    NewToken,
+    TokenRow,
+    digest,
+    new_secret,
+    new_token_id,
+    well_formed,
+)
 from service.adapters.data.sqlite import connect, immediate
 from service.adapters.data.workspaces import Data
 from service.adapters.store.clock import now, wall_ms
-from service.core.commands.team import Role, role_of, valid_name
+from service.core.commands.team import role_of, valid_name
 
-PREFIX = "shb_"  # also in service/core/gates/secret_formats.py, so the sanitize gate refuses one
-_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_BODY = 43  # base-62 digits that hold 256 bits
-SHOWN = len(PREFIX) + 4  # the characters of a token that lists show, to recognise it by
-SESSION_PREFIX = "shs_"  # a web session's id: never accepted where a token is
+__all__ = ["PREFIX", "SESSION_PREFIX", "Auth", "Grant", "NewToken", "TokenRow", "digest", "new_secret"]
+
 _SCHEMA = 2  # 2: the sessions table
-_USED_EVERY = 16  # last_used is rewritten when its minute changes (the first 16 characters)
-
-
-class NewToken(msgspec.Struct, frozen=True):
-    """A token just created: the one time its secret is in hand."""
-
-    id: str
-    token: str
-    user: str
-    workspace: str
-    role: str
-
-
-class TokenRow(msgspec.Struct, frozen=True):
-    """A token as lists show it: never the token itself."""
-
-    id: str
-    prefix: str
-    user: str
-    workspace: str
-    role: str
-    created: str
-    last_used: str | None
-    revoked: str | None
-
-
-class Grant(msgspec.Struct, frozen=True):
-    """What a valid token lets its bearer do."""
-
-    token_id: str
-    user: str
-    workspace: str
-    role: Role
-
-
-def new_secret(prefix: str = PREFIX) -> str:
-    number = int.from_bytes(secrets.token_bytes(32), "big")
-    digits = []
-    for _ in range(_BODY):
-        number, digit = divmod(number, 62)
-        digits.append(_ALPHABET[digit])
-    return prefix + "".join(digits)
-
-
-def digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
 class Auth:
@@ -87,12 +39,29 @@ class Auth:
 
     def __init__(self, data: Data) -> None:
         self.data = data
-        self.db = connect(data.auth_db)
+        self._local = threading.local()
+        self._opened: list[sqlite_utils.Database] = []
+        self._lock = threading.Lock()
         if self.db.conn.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA:
             self._create()
 
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """This thread's connection."""
+        db: sqlite_utils.Database | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = connect(self.data.auth_db, any_thread=True)
+            with self._lock:
+                self._opened.append(db)
+        return db
+
     def close(self) -> None:
-        self.db.conn.close()
+        """Close every thread's connection (when no thread uses one any more)."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+            self._local = threading.local()
+        for db in opened:
+            db.conn.close()
 
     def __enter__(self) -> Auth:
         return self
@@ -151,7 +120,7 @@ class Auth:
             from service.adapters.data.errors import NoSuchWorkspace
 
             raise NoSuchWorkspace(workspace, self.data.names())
-        token, token_id = new_secret(), f"tk{secrets.token_hex(6)}"
+        token, token_id = new_secret(), new_token_id()
         with immediate(self.db):
             if not self.db.table("users").count_where("name = ?", [user]):
                 raise NoSuchUser(user)
@@ -199,7 +168,7 @@ class Auth:
         The row is found by the token's SHA-256, so how long the lookup takes depends on that
         digest, which no caller can steer toward a stored one without the token itself; the
         digests are then compared in constant time."""
-        if not token.startswith(PREFIX) or len(token) != len(PREFIX) + _BODY:
+        if not well_formed(token, PREFIX):
             raise NotAuthenticated()
         wanted = digest(token)
         row = self.db.execute(
@@ -210,7 +179,7 @@ class Auth:
             raise NotAuthenticated()
         token_id, _, user, workspace, role, _, last_used = row
         stamp = now()
-        if (last_used or "")[:_USED_EVERY] != stamp[:_USED_EVERY]:
+        if (last_used or "")[:USED_EVERY] != stamp[:USED_EVERY]:
             self.db.execute("UPDATE tokens SET last_used = ? WHERE id = ?", [stamp, token_id])
         return Grant(token_id, user, workspace, role_of(role))
 
@@ -233,7 +202,7 @@ class Auth:
     def session(self, session: str) -> Grant:
         """The grant of the token session `session` was opened with; NotAuthenticated when
         the session is malformed, unknown, ended or expired, or its token revoked."""
-        if not session.startswith(SESSION_PREFIX) or len(session) != len(SESSION_PREFIX) + _BODY:
+        if not well_formed(session, SESSION_PREFIX):
             raise NotAuthenticated()
         wanted = digest(session)
         row = self.db.execute(
