@@ -37,6 +37,7 @@ from service.server.live.hub import Hub
 from service.server.mcp import ROUTES as MCP
 from service.server.mcp import Mcp
 from service.server.mirror.mirrors import Mirrors, Peers, Told
+from service.server.mirror.replicated import Replicated
 from service.server.web import templating
 from service.server.web.routes import ROUTER as VIEW
 
@@ -106,6 +107,8 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
             data.add(name)
     peers = _peers(config, log)  # the other instances on the identity database, if any
     mirrors = Mirrors(data, hub, index.refresh, log, counted, peers=peers)  # remote-backed workspaces
+    if config.replication.replicated:  # writes answered once their backend holds them
+        hub.replicate = Replicated(mirrors).push
     told.mirrors = mirrors
 
     failed = threading.Event()

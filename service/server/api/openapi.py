@@ -127,7 +127,8 @@ def inline(kind: Any) -> dict[str, Any]:
 def protected(action: str) -> dict[str, Any]:
     """The decorator arguments of a route the token guard checks for `action` (read, search,
     command, admin: `service/core/commands/team.py`): the guard (`guard.check`, run before the
-    request's input is read), the action, bearer security."""
-    from service.server.api.guard import check
+    request's input is read; then a `Selfhub-Min-Commit` waited for: `fresh.check`), the action,
+    bearer security."""
+    from service.server.api.fresh import check
 
     return {"before_request": check, "opt": {"action": action}, "security": SECURITY}

@@ -2,10 +2,13 @@
 (`POST …/commands`). Each authorizes, decodes the body, and hands the workspace's writer
 (`service/server/live/writer.py`) one job: a call of the application layer (`service.app.post`,
 `service.app.execute`, as the CLI makes) on a view whose transactions are the writer's batch.
-It answers once the batch's commit is durable."""
+It answers once the batch's commit is durable (with `--replicated`, once the workspace's
+backend holds it too: `server/mirror/replicated.py`), naming that commit (`Selfhub-Commit`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
@@ -14,7 +17,7 @@ from litestar import Response, post
 
 from service.core.commands.requests import AnyCommand
 from service.core.events.posted import Posted, PostEvents
-from service.server.api import bodies, guard, openapi, reads
+from service.server.api import bodies, fresh, guard, openapi, reads
 from service.server.api.routes import JSON, AnyRequest, answer, data_of, hub_of, origin_of
 
 if TYPE_CHECKING:
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from service.adapters.store.unit import Unit as Batch
     from service.app.workspace import Workspace
     from service.core.events.events import Origin
+    from service.server.live.jobs import Job
     from service.server.live.space import LiveWorkspace
 
 WRITE_TIMEOUT_S = 30.0
@@ -48,14 +52,14 @@ async def post_events(request: AnyRequest, ws: str) -> Response[bytes]:
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
     events = posted.decode(body)
     live = await _live(request, ws)
-    job = await live.writer.submit_async(
-        lambda batch: post(View(live, None, origin, batch), events), WRITE_TIMEOUT_S, client=_client(request)
-    )
+    run = lambda batch: post(View(live, None, origin, batch), events)  # noqa: E731
+    with _pushed_later(request, ws):
+        job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))
     result = job.answer()
     assert isinstance(result, posted.Posted)
-    _push_later(request, ws)
     done = msgspec.structs.replace(result, commit=job.commit or live.head)
-    return answer(msgspec.json.encode(done) + b"\n", JSON, 200 if done.replayed else 201)
+    body = msgspec.json.encode(done) + b"\n"
+    return _committed(answer(body, JSON, 200 if done.replayed else 201), done.commit)
 
 
 @post(
@@ -73,8 +77,8 @@ async def commands(request: AnyRequest, ws: str, project: str | None = None) -> 
     given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
     body = await request.body()
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
-    written = await run_command(request, ws, project, origin, decode(body))
-    return answer(reads.written(written), status=201)
+    job = await _command_job(request, ws, project, origin, decode(body))
+    return _committed(answer(reads.written(list(job.events)), status=201), job.commit)
 
 
 async def run_command(
@@ -89,6 +93,19 @@ async def run_command(
     for its commit: the events it wrote. The one way a front end of the service runs a command
     (`POST …/commands`, the web view's forms); `first`, a check of the front end's own, runs in
     the same job on the state the command sees (no write lands between them)."""
+    job = await _command_job(request, ws, project, origin, command, first)
+    return list(job.events)
+
+
+async def _command_job(
+    request: AnyRequest,
+    ws: str,
+    project: str | None,
+    origin: Origin,
+    command: AnyCommand,
+    first: Callable[[Workspace], None] | None = None,
+) -> Job:
+    """`run_command`'s job, answered: its events and the commit that holds them."""
     from service.app import execute
     from service.server.live.view import View
 
@@ -100,10 +117,17 @@ async def run_command(
             first(view)
         return execute(view, command)
 
-    job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))
+    with _pushed_later(request, ws):
+        job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))
     job.answer()
-    _push_later(request, ws)
-    return list(job.events)
+    return job
+
+
+def _committed(response: Response[bytes], commit: str | None) -> Response[bytes]:
+    """A write's answer naming the commit that holds it (`Selfhub-Commit`: `api/fresh.py`)."""
+    if commit is not None:
+        response.headers[fresh.COMMIT] = commit
+    return response
 
 
 def _client(request: AnyRequest) -> tuple[str, int] | None:
@@ -111,10 +135,16 @@ def _client(request: AnyRequest) -> tuple[str, int] | None:
     return (request.client.host, request.client.port) if request.client else None
 
 
-def _push_later(request: AnyRequest, ws: str) -> None:
-    """The write is durable here; a remote-backed workspace pushes it to its backend next
-    (one sync in flight per workspace: writes meanwhile make one more round)."""
-    request.app.state["mirrors"].wrote(ws)
+@contextmanager
+def _pushed_later(request: AnyRequest, ws: str) -> Iterator[None]:
+    """Once the writer answered (whatever it answered): a remote-backed workspace pushes what
+    it holds to its backend next (one sync in flight per workspace: writes meanwhile make one
+    more round). With `--replicated` the answer came after the push, unless it failed: then
+    the round pushes the batch the client was told is not acknowledged."""
+    try:
+        yield
+    finally:
+        request.app.state["mirrors"].wrote(ws)
 
 
 async def _live(request: AnyRequest, ws: str) -> LiveWorkspace:

@@ -41,6 +41,21 @@ class CommitFailed(LiveError):
         super().__init__(f"the commit failed and nothing of the write was kept: {cause}; retry")
 
 
+class NotReplicated(LiveError):
+    """`--replicated`: the batch holding the write was committed here but its push to the
+    workspace's backend failed, so it is not acknowledged. Its events stay in this instance's
+    store and the next round pushes them: a retry of a post with the same event ids is then
+    written once; a command retried without ids may be written twice."""
+
+    code = "not-replicated"
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(
+            f"the workspace's backend did not take the write ({cause}); it is not acknowledged: "
+            "retry (a post with the same event ids is written once)"
+        )
+
+
 class Unopenable(LiveError):
     """A workspace of DATA could not be opened (its store unreadable): the service is not ready."""
 

@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from service.server.live.space import LiveWorkspace, Observer, Quiet
-from service.server.live.writer import Writer
+from service.server.live.writer import Replicate, Writer
 
 if TYPE_CHECKING:
     from service.adapters.data.workspaces import Data
@@ -21,6 +21,10 @@ class Hub:
         self._open: dict[str, LiveWorkspace] = {}
         self._lock = threading.Lock()
         self.closed = False
+        self.replicate: Replicate | None = None  # `--replicated`: set by the mirrors before any opens
+
+    def _writer(self, live: LiveWorkspace) -> Writer:
+        return Writer(live, self.replicate)
 
     def workspace(self, name: str) -> LiveWorkspace:
         """The live workspace `name` (NoSuchWorkspace when DATA has none of that name)."""
@@ -29,7 +33,7 @@ class Hub:
             return found
         with self._lock:
             if name not in self._open:
-                self._open[name] = LiveWorkspace(name, self.data.open(name), self.observer, Writer)
+                self._open[name] = LiveWorkspace(name, self.data.open(name), self.observer, self._writer)
             return self._open[name]
 
     def held(self, name: str) -> LiveWorkspace | None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from service.adapters.store.unit import Unit
 from service.server.live import outside
-from service.server.live.errors import CommitFailed, Stopping, WriteTimeout
+from service.server.live.errors import CommitFailed, NotReplicated, Stopping, WriteTimeout
 from service.server.live.jobs import Job
 
 if TYPE_CHECKING:
@@ -76,9 +76,17 @@ class Returning:
         return max((job.answered for job in self._theirs), default=0.0)
 
 
+Replicate = Callable[["LiveWorkspace"], "str | None"]
+"""`--replicated`: pushes the workspace's main to its backend (the sync protocol, on the
+writer thread under the store lock) and gives the backend's head; None when the workspace has
+no backend. Raises when the push failed."""
+
+
 class Writer:
-    def __init__(self, live: LiveWorkspace) -> None:
+    def __init__(self, live: LiveWorkspace, replicate: Replicate | None = None) -> None:
+        """`replicate`: a batch is answered only once it returned (`--replicated`)."""
         self.live = live
+        self.replicate = replicate
         self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._stopping = False
         self.holding = False  # the store lock, for a batch or an alone job: main moves by this thread
@@ -167,8 +175,10 @@ class Writer:
                         live.load()  # the folded events were not written: drop them
                         raise CommitFailed(exc) from exc
                     live.committed(commit, batch.events)
-                    for job in jobs:
-                        job.commit = commit
+                head = self._replicated(jobs)
+                for job in jobs:
+                    if job.error is None:
+                        job.commit = head
         except BaseException as exc:  # every job of the batch learns why; the thread goes on
             for job in jobs:
                 if job.error is None and (job.events or not isinstance(exc, CommitFailed)):
@@ -176,6 +186,19 @@ class Writer:
         finally:
             for job in jobs:
                 job.on_done()
+
+    def _replicated(self, jobs: list[Job]) -> str | None:
+        """The commit that holds the batch's writes: main here, or with `replicate`, main as
+        the backend holds it once pushed (the sync may have put the batch on the backend's
+        head: another commit). A failed push is NotReplicated for every job it would answer,
+        a replay that wrote nothing included: its events may be the ones not pushed yet."""
+        if self.replicate is None or all(job.error is not None for job in jobs):
+            return self.live.head
+        try:
+            pushed = self.replicate(self.live)
+        except Exception as exc:
+            raise NotReplicated(exc) from exc
+        return pushed or self.live.head
 
     def _alone(self, job: Job) -> None:
         live = self.live
