@@ -35,6 +35,13 @@ def register(app: typer.Typer) -> None:
             " count (default: the file's trusted_proxies, else none).",
         ),
         identity: str | None = IdentityOpt,
+        replicated: bool = typer.Option(
+            False,
+            "--replicated",
+            envvar="SELF_REPLICATED",
+            help="Answer a write to a remote-backed workspace only once its remote holds it"
+            " (default: the file's [replication] replicated, else off).",
+        ),
     ) -> None:
         """Serve DATA's workspaces over HTTP until SIGTERM or Ctrl-C."""
         from pathlib import Path
@@ -55,6 +62,7 @@ def register(app: typer.Typer) -> None:
                 log_level,
                 trusted_proxies,
                 identity,
+                replicated,
             )
         except ConfigError as exc:  # refused before anything binds
             fail(str(exc), problem(exc.code).exit)

@@ -76,6 +76,7 @@ def serve(
     level: str | None = None,
     proxies: str | None = None,
     identity: str | None = None,
+    replicated: bool = False,
 ) -> None:
     """Serve `data` on `host:port` under the configuration file `config` (defaults without
     one), at log level `level` and behind the comma-separated `proxies` when given (else the
@@ -86,6 +87,11 @@ def serve(
     from service.server.bootstrap import build
 
     settings = with_options(load(config), level, proxies, identity)
+    if replicated:  # `--replicated`: as the file's [replication] replicated = true
+        import msgspec
+
+        replication = msgspec.structs.replace(settings.replication, replicated=True)
+        settings = msgspec.structs.replace(settings, replication=replication)
     metrics_token(settings)  # a variable named and not set: refused now
     limits = settings.limits
     app = build(data, settings)
