@@ -89,7 +89,8 @@ def test_probes_are_not_logged_at_info_and_other_requests_are(plain: tuple[Servi
         for _ in range(3):
             for path in PROBES:
                 assert client.get(path).status_code == 200, path
-        assert client.get(f"/api/v1/workspaces/{WS}/projects", headers={"X-Request-Id": "after-probes"})
+        listed = client.get(f"/api/v1/workspaces/{WS}/projects", headers={"X-Request-Id": "after-probes"})
+        assert listed.status_code == 200, listed.text
     logged = until_logged(service.log_path, "after-probes")
     routes = [line["route"] for line in logged if line.get("event") == "request"]
     assert "/api/v1/workspaces/{ws}/projects" in routes
