@@ -4,8 +4,8 @@ for two builds side by side: medians of whole processes, and the ratio of 100k t
 Usage: python bench/context.py [--before SELF] [--stores DIR] [--runs N] [SIZES...]
 (default sizes 1000 100980). `--before` names another build's `self` (a checkout of the code
 before a change, with its own virtualenv); each build reads its own copy of each store, so
-neither reads caches the other wrote. Runs of the two builds alternate, so a change in the
-machine's load falls on both. The outputs of the two builds are compared byte for byte.
+neither reads caches the other wrote. Runs of the two builds and of the sizes alternate, so a
+change in the machine's load falls on each. The outputs of the two builds are compared byte for byte.
 Beside each median of wall time, the median of the CPU time the process used (user and
 system): on a loaded machine the wall time waits for a core, the CPU time much less.
 """
@@ -81,23 +81,29 @@ def stores(root: Path, size: int, builds: list[str]) -> dict[str, Path]:
 Medians = dict[str, tuple[float, float]]  # "build command" → wall and CPU seconds
 
 
-def measure(builds: dict[str, str], copies: dict[str, Path], runs: int) -> tuple[Medians, bool]:
-    """Medians per build and command (alternating builds), and whether their outputs agree."""
-    for name, self_path in builds.items():  # caches made; not timed
-        for command in COMMANDS:
-            run(self_path, copies[name], command)
-    times: dict[str, list[tuple[float, float]]] = {f"{n} {c}": [] for n in builds for c in COMMANDS}
-    digests: dict[str, set[str]] = {c: set() for c in COMMANDS}
+def measure(
+    builds: dict[str, str], copies: dict[int, dict[str, Path]], runs: int
+) -> tuple[dict[int, Medians], dict[int, bool]]:
+    """Medians per size, build and command (sizes and builds alternating), and per size
+    whether the builds' outputs agree."""
+    for held in copies.values():  # caches made; not timed
+        for name, self_path in builds.items():
+            for command in COMMANDS:
+                run(self_path, held[name], command)
+    times: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    digests: dict[tuple[int, str], set[str]] = {}
     for _ in range(runs):
-        for command in COMMANDS:
-            for name, self_path in builds.items():
-                took, cpu, digest = run(self_path, copies[name], command)
-                times[f"{name} {command}"].append((took, cpu))
-                digests[command].add(digest)
-    medians = {
-        k: (statistics.median(t for t, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()
-    }
-    return medians, all(len(d) == 1 for d in digests.values())
+        for size, held in copies.items():
+            for command in COMMANDS:
+                for name, self_path in builds.items():
+                    took, cpu, digest = run(self_path, held[name], command)
+                    times.setdefault((size, f"{name} {command}"), []).append((took, cpu))
+                    digests.setdefault((size, command), set()).add(digest)
+    medians: dict[int, Medians] = {size: {} for size in copies}
+    for (size, key), taken in times.items():
+        medians[size][key] = (statistics.median(t for t, _ in taken), statistics.median(c for _, c in taken))
+    same = {size: all(len(d) == 1 for (at, _), d in digests.items() if at == size) for size in copies}
+    return medians, same
 
 
 def main() -> None:
@@ -113,16 +119,15 @@ def main() -> None:
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.2f}")
     for self_path in builds.values():
         compiled(self_path)
-    results: dict[int, Medians] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = args.stores or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        for size in sizes:
-            medians, same = measure(builds, stores(root, size, list(builds)), args.runs)
-            results[size] = medians
-            agree = "" if len(builds) == 1 else f"; outputs identical: {'yes' if same else 'NO'}"
-            timed = ", ".join(f"{k} {wall:.3f} s (CPU {cpu:.3f} s)" for k, (wall, cpu) in medians.items())
-            print(f"{size:>7,} events: {timed}{agree}")
+        copies = {size: stores(root, size, list(builds)) for size in sizes}
+        results, same = measure(builds, copies, args.runs)
+    for size in sizes:
+        agree = "" if len(builds) == 1 else f"; outputs identical: {'yes' if same[size] else 'NO'}"
+        timed = ", ".join(f"{k} {wall:.3f} s (CPU {cpu:.3f} s)" for k, (wall, cpu) in results[size].items())
+        print(f"{size:>7,} events: {timed}{agree}")
     low, high = sizes[0], sizes[-1]
     print(f"median of {args.runs} processes each; ratio = {high:,} events / {low:,} events:")
     for key in results[low]:
