@@ -1,7 +1,8 @@
 """`self admin`: the team service's data directory — workspaces, users, API tokens.
 
-These work on DATA directly, also while a service runs on it (SQLite in WAL mode). Kept
-apart from cli/admin.py, which administers one workspace store.
+These work on DATA directly, also while a service runs on it (SQLite in WAL mode); users and
+tokens in the PostgreSQL database `--identity` names when the services use one. Kept apart from
+cli/admin.py, which administers one workspace store.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     from service.app.team import TokenRow
 
 DataOpt = typer.Option(..., "--data", envvar="SELF_DATA", help="The service's data directory.")
+DataOrIdentityOpt = typer.Option(
+    None,
+    "--data",
+    envvar="SELF_DATA",
+    help="The service's data directory (with --identity: only to check a token's workspace exists).",
+)
 IdentityOpt = typer.Option(
     None,
     "--identity",
@@ -78,15 +85,17 @@ def _users(admin: typer.Typer) -> None:
     admin.add_typer(group, name="user")
 
     @group.command("add")
-    def user_add(name: str, data: str = DataOpt) -> None:
+    def user_add(name: str, data: str | None = DataOrIdentityOpt, identity: str | None = IdentityOpt) -> None:
         """Add user NAME."""
-        team.add_user(data, name)
+        team.add_user(data, name, identity)
         echo(f"added user {name}")
 
     @group.command("list")
-    def user_list(data: str = DataOpt, as_json: bool = JsonOpt) -> None:
+    def user_list(
+        data: str | None = DataOrIdentityOpt, identity: str | None = IdentityOpt, as_json: bool = JsonOpt
+    ) -> None:
         """Every user."""
-        show(team.users(data), as_json, "\n".join)
+        show(team.users(data, identity), as_json, "\n".join)
 
 
 def _tokens(admin: typer.Typer) -> None:
@@ -98,10 +107,11 @@ def _tokens(admin: typer.Typer) -> None:
         user: str,
         workspace: str = typer.Option(..., "--workspace", help="The one workspace the token opens."),
         role: str = typer.Option(..., "--role", help="reader, writer or admin."),
-        data: str = DataOpt,
+        data: str | None = DataOrIdentityOpt,
+        identity: str | None = IdentityOpt,
     ) -> None:
         """Create a token for USER; prints the token alone on stdout, this once."""
-        new = team.create_token(data, user, workspace, role)
+        new = team.create_token(data, user, workspace, role, identity)
         typer.echo(new.token)
         print(
             f"token {new.id}: {new.user} as {new.role} on {new.workspace}; it is not shown again",
@@ -109,19 +119,24 @@ def _tokens(admin: typer.Typer) -> None:
         )
 
     @group.command("revoke")
-    def token_revoke(token_id: str = typer.Argument(..., metavar="ID"), data: str = DataOpt) -> None:
-        """Revoke token ID at once."""
-        row = team.revoke_token(data, token_id)
+    def token_revoke(
+        token_id: str = typer.Argument(..., metavar="ID"),
+        data: str | None = DataOrIdentityOpt,
+        identity: str | None = IdentityOpt,
+    ) -> None:
+        """Revoke token ID at once, on every service that shares its identity."""
+        row = team.revoke_token(data, token_id, identity)
         echo(f"revoked {row.id} ({row.user} as {row.role} on {row.workspace}) at {row.revoked}")
 
     @group.command("list")
     def token_list(
         workspace: str | None = typer.Option(None, "--workspace", help="Only this workspace's tokens."),
-        data: str = DataOpt,
+        data: str | None = DataOrIdentityOpt,
+        identity: str | None = IdentityOpt,
         as_json: bool = JsonOpt,
     ) -> None:
         """Every token: id, prefix, user, workspace, role, created, last used, revoked."""
-        show(team.tokens(data, workspace), as_json, _token_lines)
+        show(team.tokens(data, workspace, identity), as_json, _token_lines)
 
 
 def _token_lines(rows: list[TokenRow]) -> str:

@@ -1,17 +1,20 @@
 """A team service's data directory as `self admin` works on it: its workspaces, users and API
-tokens. The data and auth adapters (SQLite) load only when one of these runs."""
+tokens. The data and auth adapters load only when one of these runs. Users and tokens live in
+the identity the service uses: the PostgreSQL database at `identity` (a `postgresql://` URL)
+when one is given, else DATA/auth.sqlite."""
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
 if TYPE_CHECKING:
-    from service.adapters.auth.tokens import Auth
-    from service.adapters.auth.tokens import NewToken as NewToken
-    from service.adapters.auth.tokens import TokenRow as TokenRow
+    from service.adapters.auth.port import Identity
+    from service.adapters.auth.port import NewToken as NewToken
+    from service.adapters.auth.port import TokenRow as TokenRow
     from service.adapters.data.backends import Backend
     from service.adapters.data.workspaces import Data
 
@@ -25,10 +28,29 @@ def _data(directory: str, *, making: bool = False) -> Data:
     return data if making else data.check()
 
 
-def _auth(directory: str) -> Auth:
-    from service.adapters.auth.tokens import Auth
+def _identity(directory: str | None, identity: str | None) -> Identity:
+    """The identity at the URL `identity`, else DATA's; with both, a token is made only for a
+    workspace DATA holds."""
+    from service.adapters.auth.choose import identity as chosen
 
-    return Auth(_data(directory).claim())
+    if identity is not None:
+        return chosen(_data(directory) if directory else None, _identity_url(identity))
+    if directory is None:
+        from service.core.errors import Invalid
+
+        raise Invalid(
+            "users and tokens live in a data directory or an identity database: give {data} or {identity}",
+            field=("data", "identity"),
+        )
+    return chosen(_data(directory).claim(), None)
+
+
+def _identity_url(url: str) -> str:
+    if not url.startswith(("postgresql://", "postgres://")):
+        from service.core.errors import Invalid
+
+        raise Invalid("{identity} takes a postgresql://USER@HOST:PORT/DATABASE URL", field="identity")
+    return url
 
 
 def serving(directory: str) -> Path:
@@ -166,27 +188,29 @@ def workspaces(directory: str) -> list[str]:
     return _data(directory).names()
 
 
-def add_user(directory: str, name: str) -> None:
-    with _auth(directory) as auth:
-        auth.add_user(name)
+def add_user(directory: str | None, name: str, identity: str | None = None) -> None:
+    with closing(_identity(directory, identity)) as found:
+        found.add_user(name)
 
 
-def users(directory: str) -> list[str]:
-    with _auth(directory) as auth:
-        return auth.users()
+def users(directory: str | None, identity: str | None = None) -> list[str]:
+    with closing(_identity(directory, identity)) as found:
+        return found.users()
 
 
-def create_token(directory: str, user: str, workspace: str, role: str) -> NewToken:
+def create_token(
+    directory: str | None, user: str, workspace: str, role: str, identity: str | None = None
+) -> NewToken:
     """A new token for `user` on the one `workspace` it opens; its secret is shown this once."""
-    with _auth(directory) as auth:
-        return auth.create_token(user, workspace, role)
+    with closing(_identity(directory, identity)) as found:
+        return found.create_token(user, workspace, role)
 
 
-def revoke_token(directory: str, token_id: str) -> TokenRow:
-    with _auth(directory) as auth:
-        return auth.revoke(token_id)
+def revoke_token(directory: str | None, token_id: str, identity: str | None = None) -> TokenRow:
+    with closing(_identity(directory, identity)) as found:
+        return found.revoke(token_id)
 
 
-def tokens(directory: str, workspace: str | None) -> list[TokenRow]:
-    with _auth(directory) as auth:
-        return auth.tokens(workspace)
+def tokens(directory: str | None, workspace: str | None, identity: str | None = None) -> list[TokenRow]:
+    with closing(_identity(directory, identity)) as found:
+        return found.tokens(workspace)
