@@ -244,6 +244,13 @@ class Mirrors:
         if self.peers is not None:
             self.peers.announce(name, commit)
 
+    def synced(self, name: str, trigger: str, summary: Summary) -> None:
+        """Announce what a sync of `name` asked by `trigger` put on the backend (a push) or
+        found there first (a pull of the poll, the start, a retry). From any thread: a round's,
+        or the writer's that pushed a batch (`replicated.py`)."""
+        if summary.pushed or summary.created or summary.merged or (summary.pulled and trigger in FOUND_BY):
+            self.announce(name, summary.head)
+
     def heard(self, announcement: Announcement) -> None:
         """Another instance announced a commit (from the listener's thread): a round of its
         workspace, or of every workspace when it names none, unless this one holds it."""
@@ -299,8 +306,7 @@ class Mirrors:
         seconds = time.monotonic() - started
         mirror.settled(summary, time.monotonic())
         self.counts.backend_synced(name, trigger, True, seconds)
-        if summary.pushed or summary.created or summary.merged or (summary.pulled and trigger in FOUND_BY):
-            self.announce(name, summary.head)
+        self.synced(name, trigger, summary)
         quiet = not (moved or summary.pushed or summary.pulled)  # a poll that found nothing new
         (self.log.debug if quiet else self.log.info)(
             "backend-sync",

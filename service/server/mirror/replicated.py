@@ -32,4 +32,6 @@ class Replicated:
         `live` has no backend (a workspace this service hosts)."""
         if self.mirrors.backend(live.name) is None:
             return None
-        return sync_live(live, self.options).head
+        summary = sync_live(live, self.options)
+        self.mirrors.synced(live.name, "write", summary)  # the other instances fetch it
+        return summary.head
