@@ -108,7 +108,20 @@ def register(app: typer.Typer) -> None:
         )
         records.run(command, as_json)
 
-    records.add_verbs(sub, ("confirm", "start", "unblock", "retract"))
+    records.add_verbs(sub, ("confirm",))
+
+    @sub.command("decline")
+    def decline(
+        record: str,
+        why: str | None = typer.Option(None, "--why", help='Why (default "declined").'),
+        as_json: bool = JsonOpt,
+    ) -> None:
+        """Decline a proposal: a proposed record is withdrawn, a placement waiting is dropped."""
+        from service.core.commands import requests as rq
+
+        records.run(rq.Decline(record=record, why=why), as_json)
+
+    records.add_verbs(sub, ("start", "unblock", "retract"))
 
     @sub.command("cover")
     def cover(

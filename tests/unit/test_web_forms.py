@@ -24,8 +24,8 @@ RECORD = "01m94h5z798xtwftmdd169s8r9"
     ("action", "form", "command"),
     [
         ("confirm", ActionForm(), rq.Confirm(record=RECORD)),
-        ("decline", ActionForm(), rq.Retract(record=RECORD, why="declined")),
-        ("decline", ActionForm(why=" too risky "), rq.Retract(record=RECORD, why="too risky")),
+        ("decline", ActionForm(), rq.Decline(record=RECORD)),
+        ("decline", ActionForm(why=" too risky "), rq.Decline(record=RECORD, why="too risky")),
         ("review", ActionForm(why=""), rq.Review(record=RECORD)),
         (
             "assess",
@@ -76,7 +76,7 @@ def row(**given: Any) -> dict[str, Any]:
     ("shown", "offered"),
     [
         (row(status="proposed", pending=True), ["confirm", "decline"]),
-        (row(pending=True), ["confirm"]),  # a placement waits: confirmed, never declined
+        (row(pending=True), ["confirm", "decline"]),  # a placement waits: confirmed or declined
         (row(status="retracted", pending=False), []),
         (row(kind="decision", review_owed=[{"ground": "x"}]), ["review"]),
         (row(kind="claim", current=True), ["assess"]),

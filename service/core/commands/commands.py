@@ -48,6 +48,7 @@ from service.core.ledger import completion
 SLUG = re.compile(SLUG_PATTERN)
 LINK_TYPES = ("member-of", "supersedes", "relates")
 RESERVED_SLUGS = frozenset({"workspace", "projects"})
+DECLINED = "declined"  # the why of a decline given without one
 
 
 class Clock(msgspec.Struct, frozen=True):
@@ -263,6 +264,22 @@ def confirm(state: State, clock: Clock, prefix: str) -> list[Event]:
     if not waiting:
         raise Invalid(f"nothing of {entity.id} waits on a person (it is {entity.status})", code="wrong-state")
     return [_event(clock, "entity.confirmed", Assertion(entity=entity.id), confirmed=True)]
+
+
+def decline(state: State, clock: Clock, prefix: str, why: str | None) -> list[Event]:
+    """A person's no to what waits on them: a proposed record is withdrawn with why (as
+    Superself's declines fold); a placement waiting on a confirmed record is dropped and the
+    record stays where it is (`entity.declined`)."""
+    entity = find(state, prefix)
+    reason = (why or "").strip() or DECLINED
+    if entity.status == "proposed":
+        return retract(state, clock, entity.id, reason)
+    if not (entity.live and (entity.pending or entity.id in state.pairs)):
+        raise Invalid(
+            f"nothing of {entity.id} waits on a person (it is {entity.status}): only a proposal is declined",
+            code="wrong-state",
+        )
+    return [_event(clock, "entity.declined", EntityWhy(entity.id, reason))]
 
 
 def retract(state: State, clock: Clock, prefix: str, why: str) -> list[Event]:

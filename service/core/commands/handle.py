@@ -102,6 +102,7 @@ HANDLERS: dict[type, Handler] = {
     rq.Done: _done,
     rq.RunStarted: _run_started,
     rq.Confirm: lambda s, _, k, c: commands.confirm(s, k, c.record),
+    rq.Decline: lambda s, _, k, c: commands.decline(s, k, c.record, c.why),
     rq.Retract: lambda s, _, k, c: commands.retract(s, k, c.record, c.why),
     rq.Start: lambda s, _, k, c: commands.start(s, k, c.record, c.head),
     rq.Block: lambda s, _, k, c: commands.block(s, k, c.record, c.on, c.why),

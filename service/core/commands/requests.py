@@ -73,6 +73,13 @@ class Confirm(OnRecord, tag="confirm", frozen=True, kw_only=True):
     pass
 
 
+class Decline(OnRecord, tag="decline", frozen=True, kw_only=True):
+    """A person's no to a proposal: a proposed record withdrawn, or a placement waiting on a
+    record dropped; `why` defaults to "declined"."""
+
+    why: str | None = None
+
+
 class Retract(OnRecord, tag="retract", frozen=True, kw_only=True):
     why: str
 
@@ -171,6 +178,7 @@ AnyCommand = (
     Add
     | Place
     | Confirm
+    | Decline
     | Retract
     | Start
     | Block

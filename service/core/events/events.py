@@ -182,7 +182,8 @@ class Superseded(Payload, frozen=True, gc=False):
 
 
 class EntityWhy(Payload, frozen=True, gc=False):
-    """retracted, done, retired, restored, started, unblocked: an entity and maybe a reason;
+    """retracted, declined, done, retired, restored, started, unblocked: an entity and maybe a
+    reason (declined: the placements waiting on a person are dropped, the record stays where it is);
     started and done may carry the linked checkout's head commit (outcome tracking); a done
     written by Superself may carry its done-time report, a retirement its successor."""
 
@@ -328,6 +329,7 @@ PAYLOADS: dict[str, type[Payload]] = {
     "entity.superseded": Superseded,
     "entity.retracted": EntityWhy,
     "entity.placed": Placed,
+    "entity.declined": EntityWhy,
     "entity.linked": Linked,
     "entity.unlinked": Linked,
     "entity.covered": Covered,

@@ -241,6 +241,17 @@ def _placed(state: State, event: Event, payload: Payload) -> None:
             state.pairs.setdefault(pending.pair, []).append(entity.id)
 
 
+def _declined(state: State, event: Event, payload: Payload) -> None:
+    """A person declined what waits on the record's placement: its own placements waiting and
+    those proposed together with them (`pairs`) are dropped; the record stays where it is."""
+    assert isinstance(payload, EntityWhy)
+    entity = target(state, event, payload.entity)
+    if entity is None:
+        return
+    entity.pending.clear()
+    _drop_pairs(state, entity.id)
+
+
 def _place_now(entity: Entity, pending: Pending) -> None:
     if pending.exposure is not None:
         entity.exposure = pending.exposure
@@ -325,6 +336,7 @@ HANDLERS: dict[str, Handler] = {
     "entity.superseded": _superseded,
     "entity.retracted": _retracted,
     "entity.placed": _placed,
+    "entity.declined": _declined,
     "entity.linked": _linked,
     "entity.unlinked": _linked,
     "entity.covered": _covered,

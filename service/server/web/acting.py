@@ -29,16 +29,11 @@ from service.server.web.actions import ActionForm, AddForm
 from service.server.web.templating import href, page
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from litestar.connection import ASGIConnection
     from litestar.handlers.base import BaseRouteHandler
 
     from service.adapters.auth.tokens import Grant
-    from service.app.workspace import Workspace
     from service.core.commands.requests import AnyCommand
-
-    Check = Callable[[Workspace], None]
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 
@@ -68,7 +63,7 @@ async def act(
     shown = record if data.back == "record" else None
     try:
         command = actions.command_of(action, record, data)
-        await _run(request, ws, slug, command, _proposal(record) if action == "decline" else None)
+        await _run(request, ws, slug, command)
     except (Invalid, Refused) as exc:
         return await anyio.to_thread.run_sync(_refused, request, ws, slug, shown, exc)
     return _back(ws, slug, shown)
@@ -85,26 +80,9 @@ async def add(request: AnyRequest, ws: str, slug: str, data: Annotated[AddForm, 
     return _back(ws, slug, None)
 
 
-async def _run(
-    request: AnyRequest, ws: str, slug: str, command: AnyCommand, first: Check | None = None
-) -> None:
+async def _run(request: AnyRequest, ws: str, slug: str, command: AnyCommand) -> None:
     given: Grant = request.state[guard.GRANT]
-    await run_command(request, ws, slug, origin_of(given.user), command, first)
-
-
-def _proposal(record: str) -> Check:
-    """A decline withdraws a proposal, never a record already confirmed: checked on the state
-    the retract is written on."""
-
-    def check(view: Workspace) -> None:
-        found = view.show(record, False, None)[0]
-        if found.status != "proposed":
-            raise Invalid(
-                f"{found.id} is {found.status}, not a proposal: only a proposal is declined",
-                code="wrong-state",
-            )
-
-    return check
+    await run_command(request, ws, slug, origin_of(given.user), command)
 
 
 def _back(ws: str, slug: str, record: str | None) -> Redirect:

@@ -46,17 +46,11 @@ KINDS = {
     "idea": "idea",
     "work": "work",
 }
-DECLINED = "declined"  # the why of a decline given without one
 
 
 def _given(value: str) -> str | None:
     """A form's text field: None when left empty."""
     return value.strip() or None
-
-
-def _decline(record: str, form: ActionForm) -> rq.AnyCommand:
-    """A proposal declined is withdrawn with why (as Superself's declines fold)."""
-    return rq.Retract(record=record, why=_given(form.why) or DECLINED)
 
 
 def _report(record: str, form: ActionForm) -> rq.AnyCommand:
@@ -78,7 +72,7 @@ def _done(record: str, form: ActionForm) -> rq.AnyCommand:
 
 ACTIONS: dict[str, Callable[[str, ActionForm], rq.AnyCommand]] = {
     "confirm": lambda r, _: rq.Confirm(record=r),
-    "decline": _decline,
+    "decline": lambda r, f: rq.Decline(record=r, why=_given(f.why)),
     "review": lambda r, f: rq.Review(record=r, why=_given(f.why)),
     "assess": lambda r, f: rq.Assess(record=r, state=f.state, why=_given(f.why)),
     "start": lambda r, _: rq.Start(record=r, unit=True),
@@ -116,7 +110,7 @@ def offered(row: dict[str, Any]) -> list[str]:
     found: list[str] = []
     live = row["status"] in ("proposed", "confirmed")
     if live and row["pending"]:
-        found += ["confirm", "decline"] if row["status"] == "proposed" else ["confirm"]
+        found += ["confirm", "decline"]
     if row.get("review_owed"):
         found.append("review")
     if row.get("kind") == "claim" and row.get("current"):

@@ -64,8 +64,7 @@ class Waiting(msgspec.Struct, frozen=True, kw_only=True):
 
     row: Row
     reasons: list[str]
-    confirm: bool  # the record or a placement of it waits for a confirmation
-    decline: bool  # the record itself is a proposal
+    proposal: bool  # the record or a placement of it waits for a person's confirm or decline
     review: bool  # it owes a review
 
 
@@ -148,13 +147,11 @@ def _waiting(state: State, record: Entity, row: Row, listed: list[str], now: str
     answers the page offers."""
     from service.core.projections.views import is_waiting
 
-    proposed = record.status == "proposed"
     waits = is_waiting(record, now)
     return Waiting(
         row=row,
         reasons=inbox.reasons(state, record, row, listed),
-        confirm=waits and (proposed or bool(record.pending)),
-        decline=waits and proposed,
+        proposal=waits and (record.status == "proposed" or bool(record.pending)),
         review="review_owed" in listed,
     )
 
