@@ -1,10 +1,10 @@
 """The web view acts, clicked in a real browser (Debian's chromium driven by playwright) against
-a real `self serve` process: a writer confirms and declines proposals, reviews what a record
-owes, assesses a claim, starts, blocks, unblocks, reports and finishes work (done refused
-without evidence, the refusal on the page) and adds records; each write shows on another open
-page through the live stream; a reader sees no control and is refused; a form needs its
-session's token and this site's origin. axe-core runs on every page a test visits and fails on
-a serious or critical violation.
+a real `self serve` process: a writer confirms and declines proposals (a record, a placement),
+reviews what a record owes, assesses a claim, starts, blocks, unblocks, reports and finishes
+work (done refused without evidence, the refusal on the page) and adds records; each write
+shows on another open page through the live stream; a reader sees no control and is refused; a
+form needs its session's token and this site's origin. axe-core runs on every page a test
+visits and fails on a serious or critical violation.
 
 Screenshots go to tests/e2e/screenshots/ (ignored by git; the path is printed);
 docs/web-view-project.png is `project-actions.png`."""
@@ -171,6 +171,27 @@ def test_decline_withdraws_a_proposal_and_only_a_proposal(window: Any, team: Tea
         refused = client.post(record_page(team, confirmed) + "/decline", data={"form_token": token})
     assert refused.status_code == 409 and "only a proposal is declined" in refused.text
     assert json.loads(team.cli("state", "show", confirmed, "--json"))["status"] == "confirmed"
+
+
+def test_a_placement_an_agent_proposed_is_declined_from_the_inbox(
+    window: Any, team: Team, axe_js: str
+) -> None:
+    kept = added(team, "convention", "every page renders without scripts")
+    team.cli("state", "place", kept, "--exposure", "search", "--why", "rarely read", "--proposed")
+    page = signed_in(window, team, PROJECT)
+    row = inbox_row(page, "every page renders without scripts")
+    assert "→ search" in row.inner_text(), "the inbox says which placement waits"
+    accessible(page, axe_js)
+    before = int(page.locator("#waiting-count").inner_text())
+
+    row.get_by_role("button", name="Decline").click()
+    page.wait_for_url(team.service.url + PROJECT)
+    assert inbox_row(page, "every page renders without scripts").count() == 0
+    assert int(page.locator("#waiting-count").inner_text()) == before - 1
+    shown = json.loads(team.cli("state", "show", kept, "--json"))
+    assert (shown["status"], shown["exposure"], shown["pending"]) == ("confirmed", "full", False)
+    history = team.cli("state", "show", kept, "--history")
+    assert "entity.declined" in history and "declined" in history.rsplit("entity.declined", 1)[1]
 
 
 def test_assess_a_claim_then_review_what_stood_on_it(window: Any, team: Team, axe_js: str) -> None:
