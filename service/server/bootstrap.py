@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from litestar import Litestar
 from litestar.datastructures import State
@@ -40,6 +40,9 @@ from service.server.mirror.mirrors import Mirrors, Peers, Told
 from service.server.mirror.replicated import Replicated
 from service.server.web import templating
 from service.server.web.routes import ROUTER as VIEW
+
+if TYPE_CHECKING:
+    from service.adapters.auth.port import Identity
 
 
 def load(
@@ -91,6 +94,23 @@ def _peers(config: ServiceConfig, log: Any) -> Peers | None:
     return Cluster(config.identity, log)
 
 
+def _identity(data: Data, config: ServiceConfig, log: Any) -> Identity:
+    """The users and tokens the guard asks on every request: in the PostgreSQL database
+    `--identity` names, migrated now (a newer schema refused before anything binds; a database
+    away is logged and dialled again by the first request), else in DATA/auth.sqlite."""
+    from service.adapters.auth.choose import identity
+    from service.adapters.auth.errors import IdentityUnavailable
+    from service.adapters.auth.postgres import PgIdentity
+
+    found = identity(data, config.identity)
+    if isinstance(found, PgIdentity):
+        try:
+            found.check()
+        except IdentityUnavailable as exc:
+            log.warning("identity-unavailable", error=str(exc))
+    return found
+
+
 def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None = None) -> Litestar:
     """The app of data directory `root`; its log lines go to `log_to` (stderr)."""
     config = config or ServiceConfig()
@@ -126,11 +146,13 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
 
     limits = config.limits
     limiter = Limiter(limits.rate, limits.burst)
+    identity = _identity(data, config, log)
     ops = {
         "config": config,
         "metrics": counted,
         "limiter": limiter,
-        "grants": Grants(data.auth_db),
+        "identity": identity,
+        "grants": Grants(data.auth_db) if config.identity is None else None,  # kept: SQLite's only
         "log": log,
     }
     hooks = {"mirrors": mirrors, "deliveries": Deliveries()}
@@ -156,7 +178,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
         ),
         on_startup=[start],
         lifespan=[tools.lifespan],
-        on_shutdown=[mirrors.stop, hub.close, index.close],
+        on_shutdown=[mirrors.stop, hub.close, index.close, identity.close],
         exception_handlers={Exception: problem_response},
         request_max_body_size=limits.body_bytes,
         openapi_config=openapi.config(),
@@ -170,13 +192,15 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
 
 def from_environment() -> Litestar:
     """The app of the data directory `SELF_DATA` names, under the configuration file
-    `SELF_SERVE_CONFIG` names (if any): for an ASGI server started by import string
+    `SELF_SERVE_CONFIG` names (if any) and with the identity database `SELF_IDENTITY` names (if
+    any): for an ASGI server started by import string
     (`granian --factory service.server.bootstrap:from_environment`)."""
     import os
 
     from service.app.team import of_this_format
-    from service.server.api.config import load
+    from service.server.api.config import load, with_options
 
     config = os.environ.get("SELF_SERVE_CONFIG")
     root = of_this_format(Path(os.environ["SELF_DATA"]))  # a newer or an older format refused
-    return build(root, load(Path(config) if config else None))
+    settings = with_options(load(Path(config) if config else None), identity=os.environ.get("SELF_IDENTITY"))
+    return build(root, settings)

@@ -1,6 +1,9 @@
 """Who is calling and what they may do: the bearer token, checked on every request (no cache,
-so a revoke works at once), its workspace and its role (`service.core.commands.team`). Each thread
-keeps its own connection to DATA/auth.sqlite open: a check is one indexed query.
+so a revoke works at once), its workspace and its role (`service.core.commands.team`). The
+token is looked up in the identity port the composition root chose (`app.state["identity"]`:
+DATA/auth.sqlite, or the PostgreSQL database several instances share): a check is one indexed
+query. An identity database that cannot be reached is a 503 (`identity-unavailable`, with
+`Retry-After`), never an allow.
 
 `check` guards every `/api/v1` route (its `before_request` hook): it runs before litestar
 reads the query or the body, so a caller that may not call is refused before any of its
@@ -14,16 +17,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from service.server.api.errors import Forbidden, Unauthenticated
+from service.server.api.errors import ApiError, Forbidden, Unauthenticated
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
 
-    from service.adapters.auth.tokens import Auth, Grant
+    from service.adapters.auth.port import Grant, Identity
     from service.adapters.data.workspaces import Data
     from service.core.commands.team import Action
     from service.server.api.grants import Grants
@@ -32,7 +34,20 @@ if TYPE_CHECKING:
     Connection = ASGIConnection[Any, Any, Any, Any]
 
 GRANT = "grant"  # the key of the request's state that holds its grant
-_held = threading.local()
+IDENTITY = "identity"  # the key of the app's state that holds its identity port
+
+
+class IdentityDown(ApiError):
+    """The identity database cannot be reached: nobody is let in until it is back."""
+
+    code = "identity-unavailable"
+
+    def __init__(self, detail: str, retry_after_s: int) -> None:
+        super().__init__(detail)
+        self.retry_after_s = retry_after_s
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_s)}
 
 
 def presented_token(request: Connection) -> str:
@@ -63,7 +78,7 @@ Presented = Callable[["Connection"], str]  # where a request's credential is rea
 
 
 def grant(data: Data, request: Connection, presented: Presented = presented_token) -> Grant:
-    """What the request's credential grants, read from DATA/auth.sqlite once per request. The
+    """What the request's credential grants, read from the identity once per request. The
     rate limit is charged then: to the token, else to the client's address. The credential is
     read by `presented`: the `Authorization` header's token, or the web view's session
     (`service/server/web/session.py`), which grants what the token it was opened with does."""
@@ -74,7 +89,7 @@ def grant(data: Data, request: Connection, presented: Presented = presented_toke
         return found
     try:
         credential = presented(request)
-        found = _granted(data, credential)
+        found = _granted(identity_of(request), credential)
     except (Unauthenticated, NotAuthenticated):
         _charge(request, f"addr:{request.client.host if request.client else '-'}")
         raise Unauthenticated() from None
@@ -86,27 +101,30 @@ def grant(data: Data, request: Connection, presented: Presented = presented_toke
     return found
 
 
-def _granted(data: Data, credential: str) -> Grant:
+def _granted(identity: Identity, credential: str) -> Grant:
     """What a token, or a web session (a `Session`), grants, read afresh: a session grants
-    what the token it was opened with does, while both hold; NotAuthenticated when nothing."""
-    auth = _auth(data)
-    return auth.session(credential) if isinstance(credential, Session) else auth.authenticate(credential)
+    what the token it was opened with does, while both hold; NotAuthenticated when nothing,
+    IdentityDown when the identity cannot be asked."""
+    from service.adapters.auth.errors import IdentityUnavailable
+
+    try:
+        if isinstance(credential, Session):
+            return identity.session(credential)
+        return identity.authenticate(credential)
+    except IdentityUnavailable as exc:
+        raise IdentityDown(str(exc), exc.retry_after_s) from None
+
+
+def identity_of(connection: Connection) -> Identity:
+    """The app's identity port (users, tokens, web sessions)."""
+    found: Identity = connection.app.state[IDENTITY]
+    return found
 
 
 def _charge(request: Connection, key: str) -> None:
     limiter: Limiter | None = request.app.state.get("limiter")
     if limiter is not None:
         limiter.charge(key)
-
-
-def _auth(data: Data) -> Auth:
-    """This thread's connection to the data directory's users and tokens."""
-    from service.adapters.auth.tokens import Auth
-
-    held: dict[object, Auth] = _held.__dict__.setdefault("auth", {})
-    if data.root not in held:
-        held[data.root] = Auth(data)
-    return held[data.root]
 
 
 def authorize(
@@ -125,13 +143,13 @@ def still(
 ) -> bool:
     """Whether the credential `request` was let in with still opens `workspace` for `action`, read
     afresh: what `authorize` checks, asked again by an open stream (`live/feed.py: Watch`),
-    never charged to the rate limit."""
+    never charged to the rate limit. An identity that cannot be asked ends the stream too."""
     from service.adapters.auth.errors import NotAuthenticated
 
     try:
-        given = _granted(data, presented(request))
+        given = _granted(identity_of(request), presented(request))
         _allow(data, given, workspace, action, exists=_open(request, workspace) or None)
-    except (Unauthenticated, NotAuthenticated, Forbidden):
+    except (Unauthenticated, NotAuthenticated, Forbidden, IdentityDown):
         return False
     return True
 

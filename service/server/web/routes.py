@@ -101,7 +101,7 @@ def sign_in(
     if not token:
         raise NoToken()
     guard.grant(data_of(request), request, lambda _: token)
-    opened = session.opened(data_of(request), token)
+    opened = session.opened(request, token)
     return Redirect(
         session.local_path(data.next), status_code=303, cookies=[session.signed_in(opened, request)]
     )
@@ -110,7 +110,7 @@ def sign_in(
 @post("/signout", guards=[forms], sync_to_thread=True, status_code=303)
 def sign_out(request: AnyRequest) -> Redirect:
     """End the cookie's session (its token stays valid) and clear the cookie."""
-    session.ended(data_of(request), request)
+    session.ended(request)
     return Redirect("/signin", status_code=303, cookies=[session.signed_out(request)])
 
 

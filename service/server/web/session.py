@@ -1,10 +1,11 @@
 """The web view's session: signing in exchanges the API token for a server-side session
-(`Auth.open_session`: a random id, stored hashed in DATA/auth.sqlite with its expiry and the
-token it was opened with). The cookie holds the session's id only, HttpOnly, SameSite=Strict,
-Secure when served over https. Every request checks it through the guard
-(`service/server/api/guard.py`, `presented` = `cookie_session`): the session valid, unexpired,
-its token valid and unrevoked; it grants what that token grants. Signing out deletes the
-session, revoking the token deletes its sessions, and a session id is no bearer token.
+(`Identity.open_session`: a random id, stored hashed in the identity — DATA/auth.sqlite or the
+shared PostgreSQL database — with its expiry and the token it was opened with). The cookie
+holds the session's id only, HttpOnly, SameSite=Strict, Secure when served over https. Every
+request checks it through the guard (`service/server/api/guard.py`, `presented` =
+`cookie_session`): the session valid, unexpired, its token valid and unrevoked; it grants what
+that token grants. Signing out deletes the session, revoking the token deletes its sessions,
+and a session id is no bearer token.
 
 Forgery: the cookie is SameSite=Strict, so a page of another site never makes a browser send
 it; every form refuses a post whose `Origin` is another site's (`same_origin`), so no other
@@ -22,13 +23,11 @@ from urllib.parse import urlsplit
 from litestar.datastructures import Cookie
 
 from service.server.api.errors import Unauthenticated
-from service.server.api.guard import Session
+from service.server.api.guard import IdentityDown, Session, identity_of
 from service.server.web.errors import CrossOrigin, StaleForm
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
-
-    from service.adapters.data.workspaces import Data
 
     Connection = ASGIConnection[Any, Any, Any, Any]
 
@@ -47,22 +46,26 @@ def cookie_session(connection: Connection) -> Session:
     return Session(found)
 
 
-def opened(data: Data, token: str) -> str:
+def opened(connection: Connection, token: str) -> str:
     """A new session of `token` (already checked by the guard): its id, for the cookie."""
-    from service.adapters.auth.tokens import Auth
+    from service.adapters.auth.errors import IdentityUnavailable
 
-    with Auth(data) as auth:
-        return auth.open_session(token, MAX_AGE_S)[0]
+    try:
+        return identity_of(connection).open_session(token, MAX_AGE_S)[0]
+    except IdentityUnavailable as exc:
+        raise IdentityDown(str(exc), exc.retry_after_s) from None
 
 
-def ended(data: Data, connection: Connection) -> None:
+def ended(connection: Connection) -> None:
     """Delete the session of the request's cookie, if it holds one."""
-    from service.adapters.auth.tokens import Auth
+    from service.adapters.auth.errors import IdentityUnavailable
 
     found = connection.cookies.get(COOKIE, "").strip()
     if found:
-        with Auth(data) as auth:
-            auth.end_session(found)
+        try:
+            identity_of(connection).end_session(found)
+        except IdentityUnavailable as exc:
+            raise IdentityDown(str(exc), exc.retry_after_s) from None
 
 
 def secure(connection: Connection) -> bool:
