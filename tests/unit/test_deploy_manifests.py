@@ -185,3 +185,102 @@ def test_the_dockerfile_builds_a_non_root_image_with_git_serving_on_a_volume() -
     runtime = text.split("AS runtime", 1)[1]
     assert "command -v git" in runtime and "install -y --no-install-recommends git" in runtime
     assert not re.search(r"(?i)(token|secret|password)\s*=", text), "no secret is baked into the image"
+
+
+# --- deploy/k8s/replicas: several replicas on one git host (docs/replicas.md) -----------------
+
+REPLICAS = K8S / "replicas"
+
+
+def overlay() -> dict[str, Any]:
+    return documents(REPLICAS / "kustomization.yaml")[0]
+
+
+def replica_manifests() -> list[tuple[str, dict[str, Any]]]:
+    """The overlay's objects as kustomize makes them: its resources and the ConfigMap of
+    serve.toml."""
+    found = [(name, doc) for name in overlay()["resources"] for doc in documents(REPLICAS / name)]
+    (generated,) = overlay()["configMapGenerator"]
+    data = {name: (REPLICAS / name).read_text() for name in generated["files"]}
+    meta = {"name": generated["name"], "labels": generated["options"]["labels"]}
+    return [*found, ("serve.toml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})]
+
+
+def replica_kind(name: str) -> dict[str, Any]:
+    (found,) = [doc for _, doc in replica_manifests() if doc["kind"] == name]
+    return found
+
+
+def test_the_replicas_overlay_lists_every_manifest() -> None:
+    listed = set(overlay()["resources"])
+    assert listed == {p.name for p in REPLICAS.glob("*.yaml")} - {"kustomization.yaml"}
+    kinds = sorted(doc["kind"] for _, doc in replica_manifests())
+    assert kinds == ["ConfigMap", "PodDisruptionBudget", "Service", "Service", "Service", "StatefulSet"]
+    assert overlay()["images"] == documents(K8S / "kustomization.yaml")[0]["images"]
+
+
+@pytest.mark.parametrize("version", versions())
+def test_the_replicas_manifests_are_valid_kubernetes_objects(version: str) -> None:
+    for name, doc in replica_manifests():
+        try:
+            k8s.validate(doc, version, strict=True)
+        except k8s.ValidationError as exc:
+            pytest.fail(f"replicas/{name}: {doc['kind']} on Kubernetes {version}: {exc.message}")
+
+
+def test_kustomize_renders_the_replicas_overlay_as_read_here() -> None:
+    import shutil
+    import subprocess
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("needs kubectl (its kustomize)")
+    rendered = subprocess.run(
+        [kubectl, "kustomize", str(REPLICAS)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    made = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(rendered) if d}
+    for _, doc in replica_manifests():
+        got = made[(doc["kind"], doc["metadata"]["name"])]
+        k8s.validate(got, versions()[-1], strict=True)
+        assert got["metadata"]["labels"]["app.kubernetes.io/part-of"] == "selfhub"
+    assert made[("ConfigMap", "selfhub-config")]["data"] == replica_kind("ConfigMap")["data"]
+
+
+def test_each_replica_is_the_single_pod_with_its_own_claim_identity_and_replicated_writes() -> None:
+    """The replicas' StatefulSet is deploy/k8s's but for what makes them replicas: more pods,
+    started together and spread, SELF_REPLICATED and SELF_IDENTITY from the Secret."""
+    import copy
+
+    single, several = kind("StatefulSet"), copy.deepcopy(replica_kind("StatefulSet"))
+    assert several["spec"]["replicas"] >= 2 and several["spec"]["podManagementPolicy"] == "Parallel"
+    spec = several["spec"]["template"]["spec"]
+    spread = spec.pop("topologySpreadConstraints")
+    assert {c["topologyKey"] for c in spread} == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+    (box,) = spec["containers"]
+    env = {e["name"]: e for e in box["env"]}
+    assert env["SELF_REPLICATED"]["value"] == "true"
+    assert env["SELF_IDENTITY"]["valueFrom"] == {"secretKeyRef": {"name": "selfhub-identity", "key": "url"}}
+    box["env"] = [e for e in box["env"] if e["name"] not in ("SELF_REPLICATED", "SELF_IDENTITY")]
+    several["spec"]["replicas"], several["spec"]["podManagementPolicy"] = 1, "OrderedReady"
+    assert several == single, "deploy/k8s/replicas/statefulset.yaml is deploy/k8s's but for the above"
+    assert several["spec"]["volumeClaimTemplates"], "each replica has its own claim for its mirror and index"
+    assert (REPLICAS / "service.yaml").read_text() == (K8S / "service.yaml").read_text()
+
+
+def test_the_replicas_share_postgres_by_reference_and_mirror_every_workspace(tmp_path: Path) -> None:
+    assert all(doc["kind"] != "Secret" for _, doc in replica_manifests()), "secrets only by reference"
+    database = next(d for _, d in replica_manifests() if d["metadata"]["name"] == "selfhub-postgres")
+    assert database["spec"]["type"] == "ExternalName" and database["spec"]["ports"][0]["port"] == 5432
+    assert "selfhub-postgres" in (REPLICAS / "kustomization.yaml").read_text(), "the Secret's URL names it"
+    budget = replica_kind("PodDisruptionBudget")
+    assert budget["spec"]["selector"] == replica_kind("StatefulSet")["spec"]["selector"]
+    assert budget["spec"]["maxUnavailable"] == 1
+    config = replica_kind("ConfigMap")
+    volumes = {v["name"]: v for v in replica_kind("StatefulSet")["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == config["metadata"]["name"]
+    written = tmp_path / "serve.toml"
+    written.write_text(config["data"]["serve.toml"])
+    settings = load(written)
+    assert settings.remotes and not settings.workspaces, "every workspace mirrors the git host"
+    assert all(r.poll_s > 0 and r.webhook_secret_env for r in settings.remotes.values())
+    assert settings.identity is None, "the identity URL holds a password: from the Secret, never here"
