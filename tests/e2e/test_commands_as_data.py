@@ -87,6 +87,14 @@ def _steps(n: dict[str, str]) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
             ("state", "place", n["goal"], "--priority", "1"),
             {"command": "place", "record": n["goal"], "priority": 1},
         ),
+        (
+            ("state", "place", n["claim"], "--priority", "3", "--proposed"),
+            {"command": "place", "record": n["claim"], "priority": 3, "proposed": True},
+        ),
+        (
+            ("state", "decline", n["claim"], "--why", "not now"),
+            {"command": "decline", "record": n["claim"], "why": "not now"},
+        ),
         (("state", "cover", n["work"], "1"), {"command": "cover", "record": n["work"], "criterion": "1"}),
         (
             ("state", "link", n["work"], n["goal"], "--type", "member-of"),

@@ -74,6 +74,7 @@ def commands(draw: st.DrawFn, known: list[str]) -> rq.AnyCommand:
         "place": {"exposure": draw(st.sampled_from([None, "full", "index", "search"])), "why": draw(why),
                   "demote": draw(some), "priority": draw(st.none() | st.integers(0, 3))},
         "retract": {"why": "dropped"},
+        "decline": {"why": draw(why)},
         "cover": {"criterion": draw(st.sampled_from(["1", "2", "tests", "docs written"]))},
         "link": {"target": draw(ref), "link_type": draw(st.sampled_from(["relates", "member-of"])),
                  "remove": draw(st.booleans())},
@@ -88,8 +89,8 @@ def commands(draw: st.DrawFn, known: list[str]) -> rq.AnyCommand:
 
 
 VERBS = (
-    rq.Place, rq.Confirm, rq.Retract, rq.Start, rq.Block, rq.Unblock, rq.Done, rq.Retire, rq.Restore,
-    rq.Cover, rq.Link, rq.Report, rq.RunStarted, rq.RunExited, rq.Assess, rq.Revoke, rq.Review,
+    rq.Place, rq.Confirm, rq.Decline, rq.Retract, rq.Start, rq.Block, rq.Unblock, rq.Done, rq.Retire,
+    rq.Restore, rq.Cover, rq.Link, rq.Report, rq.RunStarted, rq.RunExited, rq.Assess, rq.Revoke, rq.Review,
 )  # fmt: skip
 UNIT_VERBS = {c.__struct_config__.tag for c in VERBS if issubclass(c, rq.UnitVerb)}
 

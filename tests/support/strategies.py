@@ -36,6 +36,7 @@ KINDS = (
     "retracted",
     "placed",
     "placed-pair",
+    "declined",
     "linked",
     "unlinked",
     "covered",
@@ -149,6 +150,8 @@ class History:
             if kind == "placed-pair":
                 payload["pair"] = self.pick()
             self.add("entity.placed", payload)
+        elif kind == "declined":
+            self.add("entity.declined", {"entity": self.pick(), "why": "not now"})
         elif kind in ("linked", "unlinked"):
             link_type = self.draw(st.sampled_from(("member-of", "relates")))
             link = {"type": link_type, "target": self.pick()}
