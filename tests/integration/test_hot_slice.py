@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from service.adapters.store import cache, layout
 from service.adapters.store import hot as hot_cache
 from service.core.commands.config import WorkspaceConfig
-from service.core.events.events import Event, canonical
+from service.core.events import ids
+from service.core.events.events import Event, Origin, canonical
 from service.core.fold.fold import fold_all
 from service.core.projections.context import build_context
 from service.core.projections.status import build_status
@@ -148,6 +149,43 @@ def test_a_table_from_before_sections_were_kept_is_made_again(events: list[Event
             table.execute("CREATE TABLE cold (id TEXT PRIMARY KEY, record BLOB NOT NULL, alias TEXT)")
         from_slice, from_whole = contexts(root, events)
         assert from_slice == from_whole
+
+
+def many_records(n: int) -> list[Event]:
+    """`n` confirmed records of some length at full and index exposure: a table of many pages."""
+    events: list[Event] = []
+    last = None
+    for number in range(n):
+        last = ids.next_id(last, 1_795_000_000_000 + number, 0)
+        exposure = "full" if number % 2 else "index"
+        payload = {"entity": last, "text": f"record {number} " + "words " * 60, "labels": ["note"]}
+        body = msgspec.json.encode({**payload, "exposure": exposure, "priority": number % 7})
+        events.append(
+            Event(last, "2026-11-30T09:00:00.000Z", "entity.confirmed", Origin("human", True), "app", body)
+        )
+    return events
+
+
+def test_a_table_spoilt_inside_is_made_again_when_a_read_finds_it() -> None:
+    """Pages overwritten inside the table (its header and length intact): the read that meets
+    one makes the table again from the log and answers as the whole state does; the next
+    process reads the new table."""
+    events = many_records(600)
+    with checked_tempdir() as tmp:
+        root = Path(tmp)
+        append(root, events)
+        hot_cache.hot(root, "app")
+        _, table_path = hot_cache._paths(root, "app")
+        data = bytearray(table_path.read_bytes())
+        for page in range(2, len(data) // 4096, 3):
+            data[page * 4096 : (page + 1) * 4096] = bytes(range(256)) * 16
+        table_path.write_bytes(bytes(data))
+        assert hot_cache._sound(table_path)  # nothing the opening sees
+        from_slice, from_whole = contexts(root, events)
+        assert from_slice == from_whole
+        status_slice, status_whole = statuses(root, events, {})
+        assert status_slice == status_whole
+        assert len(hot_cache.hot(root, "app").filling()) == 600
 
 
 def statuses(root: Path, events: list[Event], runs: dict[str, str]) -> tuple[bytes, bytes]:

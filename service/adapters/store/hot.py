@@ -38,11 +38,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import heapq
+import itertools
 import os
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
@@ -71,6 +73,29 @@ class HotSnapshot(msgspec.Struct, gc=False):
     quarantined: list[Quarantine]
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+# a page or a row not as it was written
+_SPOILT = (sqlite3.DatabaseError, msgspec.DecodeError, msgspec.ValidationError)
+
+
+def _mended(read: Callable[Concatenate[Hot, _P], _R]) -> Callable[Concatenate[Hot, _P], _R]:
+    """`read` of the table, asked again once the table is made anew when it finds the file
+    spoilt (a malformed page, a row that does not decode): a cache is never trusted past one."""
+
+    @wraps(read)
+    def mended(hot: Hot, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return read(hot, *args, **kwargs)
+        except sqlite3.OperationalError:
+            raise  # busy, locked, out of room: not a sign the file is spoilt
+        except _SPOILT:
+            hot.mend()
+            return read(hot, *args, **kwargs)
+
+    return mended
+
+
 class Hot(msgspec.Struct, gc=False):
     """A log's slice as context reads it."""
 
@@ -82,6 +107,21 @@ class Hot(msgspec.Struct, gc=False):
     filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
     reader: sqlite3.Connection | None = None  # the table's file held open for `near`, once opened
     fill: bool = False  # the records that only fill a section are kept out (a project's log)
+    place: tuple[Path, str] | None = None  # the store and the log, to make a spoilt table anew
+
+    def mend(self) -> None:
+        """The table made anew from the log, in place, after a read found its file spoilt.
+        The slice comes out as it was (a slice is a function of the log); `left` and `filed`
+        are then in the table."""
+        if self.place is None or not isinstance(self.table, Path):
+            raise  # (called where a read failed) a table held in memory: nothing to mend
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
+        root, log = self.place
+        _discard(self.table)
+        made = _read(root, log, _paths(root, log)[0], self.table)
+        self.state, self.cold, self.left, self.filed = made.state, made.cold, made.left, made.filed
 
     @property
     def unsaved(self) -> list[str]:
@@ -98,7 +138,20 @@ class Hot(msgspec.Struct, gc=False):
         return {"full": counts.full, "progress": counts.progress, "index": counts.index}[section]
 
     def rows(self, section: str) -> Iterator[Entity]:
-        """The records that only fill `section`, in render order, each read when reached."""
+        """The records that only fill `section`, in render order, each read when reached (and
+        read on from where they were after the table is made anew, `mend`)."""
+        given = 0
+        try:
+            for e in self._rows(section):
+                given += 1
+                yield e
+        except sqlite3.OperationalError:
+            raise
+        except _SPOILT:
+            self.mend()
+            yield from itertools.islice(self._rows(section), given, None)
+
+    def _rows(self, section: str) -> Iterator[Entity]:
         left = self._left_filling()
         extra = sorted(
             (r.entity for r in left if hotslice.section(r.entity) == section), key=hotslice.placing
@@ -109,6 +162,7 @@ class Hot(msgspec.Struct, gc=False):
         inside = self.state.entities
         return heapq.merge((e for e in stored if e.id not in inside), extra, key=hotslice.placing)
 
+    @_mended
     def filling(self) -> list[ColdRecord]:
         """Every record that only fills a section, each with its fact: read in one pass over
         the table (most of it) and decoded as one array."""
@@ -129,6 +183,7 @@ class Hot(msgspec.Struct, gc=False):
             self.reader = held if isinstance(held, sqlite3.Connection) else _open_table(held)
         return self.reader
 
+    @_mended
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids of records outside the slice that sort right before and after each of `ids`."""
         found = list(neighbours(sorted(self.unsaved))(ids)) if self.left else []
@@ -142,12 +197,14 @@ class Hot(msgspec.Struct, gc=False):
                 found += [x for x in (before, after) if x is not None]
         return found
 
+    @_mended
     def ids(self) -> list[str]:
         """Every entity id of the log, sorted: the slice's and the cold table's."""
         with _opened(self.table) as table:
             cold = {row[0] for row in table.execute("SELECT id FROM cold")}
         return sorted(cold | set(self.state.entities) | set(self.unsaved))
 
+    @_mended
     def holds(self, prefix: str) -> bool:
         """Whether the log has a record whose id starts with `prefix` (any case) or whose
         imported alias is `prefix`."""
@@ -166,6 +223,7 @@ class Hot(msgspec.Struct, gc=False):
         """The records of `wanted` outside the slice (those that exist), by id."""
         return [r.entity for r in self.cold_records(wanted)]
 
+    @_mended
     def reports(self, keys: Collection[str]) -> dict[str, list[Report]]:
         """The reports filed under each of `keys` that has any."""
         wanted = set(keys)
@@ -174,6 +232,7 @@ class Hot(msgspec.Struct, gc=False):
         found.update((k, v) for k, v in self.filed.items() if k in wanted)
         return found
 
+    @_mended
     def cold_records(self, wanted: Collection[str]) -> list[ColdRecord]:
         """The records of `wanted` outside the slice (those that exist), each with its fact."""
         found = [r for r in self.left if r.entity.id in wanted]
@@ -188,6 +247,7 @@ class Hot(msgspec.Struct, gc=False):
         unsaved = set(self.unsaved)
         return [r for r in rows if r.entity.id not in self.state.entities and r.entity.id not in unsaved]
 
+    @_mended
     def records(self, prefixes: Iterable[str]) -> list[ColdRecord] | None:
         """The records outside the slice that each of `prefixes` may name: those whose id
         starts with it (as `ids.resolve` reads a prefix) and those whose alias it is; None
@@ -305,7 +365,8 @@ def _read(root: Path, log: str, snap_path: Path, held: Path | sqlite3.Connection
             else:  # a short tail is cheaper to fold again than the snapshot is to rewrite
                 table.rollback()
                 left, filed = leaving, reports
-        return Hot(snap.state, snap.cold, snap.quarantined + tail.fragment, held, left, filed, fill=fill)
+        quarantined = snap.quarantined + tail.fragment
+        return Hot(snap.state, snap.cold, quarantined, held, left, filed, fill=fill, place=(root, log))
 
 
 def view(root: Path, log: str, prefixes: Iterable[str]) -> tuple[State, list[Quarantine]] | None:
@@ -383,7 +444,7 @@ def _rebuild(
     _store(table, cold, state if fill else None)
     _store_reports(table, state.reports)
     _save(paths[0], snapshot, table)
-    return Hot(sliced, counts, whole.quarantined + fragment, paths[1], fill=fill)
+    return Hot(sliced, counts, whole.quarantined + fragment, paths[1], fill=fill, place=(root, log))
 
 
 # --- files ---------------------------------------------------------------------------------
