@@ -12,7 +12,8 @@ counts the snapshot keeps (`ColdCounts.full`, `index`, `units`); a command reads
 fetching the cold records they name and the reports filed under them, and records that stop
 being hot go back to the cold table. A meta row ties the table to the
 snapshot's last id: if the two disagree (a crash between writes), the slice is rebuilt
-from the whole state.
+from the whole state. A table file that is not a whole SQLite file (cut short, overwritten)
+is made again when it is opened, and one spoilt inside by the read that finds it (`_mended`).
 
 A store this process may read but not write (another account's files, a read-only mount) is
 read with the table in memory, rebuilt from the whole state, and nothing is written.
