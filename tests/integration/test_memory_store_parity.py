@@ -17,7 +17,17 @@ from service.adapters.store import Store
 from service.app import execute, post, queries
 from service.app.memory import MemoryStore
 from service.app.workspace import Workspace
-from service.core.commands.requests import Add, AnyCommand, Cover, Done, ProjectAdd, Report, Start
+from service.core.commands.requests import (
+    Add,
+    AnyCommand,
+    Cover,
+    Decline,
+    Done,
+    Place,
+    ProjectAdd,
+    Report,
+    Start,
+)
 from service.core.events import posted
 from service.core.events.events import Event, Origin, payload_of
 from service.server.live.space import LiveWorkspace
@@ -33,7 +43,8 @@ TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 def scenario(run: Callable[[str | None, AnyCommand], list[Event]]) -> list[Event]:
     """A project's first steps; later commands name the records earlier ones made."""
     events = run(None, ProjectAdd(slug="app", description="a sample app"))
-    events += run("app", Add(text="teams share one typed project state", preset="goal"))
+    [goal] = run("app", Add(text="teams share one typed project state", preset="goal"))
+    events.append(goal)
     [work] = run("app", Add(text="write the docs", preset="work", criteria=("every command has a page",)))
     unit = str(payload_of(work).entity)
     [claim] = run("app", Add(text="the API returns JSON", preset="claim", state="accepted"))
@@ -44,6 +55,9 @@ def scenario(run: Callable[[str | None, AnyCommand], list[Event]]) -> list[Event
     events += run("app", Report(record=unit, text="pages written", artifact="docs/index.md"))
     events += run("app", Cover(record=unit, criterion="every command has a page"))
     events += run("app", Done(record=unit))
+    aim = str(payload_of(goal).entity)
+    events += run("app", Place(record=aim, priority=3, why="others first", proposed=True))
+    events += run("app", Decline(record=aim, why="it stays first"))
     return events
 
 

@@ -54,6 +54,7 @@ def test_a_unit_is_done_with_evidence_from_the_same_post() -> None:
     [
         (lambda w, u: w.make("entity.done", entity=u), "evidence-required", "events[0].payload.report"),
         (lambda w, u: w.make("entity.started", entity="0" * 26), "not-found", "events[0].payload.entity"),
+        (lambda w, u: w.make("entity.declined", entity="0" * 26), "not-found", "events[0].payload.entity"),
         (lambda w, u: w.make("entity.covered", entity=u, criterion="nope"), "invalid-value", None),
         (
             lambda w, u: w.make("entity.confirmed", entity=u, text="again"),
@@ -76,6 +77,24 @@ def test_what_the_fold_would_only_flag_is_refused(make: Any, code: str, field: s
     if field is not None:
         assert caught.value.fields == (field,)
     assert (w.state.events, w.state.last_id) == before, "nothing folded"
+
+
+def test_a_posted_decline_drops_a_placement_waiting() -> None:
+    w = Writer()
+    kept = w.make("entity.confirmed", text="events are never edited", labels=["convention"], exposure="full")
+    w.post(kept)
+    placing = {"entity": kept.id, "exposure": "search"}
+    w.n += 1
+    proposed = Origin("agent", False, None, "bot")
+    w.post(
+        posted.make(
+            posted.NewEvent(type="entity.placed", project="web", payload=placing), encode(w.n), TS, proposed
+        )
+    )
+    assert w.state.entities[kept.id].pending
+    w.post(w.make("entity.declined", entity=kept.id, why="read every session"))
+    record = w.state.entities[kept.id]
+    assert (record.exposure, record.pending, w.state.signals) == ("full", [], [])
 
 
 def test_a_forged_import_mark_is_refused() -> None:
