@@ -86,7 +86,9 @@ def test_the_known_keys_of_the_table_are_listed() -> None:
     with pytest.raises(ConfigError, match=r"known here: level, format\)$"):
         parse({"logging": {"levle": "info"}}, "f.toml")
     with pytest.raises(
-        ConfigError, match=r"known here: workspaces, remotes, limits, logging, trusted_proxies, metrics\)$"
+        ConfigError,
+        match=r"known here: workspaces, remotes, limits, logging, trusted_proxies, metrics, identity, "
+        r"replication\)$",
     ):
         parse({"workspace": ["acme"]}, "f.toml")
     with pytest.raises(ConfigError, match=r"known here: url, webhook_secret_env, poll_s\)$"):
