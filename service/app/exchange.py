@@ -42,13 +42,14 @@ class Renumbered(msgspec.Struct, frozen=True):
 
 
 class DocketExport(msgspec.Struct, frozen=True):
-    """`self export docket`: the file written, its records, its review lines, and the ids
-    renumbered into the one sequence Docket's reader wants across kinds."""
+    """`self export docket`: the file written, its records, its correction and review lines,
+    and the ids renumbered into the one sequence Docket's reader wants across kinds."""
 
     path: str
     records: int
     reviews: int
     renumbered: list[Renumbered]
+    corrections: int = 0
 
 
 def import_docket(ws: Workspace, path: Path) -> DocketImport:
@@ -58,9 +59,8 @@ def import_docket(ws: Workspace, path: Path) -> DocketImport:
     from service.core.ledger import docket
 
     lines, torn = json_lines(path.expanduser(), "a Docket ledger is a .jsonl file")
-    texts = tuple((number, text) for number, (_, text) in lines)  # kept as written, for the export
-    docket.read(texts)  # a ledger Docket's reader refuses is refused before the store is opened
-    _, summary = execute_import(ws, ImportDocket(lines=texts))
+    docket.read(lines)  # a ledger Docket's reader refuses is refused before the store is opened
+    _, summary = execute_import(ws, ImportDocket(lines=tuple(lines)))  # as written: the export's bytes
     return msgspec.convert(summary | {"torn_line_skipped": torn}, DocketImport)
 
 
@@ -78,15 +78,16 @@ def export_docket(ws: Workspace, path: Path) -> DocketExport:
         raise Invalid(f"{path} exists: export writes a new file (remove it, or name another)") from exc
     except OSError as exc:
         raise Invalid(f"{path}: cannot write it ({exc.strerror})") from exc
-    records = sum(1 for line in lines if line["kind"] not in ("review", "correction"))
+    kinds = [line["kind"] for line in lines]
     renumbered = [Renumbered(old, new) for old, new in written.renumbered]
-    return DocketExport(str(path), records, len(lines) - records, renumbered)
+    corrections, reviews = kinds.count("correction"), kinds.count("review")
+    return DocketExport(str(path), len(kinds) - corrections - reviews, reviews, renumbered, corrections)
 
 
-def json_lines(path: Path, what: str) -> tuple[list[tuple[int, tuple[Any, str]]], bool]:
-    """The non-empty lines of a JSONL file, parsed and as written, with their line numbers;
-    and whether a torn last line was left out (no newline after it and not JSON: an append
-    that died midway, which Docket's reader skips too)."""
+def json_lines(path: Path, what: str) -> tuple[list[tuple[int, str]], bool]:
+    """The non-empty lines of a JSONL file as written, each checked to be JSON, with their
+    line numbers; and whether a torn last line was left out (no newline after it and not
+    JSON: an append that died midway, which Docket's reader skips too)."""
     if not path.is_file():
         raise Invalid(f"{path}: no such file ({what})")
     try:
@@ -96,12 +97,13 @@ def json_lines(path: Path, what: str) -> tuple[list[tuple[int, tuple[Any, str]]]
     except OSError as exc:
         raise Invalid(f"{path}: cannot read it ({exc.strerror})") from exc
     lines = text.splitlines()
-    rows: list[tuple[int, tuple[Any, str]]] = []
+    rows: list[tuple[int, str]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            rows.append((number, (json.loads(line), line)))
+            json.loads(line)
+            rows.append((number, line))
         except ValueError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 return rows, True

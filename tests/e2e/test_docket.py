@@ -119,7 +119,7 @@ def test_export_docket_then_import_gives_the_same_rows(store: Store, tmp_path: P
     store.ok("import", "docket", str(FIRST))
     out = tmp_path / "exported.jsonl"
     done = store.json("export", "docket", str(out))
-    assert (done["records"], done["reviews"], done["renumbered"]) == (10, 1, [])
+    assert (done["records"], done["corrections"], done["reviews"], done["renumbered"]) == (10, 3, 2, [])
     lines = docket_reader.read(out.read_text("utf-8"), docket_reader.V049E5AA)
     assert all(line["schema"] == 2 for line in lines)
     store.ok("project", "add", "web")
@@ -231,3 +231,72 @@ def test_a_torn_last_line_is_skipped_and_a_broken_one_refused(store: Store, tmp_
     broken.write_text('{"schema":2,"kind":"claim","id":"c1","te\n' + text, "utf-8")
     proc = store.run("import", "docket", str(broken))
     assert proc.returncode == 1 and "broken.jsonl:1 is not JSON" in proc.stderr, describe(proc)
+
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "conformance" / "docket-real" / "ledger.jsonl"
+
+
+def docket_rows(store: Store, text: str, names: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """`self state list --all --json` rows in Docket's words, beside Docket's reading of `text`."""
+    from tests.support import docket_views
+
+    ours: dict[str, dict[str, Any]] = {}
+    for row in store.rows("--all"):
+        if row["id"] not in names or row["kind"] not in ("claim", "decision"):
+            continue
+        ours[names[row["id"]]] = {
+            "support": row["support"],
+            "review_owed": [(names[o["ground"]], names[o["head"]]) for o in row["review_owed"]],
+        }
+    theirs = {
+        i: {"support": row["support"], "review_owed": [(o["ground"], o["head"]) for o in row["review_owed"]]}
+        for i, row in docket_views.theirs(text).items()
+        if "support" in row
+    }
+    return {i: {"ours": ours.get(i), "docket": theirs.get(i)} for i in ours.keys() | theirs.keys()}
+
+
+def test_docket_s_own_ledger_leaves_as_it_came(store: Store, tmp_path: Path) -> None:
+    """Import, export: Docket's own ledger byte for byte (provenance, legacy, corrections and
+    their reasons, reviews and their notes); imported again elsewhere and exported, the same."""
+    text = REAL.read_text("utf-8")
+    summary = store.json("import", "docket", str(REAL))
+    assert (summary["records"], summary["corrections"], summary["reviews"]) == (154, 3, 8)
+    out = tmp_path / "back.jsonl"
+    done = store.json("export", "docket", str(out))
+    assert (done["records"], done["corrections"], done["reviews"]) == (154, 3, 8)
+    assert out.read_bytes() == REAL.read_bytes()
+    store.ok("project", "add", "again")
+    again = {"SELF_PROJECT": "again"}
+    store.ok("import", "docket", str(out), env_extra=again)
+    twice = tmp_path / "twice.jsonl"
+    store.ok("export", "docket", str(twice), env_extra=again)
+    assert twice.read_text("utf-8") == text
+
+
+def test_an_assessment_after_a_review_is_owed_in_the_export_too(store: Store, tmp_path: Path) -> None:
+    """A review takes a revised ground; the new head is then disputed. `self state list` owes
+    the review again, and Docket, reading the export, owes it too (and the decision on it
+    inherits the flag in both)."""
+    c1 = store.add("claim", "the API returns JSON", "--state", "accepted")
+    c2 = store.add("claim", "clients can parse every response", "--state", "accepted", "--supports", c1)
+    d3 = store.add("decide", "parse with the standard library", "--choice", "stdlib json", "--supports", c2)
+    c4 = store.add(
+        "claim",
+        "the API returns JSON with a schema",
+        "--state",
+        "accepted",
+        "--supersedes",
+        c1,
+        "--supersede-reason",
+        "revise",
+    )
+    store.ok("review", c2, "--why", "the schema changes nothing for parsing")
+    store.ok("claim", "assess", c4, "--state", "disputed", "--why", "the schema is optional")
+    out = tmp_path / "ledger.jsonl"
+    store.ok("export", "docket", str(out))
+    names = {c1: "c1", c2: "c2", d3: "d3", c4: "c4"}
+    compared = docket_rows(store, out.read_text("utf-8"), names)
+    assert all(pair["ours"] == pair["docket"] for pair in compared.values()), compared
+    assert compared["c2"]["docket"] == {"support": "flagged", "review_owed": [("c1", "c4")]}
+    assert compared["d3"]["docket"] == {"support": "flagged", "review_owed": [("c2", "c2")]}

@@ -42,7 +42,7 @@ def test_a_docket_import_and_export_encode_as_their_dicts(tmp_path: Path) -> Non
     done = exchange.export_docket(store.workspace("app"), tmp_path / "out.jsonl")
     moved = [{"was": pair.was, "now": pair.now} for pair in done.renumbered]
     as_dict = {"path": str(tmp_path / "out.jsonl"), "records": done.records, "reviews": done.reviews}
-    as_dict["renumbered"] = moved
+    as_dict |= {"renumbered": moved, "corrections": done.corrections}
     assert encoded(done) == encoded(as_dict) and done.records == imported.records
 
 
