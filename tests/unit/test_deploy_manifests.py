@@ -152,7 +152,10 @@ def test_compose_runs_the_image_as_kubernetes_does() -> None:
     service = compose_service()
     assert service["build"]["dockerfile"] == "deploy/Dockerfile" and service["build"]["context"] == "."
     assert "selfhub-data:/data" in service["volumes"]
-    assert documents(REPO / "docker-compose.yml")[0]["volumes"] == {"selfhub-data": None, "selfhub-tls": None}
+    volumes = documents(REPO / "docker-compose.yml")[0]["volumes"]
+    assert volumes == dict.fromkeys(
+        ["selfhub-data", "selfhub-tls", "selfhub-replica-1", "selfhub-replica-2", "selfhub-postgres"]
+    )
     assert all(p.startswith("127.0.0.1:") and p.endswith(f":{PORT}") for p in service["ports"])
     # the environment passes names through from the shell, never a value written here (but the
     # address of the tls profile's proxy: tests/unit/test_deploy_tls.py)
