@@ -136,8 +136,20 @@ def token_for(service: str) -> str:
 RELAY_TIMEOUT_S = 60.0
 
 
+COMMIT = "selfhub-commit"  # a write's answer: the commit that holds it
+MIN_COMMIT = "Selfhub-Min-Commit"  # a request: answer from states that include it
+
+
 def relay(url: str, token: str) -> Answer:
-    """Calls answered by the service's `/mcp` at `url`, with `token`: the same table there."""
+    """Calls answered by the service's `/mcp` at `url`, with `token`: the same table there.
+    Each call after a write names that write's commit (`Selfhub-Min-Commit`), so whichever
+    instance of the service answers, it reads what this relay wrote."""
+    wrote: list[str] = []  # the commit of the last call that wrote
+
+    async def noted(response: Any) -> None:
+        commit = response.headers.get(COMMIT)
+        if commit:
+            wrote[:] = [commit]
 
     async def answer(call: tools.Call, ctx: Any) -> Answered:
         import httpx2
@@ -145,12 +157,13 @@ def relay(url: str, token: str) -> Answer:
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         arguments = msgspec.to_builtins(call.args)
-        headers = {"Authorization": f"Bearer {token}"}
+        headers = {"Authorization": f"Bearer {token}"} | ({MIN_COMMIT: wrote[0]} if wrote else {})
         try:
             async with (
                 create_mcp_http_client(headers=headers) as http,
                 Client(_transport(url, http), read_timeout_seconds=RELAY_TIMEOUT_S) as client,
             ):
+                http.event_hooks["response"].append(noted)
                 got = await client.call_tool(call.tool.name, arguments)
         except (httpx2.HTTPError, OSError) as exc:
             why = f"the service at {url} did not answer ({type(exc).__name__}: {exc})"

@@ -6,7 +6,9 @@ opens its workspace, is a 401 or 403 problem before the SDK sees the body. A tok
 workspace; its tools answer on that one. Each tool call is authorized again for the tool's
 action, so a reader's write is the tool's error naming the role it takes, and nothing is
 written. Reads run on a held view of the live states, writes as one job of the workspace's
-writer, as the API's do (`api/routes.py`, `api/writes.py`).
+writer, as the API's do (`api/routes.py`, `api/writes.py`): a write's answer names the commit
+that holds it (`Selfhub-Commit`) and a request naming one (`Selfhub-Min-Commit`) is answered
+from states that include it (`api/fresh.py`).
 
 The SDK takes seconds to import: its server is made at the first request, and runs until the
 app stops (`Mcp.lifespan`).
@@ -25,7 +27,7 @@ from litestar import asgi
 from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
 
-from service.server.api import guard
+from service.server.api import fresh, guard
 from service.server.api.errors import PROBLEM_JSON, ApiError, masked
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     Connection = ASGIConnection[Any, Any, Any, Any]
 
 CALLER = "selfhub.caller"  # the key of the request's scope that holds its connection
+COMMIT = "selfhub.commit"  # ... and the commit that holds a call's write
 WRITE_TIMEOUT_S = 30.0
 
 
@@ -105,13 +108,30 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         return
     connection: Connection = ASGIConnection(scope, receive, send)
     try:
-        await anyio.to_thread.run_sync(_admit, connection)
+        given = await anyio.to_thread.run_sync(_admit, connection)
+        commit = fresh.wanted(connection.headers.get(fresh.MIN_COMMIT))
+        if commit is not None:
+            await fresh.at_least(connection, given.workspace, commit)
     except ApiError as exc:
         return await _problem(send, exc)
     scope[CALLER] = connection  # type: ignore[literal-required]  # read back by `_answer`
     holder: Mcp = scope["app"].state["mcp"]
     manager = await holder.manager()
-    await manager.handle_request(scope, receive, send)  # type: ignore[arg-type]  # both ASGI
+    await manager.handle_request(scope, receive, _naming_commit(scope, send))  # type: ignore[arg-type]
+
+
+def _naming_commit(scope: Scope, send: Send) -> Send:
+    """`send` with the answer of a call that wrote naming the commit that holds the write
+    (`Selfhub-Commit`, set by `_write` in the scope): the answer starts once the call is done."""
+
+    async def sending(message: Any) -> None:
+        commit = scope.get(COMMIT)
+        if message["type"] == "http.response.start" and commit:
+            headers = [*message.get("headers", []), (fresh.COMMIT.lower().encode(), str(commit).encode())]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def _admit(connection: Connection) -> Grant:
@@ -156,8 +176,11 @@ async def _write(connection: Connection, live: LiveWorkspace, call: Call, origin
         WRITE_TIMEOUT_S,
         client=client,
     )
-    text = job.answer()
-    connection.app.state["mirrors"].wrote(live.name)  # a remote-backed workspace pushes it next
+    try:
+        text = job.answer()
+    finally:
+        connection.app.state["mirrors"].wrote(live.name)  # a remote-backed workspace pushes it next
+    connection.scope[COMMIT] = job.commit  # type: ignore[literal-required]  # `_naming_commit`
     assert isinstance(text, str)
     return text
 

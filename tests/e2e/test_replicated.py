@@ -12,17 +12,22 @@ pushed once the host is back (a retry with its ids is then a replay)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
+import socket
 import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from tests.e2e.test_mcp import written_id
 from tests.e2e.test_serve_remote import WS, Backend, eventually, git, seeded
 from tests.support.serving import Service, admin, token
 from tests.support.sync_support import remote_ids
@@ -37,15 +42,22 @@ class Instance:
     """`self serve --replicated` over a data directory of its own whose workspace WS mirrors
     the host, with its own tokens."""
 
-    def __init__(self, root: Path, url: str, wait_s: float = 1.0) -> None:
+    def __init__(self, root: Path, url: str, wait_s: float = 1.0, users_of: Instance | None = None) -> None:
+        """`users_of`: an instance whose users and tokens this one takes (a copy of its
+        `auth.sqlite`), so one token opens both."""
         self.root = root
         self.data = root / "data"
         admin(self.data, "workspace", "add", WS, "--remote", url, "--poll", "60")
         admin(self.data, "workspace", "add", "hosted")
-        admin(self.data, "user", "add", "ann")
-        self.writer = token(self.data, "ann", WS, "writer")
-        self.reader = token(self.data, "ann", WS, "reader")
-        self.hosted = token(self.data, "ann", "hosted", "writer")
+        if users_of is None:
+            admin(self.data, "user", "add", "ann")
+            self.writer = token(self.data, "ann", WS, "writer")
+            self.reader = token(self.data, "ann", WS, "reader")
+            self.hosted = token(self.data, "ann", "hosted", "writer")
+        else:
+            for path in users_of.data.glob("auth.sqlite*"):
+                shutil.copy(path, self.data / path.name)
+            self.writer, self.reader, self.hosted = users_of.writer, users_of.reader, users_of.hosted
         self.config = root / "serve.toml"
         self.config.write_text(f"[replication]\nwait_s = {wait_s}\n")
         self.service = self.start()
@@ -256,3 +268,69 @@ def test_the_host_unreachable_refuses_writes_and_loses_nothing(
     eventually(lambda: "while down" in b.read(backend.head()).text, what="pushed later")
     host = on_host(backend)
     assert len(host) == len(set(host))
+
+
+class Balancer:
+    """A loopback TCP proxy to one instance at a time (`to`): a load balancer that moved its
+    client to another instance."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def to(self, instance: Instance) -> None:
+        self.target = instance.service.port
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                threading.Thread(target=_link, args=(client, self.target), daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _link(client: socket.socket, port: int) -> None:
+    with client, socket.create_connection(("127.0.0.1", port)) as server:
+        back = threading.Thread(target=_pipe, args=(server, client), daemon=True)
+        back.start()
+        _pipe(client, server)
+        back.join()
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := src.recv(65536):
+            dst.sendall(data)
+    with contextlib.suppress(OSError):
+        dst.shutdown(socket.SHUT_WR)
+
+
+def test_the_mcp_relay_reads_its_own_write_on_another_instance(tmp_path: Path, backend: Backend) -> None:
+    import anyio
+
+    from service.app import mcpserver, tools
+
+    a = Instance(tmp_path / "a", backend.url)
+    b = Instance(tmp_path / "b", backend.url, users_of=a)
+    balancer = Balancer(a.service.port)
+    try:
+        relay = mcpserver.relay(f"http://127.0.0.1:{balancer.port}/mcp", a.writer)
+
+        def call(name: str, **arguments: Any) -> mcpserver.Answered:
+            return anyio.run(relay, tools.parse(name, arguments), None)
+
+        wrote = call("record", project=SLUG, kind="idea", text="relayed through a")
+        assert not wrote.error, wrote.text
+        assert "relayed through a" in texts(a.read())
+        balancer.to(b)  # b has not fetched it: no webhook, a poll a minute away
+        read = call("show", id=written_id(wrote.text))
+        assert not read.error, read.text
+        assert "relayed through a" in read.text  # the relay named its write's commit
+    finally:
+        balancer.close()
+        for instance in (a, b):
+            instance.service.stop()
