@@ -170,7 +170,8 @@ def import_summary(summary: DocketImport) -> str:
 
 
 def exported_docket(done: DocketExport) -> str:
-    text = f"{done.records} records, {done.corrections} corrections and {done.reviews} reviews written to {done.path}"
+    lines = f"{done.records} records, {done.corrections} corrections and {done.reviews} reviews"
+    text = f"{lines} written to {done.path}"
     if done.renumbered:
         pairs = ", ".join(f"{pair.was} → {pair.now}" for pair in done.renumbered)
         text += (

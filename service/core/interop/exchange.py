@@ -1,4 +1,4 @@
-"""The ledger's exchange with other tools: a Docket schema-2 ledger in and out, decision rows
+"""The ledger's exchange with other tools: a Docket schema-2 ledger in (out: `docket_out`), decision rows
 out (the Parquet export of evaluation mining)."""
 
 from __future__ import annotations
