@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -42,7 +43,7 @@ TRY_S = 1.0  # the cluster's lock try interval (service/adapters/cluster/members
 
 class Replica:
     """`self serve --identity URL` over a DATA of its own whose workspace WS mirrors the host,
-    polled every `poll` seconds; a user of its own (`ann-NAME`) with a writer and a reader token."""
+    polled every `poll` seconds; a user of its own with a writer and a reader token."""
 
     def __init__(self, tmp: Path, name: str, host: str, identity: str, poll: float) -> None:
         self.data, self.log = tmp / name / "data", tmp / name / "serve.log"
@@ -51,9 +52,10 @@ class Replica:
         self.admin(
             "workspace", "add", WS, "--remote", host, "--webhook-secret-env", HOOK_ENV, "--poll", str(poll)
         )
-        self.admin("user", "add", f"ann-{name}")
-        self.writer = self.token(f"ann-{name}", "writer")
-        self.reader = self.token(f"ann-{name}", "reader")
+        user = f"ann-{name}-{uuid.uuid4().hex[:8]}"  # the database's users outlive a test
+        self.admin("user", "add", user)
+        self.writer = self.token(user, "writer")
+        self.reader = self.token(user, "reader")
         hook_env = {HOOK_ENV: SECRET, HOOK_ENV + "_PREVIOUS": OLD_SECRET}
         self.service = Service(self.data, self.log, env=hook_env | self.env)
         self.service.wait("/readyz")
