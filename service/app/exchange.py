@@ -68,7 +68,9 @@ def export_docket(ws: Workspace, path: Path) -> DocketExport:
     """This project's ledger as a Docket schema-2 file (a new file: an existing one is kept)."""
     from service.core.interop import docket_out
 
-    written = docket_out.docket_export(ws.state(ws.require_project()))
+    project = ws.require_project()
+    authors = docket_out.written_by(ws.store.read(project).events)
+    written = docket_out.docket_export(ws.state(project), authors)
     lines = written.lines
     target = path.expanduser()
     try:

@@ -278,7 +278,8 @@ def test_an_assessment_after_a_review_is_owed_in_the_export_too(store: Store, tm
     """A review takes a revised ground; the new head is then disputed. `self state list` owes
     the review again, and Docket, reading the export, owes it too (and the decision on it
     inherits the flag in both)."""
-    c1 = store.add("claim", "the API returns JSON", "--state", "accepted")
+    signed = {"SELF_USER": "ada", "SELF_SESSION": "s-42"}
+    c1 = store.add("claim", "the API returns JSON", "--state", "accepted", env_extra=signed)
     c2 = store.add("claim", "clients can parse every response", "--state", "accepted", "--supports", c1)
     d3 = store.add("decide", "parse with the standard library", "--choice", "stdlib json", "--supports", c2)
     c4 = store.add(
@@ -300,3 +301,5 @@ def test_an_assessment_after_a_review_is_owed_in_the_export_too(store: Store, tm
     assert all(pair["ours"] == pair["docket"] for pair in compared.values()), compared
     assert compared["c2"]["docket"] == {"support": "flagged", "review_owed": [("c1", "c4")]}
     assert compared["d3"]["docket"] == {"support": "flagged", "review_owed": [("c2", "c2")]}
+    first = json.loads(out.read_text("utf-8").splitlines()[0])
+    assert (first["id"], first["author"], first["session"]) == ("c1", "ada", "s-42")  # who wrote it

@@ -170,3 +170,24 @@ def test_records_written_here_export_as_lines_docket_reads() -> None:
         ["q1"],
         "2027-01-31",
     )
+
+
+def test_a_record_written_here_carries_its_author_and_session() -> None:
+    """The signed author (`origin.by`) and the session of the event that made a record are
+    its line's `author` and `session`; a record its writer did not sign has none."""
+    from service.core.commands.commands import AddRequest, Clock
+    from service.core.commands.config import WorkspaceConfig
+    from service.core.events.events import Origin
+    from service.core.ledger import ledger
+    from tests.unit.test_ledger import NOW, Book
+
+    book = Book()
+    signed = Clock(book.new_id, NOW, Origin("human", True, "s-42", "ada"), "app")
+    request = AddRequest(text="the API returns JSON", labels=("claim",), exposure="index")
+    book.events += ledger.add(book.state(), WorkspaceConfig(), signed, request, ledger.LedgerInput())
+    book.claim("the API is versioned")
+    written = docket_out.docket_export(book.state(), docket_out.written_by(book.events))
+    first, second = written.lines
+    assert (first["author"], first["session"], first["branch"]) == ("ada", "s-42", "")
+    assert (second["author"], second["session"]) == ("", "")
+    assert written.texts[0].startswith('{"schema":2,"kind":"claim","id":"c1","text":"the API returns JSON"')

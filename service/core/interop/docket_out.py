@@ -10,7 +10,8 @@ review makes the record owe it again, and Docket reads the line that way too). A
 nothing touched keeps its bytes, so `import → export` of a Docket ledger gives the file back.
 
 A record written here gets a line in the shape and key order Docket's writer gives one,
-compact, its `ts` the time it was recorded, and its review marks one review line.
+compact, its `ts` the time it was recorded, its author and session those of the event that
+made it (`written_by`), and its review marks one review line.
 
 Ids are one sequence shared by the three kinds (`_names`): every stored version of Docket's
 reader accepts that numbering. A record keeps its Docket id while that id fits; any other
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
 import msgspec
 
 from service.core.events import ids
-from service.core.events.events import DocketLine, DocketTrail, LedgerFields
+from service.core.events.events import DocketLine, DocketTrail, Event, LedgerFields
 from service.core.fold.state import Entity, Fact, State
 from service.core.ledger import docket
 from service.core.ledger.derived import DEFAULT_REASON, derive
@@ -111,9 +112,29 @@ class _File:
         return self.sources.get(e.ledger.source or "", {}) if e.ledger is not None else {}
 
 
-def docket_export(state: State) -> DocketExport:
+def written_by(events: Iterable[Event]) -> dict[str, dict[str, str]]:
+    """Each record's author and session as the event that made it says them (the signed
+    author, `origin.by`; the session its writer named), for the lines of records written here."""
+    found: dict[str, dict[str, str]] = {}
+    for event in events:
+        if event.type in ("entity.confirmed", "entity.proposed") and (
+            event.origin.by or event.origin.session
+        ):
+            entity = msgspec.json.decode(event.payload, type=_Made).entity
+            if entity and entity not in found:
+                found[entity] = {"author": event.origin.by or "", "session": event.origin.session or ""}
+    return found
+
+
+class _Made(msgspec.Struct):
+    entity: str = ""
+
+
+def docket_export(state: State, authors: Mapping[str, Mapping[str, str]] | None = None) -> DocketExport:
     """The ledger records of `state` as a Docket schema-2 file, in the order they were
-    recorded (an imported ledger's lines in its own order)."""
+    recorded (an imported ledger's lines in its own order). `authors` (`written_by`): who
+    wrote each record made here, and in which session."""
+    authors = authors or {}
     file = _File(state)
     records, names = file.records, file.names
     views = derive(state, [e.id for e in records])
@@ -124,7 +145,7 @@ def docket_export(state: State) -> DocketExport:
         if trail is not None:
             out += _written_back(file, e, trail, owed[e.id])
         else:
-            line = _line(_now(e, file), names, file.rank, _stamped(e))
+            line = _line(_now(e, file), names, file.rank, _stamped(e) | dict(authors.get(e.id, {})))
             out.append(_Out((e.created, 0), _with_id(line, names[e.id])))
         out += _native_review(e, state.ledger[e.id], names, owed[e.id] | _pinned(file, e))
     out.sort(key=lambda o: o.key)
@@ -198,7 +219,8 @@ def _now(e: Entity, file: _File) -> _Values:
 
 
 def _stamped(e: Entity) -> dict[str, str]:
-    """A record written here: the time it was recorded (Docket's `ts`, to the second)."""
+    """A record written here: the time it was recorded (Docket's `ts`, to the second); no
+    branch (selfhub does not record one)."""
     return {"ts": _iso(e.created), "author": "", "session": "", "branch": ""}
 
 
