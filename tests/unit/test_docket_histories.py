@@ -4,7 +4,8 @@ A history starts from a random Docket ledger (`tests/support/docket_ledgers.py`)
 a project, then runs random ledger commands on it — assessments, revocations, reviews, new
 records citing or superseding earlier ones — and after each one holds Docket's reading of
 the export (`tests/support/docket_views.py`, its rules stated from its source) to selfhub's
-own derived views, record by record.
+own derived views, record by record; at the end, the export imported elsewhere and exported
+again gives the same bytes.
 
 Two readings differ by design and are left out: a decision whose prerequisite was superseded
 (selfhub asks whether the head of the chain is available, Docket whether the record cited
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from service.core.commands.config import WorkspaceConfig
 from service.core.errors import Invalid
-from service.core.interop import exchange
+from service.core.interop import docket_out, exchange
 from service.core.ledger import docket
 from service.core.ledger.derived import derive
 from tests.support import docket_views
@@ -37,6 +38,14 @@ REASONS = ("restate", "revise", "reverse")
 def imported(ledger: list[dict[str, Any]]) -> Book:
     book = Book()
     read = docket.read(list(enumerate(compact(ledger), 1)))
+    events, _ = exchange.import_docket(book.state(), WorkspaceConfig(), book.clock(), read)
+    book.events += events
+    return book
+
+
+def imported_texts(texts: list[str]) -> Book:
+    book = Book()
+    read = docket.read(list(enumerate(texts, 1)))
     events, _ = exchange.import_docket(book.state(), WorkspaceConfig(), book.clock(), read)
     book.events += events
     return book
@@ -93,3 +102,6 @@ def test_docket_reads_every_step_of_a_random_history_as_here(
         event(done[-1])
         found = docket_views.disagreements(book.state(), docket_views.without_reasons)
         assert found == [], f"after {done}: {found}"
+    once = docket_out.docket_export(book.state()).texts
+    again = imported_texts(once)
+    assert docket_out.docket_export(again.state()).texts == once, "a second round trip differs"
