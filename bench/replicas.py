@@ -148,7 +148,6 @@ def writes(nodes: list[Node], writers: int, seconds: float) -> tuple[float, list
                         times.append(took)
                     else:
                         refused.append(answer.status_code)
-                    )
 
     threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
     started = time.monotonic()
