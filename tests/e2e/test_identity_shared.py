@@ -108,6 +108,7 @@ def test_postgresql_stopped_is_a_503_never_an_allow_and_its_return_is_picked_up(
             problem = answer.json()
             assert problem["code"] == "identity-unavailable"
             assert "identity database cannot be reached" in problem["detail"]
+            assert str(pg.port) not in answer.text, "the answer does not say where the database is"
             assert int(answer.headers["retry-after"]) >= 1
         with service.client("shb_" + "x" * 43) as client:
             assert client.get(PROTECTED).status_code == 503  # not a 401 either: nothing is known

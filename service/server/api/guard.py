@@ -38,12 +38,16 @@ IDENTITY = "identity"  # the key of the app's state that holds its identity port
 
 
 class IdentityDown(ApiError):
-    """The identity database cannot be reached: nobody is let in until it is back."""
+    """The identity database cannot be reached: nobody is let in until it is back. The answer
+    does not say where the database is (the driver's reason names its address)."""
 
     code = "identity-unavailable"
 
-    def __init__(self, detail: str, retry_after_s: int) -> None:
-        super().__init__(detail)
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(
+            "the identity database cannot be reached; nothing that needs a token is answered until "
+            f"it is back: retry in {retry_after_s} s"
+        )
         self.retry_after_s = retry_after_s
 
     def headers(self) -> dict[str, str]:
@@ -112,7 +116,7 @@ def _granted(identity: Identity, credential: str) -> Grant:
             return identity.session(credential)
         return identity.authenticate(credential)
     except IdentityUnavailable as exc:
-        raise IdentityDown(str(exc), exc.retry_after_s) from None
+        raise IdentityDown(exc.retry_after_s) from None
 
 
 def identity_of(connection: Connection) -> Identity:

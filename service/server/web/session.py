@@ -53,7 +53,7 @@ def opened(connection: Connection, token: str) -> str:
     try:
         return identity_of(connection).open_session(token, MAX_AGE_S)[0]
     except IdentityUnavailable as exc:
-        raise IdentityDown(str(exc), exc.retry_after_s) from None
+        raise IdentityDown(exc.retry_after_s) from None
 
 
 def ended(connection: Connection) -> None:
@@ -65,7 +65,7 @@ def ended(connection: Connection) -> None:
         try:
             identity_of(connection).end_session(found)
         except IdentityUnavailable as exc:
-            raise IdentityDown(str(exc), exc.retry_after_s) from None
+            raise IdentityDown(exc.retry_after_s) from None
 
 
 def secure(connection: Connection) -> bool:
