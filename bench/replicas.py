@@ -93,7 +93,10 @@ class Node:
         token = ("admin", "token", "create", user, "--workspace", WS, "--data", str(self.data))
         self.writer = self_run(*token, "--role", "writer", env=env).strip()
         self.reader = self_run(*token, "--role", "reader", env=env).strip()
+        config = root / "serve.toml"  # one token makes every write: no rate limit
+        config.write_text("[limits]\nrate = 0\n")
         argv = [SELF, "serve", "--data", str(self.data), "--host", "127.0.0.1", "--port", str(self.port)]
+        argv += ["--config", str(config)]
         argv += ["--replicated"] if replicated else []
         self.log = (root / "serve.log").open("wb")
         self.proc = subprocess.Popen(argv, env=base_env() | env, stdout=self.log, stderr=subprocess.STDOUT)
