@@ -56,6 +56,7 @@ RUN = {
     ("docs/operate.md", "Restore"),
     ("docs/operate.md", "Upgrade"),
     ("docs/operate.md", "Install"),  # tests/e2e/test_install.py
+    ("docs/replicas.md", "Two instances on one machine"),  # tests/e2e/test_replicas_docs.py
 }
 NOT_RUN = {
     ("README.md", "Install"): "installs the package and runs the whole suite",
@@ -75,6 +76,8 @@ NOT_RUN = {
     ("docs/operate.md", "With compose"): "needs Compose v2; test_container.py runs the tls profile",
     ("docs/operate.md", "On Kubernetes"): "needs a cluster; test_deploy_tls.py checks the Ingress",
     ("docs/operate.md", "Logs"): "serves until stopped; test_serve_front.py runs self serve with --log-level",
+    ("docs/replicas.md", "With compose"): "needs Compose v2; test_deploy_replicas.py checks its files",
+    ("docs/replicas.md", "On Kubernetes"): "needs a cluster; test_deploy_manifests.py checks the overlay",
 }
 
 
