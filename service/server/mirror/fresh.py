@@ -45,7 +45,7 @@ async def until_held(hub: Hub, mirrors: Mirrors, name: str, commit: str, wait_s:
     live = hub.held(name)
     if live is None:
         live = await anyio.to_thread.run_sync(hub.workspace, name)
-    if await anyio.to_thread.run_sync(holds, live, commit):
+    if live.head == commit or await anyio.to_thread.run_sync(holds, live, commit):
         return True
     started = time.monotonic()
     asked = 0.0
