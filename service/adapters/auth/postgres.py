@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 from service.adapters.auth import migrations
 from service.adapters.auth.errors import (
@@ -48,6 +49,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
 CONNECT_TIMEOUT_S = 2  # a server that does not answer is unavailable after this long
+# A server gone silent (a partition, not a refusal) fails an open connection within seconds too.
+_SILENT = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 5000,
+}
 _ROW = 'id, prefix, "user", workspace, role, created, last_used, revoked'
 
 
@@ -203,7 +212,8 @@ class PgIdentity:
         if conn is not None and not conn.closed:
             return conn, False
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            dsn = make_conninfo(self.url, connect_timeout=CONNECT_TIMEOUT_S, **_SILENT)
+            conn = psycopg.connect(dsn, autocommit=True)
         except psycopg.Error as exc:
             raise IdentityUnavailable(_why(exc)) from None
         try:
