@@ -42,7 +42,8 @@ MEANING = {
     422: "a value is not one the route accepts (out of range, a machine-local or secret fact)",
     429: "the token's rate limit is spent: retry after the seconds `Retry-After` names",
     503: "the workspace is busy (locked by another writer), the service is loading or stopping, "
-    "or an answer did not start in time",
+    "an answer did not start in time, a write's backend did not take it (`--replicated`: not "
+    "acknowledged), or the commit `Selfhub-Min-Commit` names is not here yet (`Retry-After`)",
     504: "the write was not committed in time; it may still land: retry with the same event ids",
 }
 READ_ERRORS = (400, 401, 403, 404, 409, 422)
