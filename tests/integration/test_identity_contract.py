@@ -183,3 +183,28 @@ def test_only_the_digest_is_stored_in_postgresql(server: Postgres, tmp_path: Pat
     assert all(
         new.token not in str(value) and new.token[4:].encode() != value for row in stored for value in row
     )
+
+
+def test_a_thread_that_ends_leaves_no_sqlite_connection_open(tmp_path: Path) -> None:
+    data = Data(tmp_path / "data")
+    data.add("team").close()
+
+    def held() -> int:
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in fds.iterdir() if _target(fd) == str(data.auth_db))
+
+    with Auth(data) as auth:
+        auth.add_user("ann")
+        for _ in range(12):  # a worker pool's threads come and go
+            thread = threading.Thread(target=auth.users)
+            thread.start()
+            thread.join()
+        assert held() <= 2  # this thread's, and at most one not yet collected
+    assert held() == 0
+
+
+def _target(fd: Path) -> str | None:
+    try:
+        return str(fd.readlink())
+    except OSError:
+        return None

@@ -82,3 +82,24 @@ def test_a_server_away_is_unavailable_and_its_return_is_picked_up() -> None:
             identity.authenticate("shb_short")
         pg.start()
         assert identity.authenticate(token).user == "ann"
+
+
+def test_a_thread_that_ends_leaves_no_connection_open(server: Postgres) -> None:
+    url = fresh_database(server)
+
+    def held() -> int:
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    with PgIdentity(url) as identity:
+        identity.add_user("ann")
+        for _ in range(12):  # a worker pool's threads come and go
+            thread = threading.Thread(target=identity.users)
+            thread.start()
+            thread.join()
+        assert held() <= 2  # this thread's, and at most one not yet collected
+    assert held() == 0

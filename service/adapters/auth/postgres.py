@@ -12,7 +12,6 @@ more on a fresh one, since a restarted server drops every connection it had.
 from __future__ import annotations
 
 import hmac
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +26,7 @@ from service.adapters.auth.errors import (
     NotAuthenticated,
     UserExists,
 )
+from service.adapters.auth.held import PerThread
 from service.adapters.auth.port import (
     PREFIX,
     SESSION_PREFIX,
@@ -66,9 +66,7 @@ class PgIdentity:
 
     def __init__(self, url: str, data: Data | None = None) -> None:
         self.url, self.data = url, data
-        self._local = threading.local()
-        self._opened: list[Connection] = []
-        self._lock = threading.Lock()
+        self._held: PerThread[Connection] = PerThread(lambda conn: conn.close())
 
     def __enter__(self) -> PgIdentity:
         return self
@@ -77,11 +75,7 @@ class PgIdentity:
         self.close()
 
     def close(self) -> None:
-        with self._lock:
-            opened, self._opened = self._opened, []
-            self._local = threading.local()
-        for conn in opened:
-            conn.close()
+        self._held.close()
 
     def check(self) -> None:
         """Dial the database now, migrating its schema (IdentityNewer, IdentityUnavailable)."""
@@ -201,14 +195,14 @@ class PgIdentity:
             try:
                 return work(conn)
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                self._drop(conn)
+                self._held.drop()
                 if fresh or again:
                     raise IdentityUnavailable(_why(exc)) from None
         raise AssertionError("unreachable")
 
     def _connection(self) -> tuple[Connection, bool]:
         """This thread's connection, and whether it was dialled just now."""
-        conn: Connection | None = getattr(self._local, "conn", None)
+        conn = self._held.get()
         if conn is not None and not conn.closed:
             return conn, False
         try:
@@ -224,17 +218,8 @@ class PgIdentity:
         except BaseException:
             conn.close()
             raise
-        self._local.conn = conn
-        with self._lock:
-            self._opened.append(conn)
+        self._held.put(conn)
         return conn, True
-
-    def _drop(self, conn: Connection) -> None:
-        self._local.conn = None
-        with self._lock:
-            if conn in self._opened:
-                self._opened.remove(conn)
-        conn.close()
 
 
 def _authenticated(conn: Connection, wanted: bytes) -> Grant:

@@ -6,11 +6,11 @@ each thread of this one has its own connection.
 from __future__ import annotations
 
 import hmac
-import threading
 
 import sqlite_utils
 
 from service.adapters.auth.errors import NoSuchToken, NoSuchUser, NotAuthenticated, UserExists
+from service.adapters.auth.held import PerThread
 from service.adapters.auth.port import (
     PREFIX,
     SESSION_PREFIX,
@@ -39,29 +39,22 @@ class Auth:
 
     def __init__(self, data: Data) -> None:
         self.data = data
-        self._local = threading.local()
-        self._opened: list[sqlite_utils.Database] = []
-        self._lock = threading.Lock()
+        self._held: PerThread[sqlite_utils.Database] = PerThread(lambda db: db.conn.close())
         if self.db.conn.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA:
             self._create()
 
     @property
     def db(self) -> sqlite_utils.Database:
         """This thread's connection."""
-        db: sqlite_utils.Database | None = getattr(self._local, "db", None)
+        db = self._held.get()
         if db is None:
-            db = self._local.db = connect(self.data.auth_db, any_thread=True)
-            with self._lock:
-                self._opened.append(db)
+            db = connect(self.data.auth_db, any_thread=True)
+            self._held.put(db)
         return db
 
     def close(self) -> None:
         """Close every thread's connection (when no thread uses one any more)."""
-        with self._lock:
-            opened, self._opened = self._opened, []
-            self._local = threading.local()
-        for db in opened:
-            db.conn.close()
+        self._held.close()
 
     def __enter__(self) -> Auth:
         return self
