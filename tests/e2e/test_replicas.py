@@ -6,7 +6,8 @@ Held here: a webhook delivered to one instance reaches the other within a second
 poll an hour away (the delivery is announced on the database's channel); so does a write on
 one instance (its push is announced); exactly one instance polls the host (the one holding the
 leader's lock, as its log says), and when it is killed with SIGKILL the other takes the lock,
-and the poll, within its try interval."""
+and the poll, within its try interval; PostgreSQL stopped, every instance polls on its own, and
+once it is back they join again by themselves and one polls."""
 
 from __future__ import annotations
 
@@ -175,3 +176,28 @@ def test_one_instance_polls_and_the_other_takes_over_when_it_is_killed(
         leader.service.stop(signal.SIGKILL)
         within(TRY_S + 2.0, lambda: other.events("cluster-leader"), "the other leading")
         eventually(lambda: other.rounds("poll") >= 1, seconds=5, what="the other polling")
+
+
+@pytest.mark.slow
+def test_postgres_stopped_every_instance_polls_alone_and_back_one_leads_again(
+    tmp_path: Path, backend: Backend
+) -> None:
+    seeded(tmp_path, backend)
+    with postgres() as own, ExitStack() as stack:  # a server of this test's own, stopped in it
+        group = replicas(stack, tmp_path, backend, own, poll=1)
+        eventually(lambda: any(r.events("cluster-leader") for r in group), what="a leader")
+        (other,) = [r for r in group if not r.events("cluster-leader")]
+        own.stop()
+        eventually(lambda: all(r.events("cluster-unreachable") for r in group), what="both cut off")
+        polled = other.rounds("poll")
+        eventually(lambda: other.rounds("poll") >= polled + 2, seconds=10, what="the follower polling alone")
+        own.start()
+        eventually(
+            lambda: all(len(r.events("cluster-joined")) >= 2 for r in group), seconds=20, what="rejoined"
+        )
+        eventually(lambda: sum(len(r.events("cluster-leader")) for r in group) >= 2, what="a leader again")
+        time.sleep(3 * TRY_S)
+        polls = [r.rounds("poll") for r in group]
+        time.sleep(4 * TRY_S)
+        grew = [r.rounds("poll") > before for r, before in zip(group, polls, strict=True)]
+        assert grew.count(True) == 1, f"exactly one instance polls again: {grew}"
