@@ -316,6 +316,7 @@ def test_a_form_needs_its_session_token_and_this_site(window: Any, team: Team) -
     with _client(team, page) as client:
         answer = client.post(target, data={"form_token": token, "back": "project"})
     assert answer.status_code == 303 and answer.headers["location"] == PROJECT
+    assert re.fullmatch(r"[0-9a-f]{40}", answer.headers["selfhub-commit"]), "a write names its commit"
 
 
 @pytest.mark.slow  # about 5 s: a browser clicks through several pages

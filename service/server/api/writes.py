@@ -21,10 +21,8 @@ from service.server.api import bodies, fresh, guard, openapi, reads
 from service.server.api.routes import JSON, AnyRequest, answer, data_of, hub_of, origin_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from service.adapters.store.unit import Unit as Batch
-    from service.app.workspace import Workspace
     from service.core.events.events import Origin
     from service.server.live.jobs import Job
     from service.server.live.space import LiveWorkspace
@@ -77,7 +75,7 @@ async def commands(request: AnyRequest, ws: str, project: str | None = None) -> 
     given = guard.authorize(data_of(request), request, ws, "command")  # checked by the route's guard
     body = await request.body()
     origin = origin_of(given.user, request.headers.get("x-selfhub-actor", "human"))
-    job = await _command_job(request, ws, project, origin, decode(body))
+    job = await run_command(request, ws, project, origin, decode(body))
     return _committed(answer(reads.written(list(job.events)), status=201), job.commit)
 
 
@@ -87,35 +85,17 @@ async def run_command(
     project: str | None,
     origin: Origin,
     command: AnyCommand,
-    first: Callable[[Workspace], None] | None = None,
-) -> list[object]:
-    """Run `command` as `origin` on the workspace's writer (`service.app.execute`) and wait
-    for its commit: the events it wrote. The one way a front end of the service runs a command
-    (`POST …/commands`, the web view's forms); `first`, a check of the front end's own, runs in
-    the same job on the state the command sees (no write lands between them)."""
-    job = await _command_job(request, ws, project, origin, command, first)
-    return list(job.events)
-
-
-async def _command_job(
-    request: AnyRequest,
-    ws: str,
-    project: str | None,
-    origin: Origin,
-    command: AnyCommand,
-    first: Callable[[Workspace], None] | None = None,
 ) -> Job:
-    """`run_command`'s job, answered: its events and the commit that holds them."""
+    """Run `command` as `origin` on the workspace's writer (`service.app.execute`) and wait for
+    its commit: the job, answered, with its events and the commit that holds them. The one way a
+    front end of the service runs a command (`POST …/commands`, the web view's forms)."""
     from service.app import execute
     from service.server.live.view import View
 
     live = await _live(request, ws)
 
     def run(batch: Batch) -> object:
-        view = View(live, project, origin, batch)
-        if first is not None:
-            first(view)
-        return execute(view, command)
+        return execute(View(live, project, origin, batch), command)
 
     with _pushed_later(request, ws):
         job = await live.writer.submit_async(run, WRITE_TIMEOUT_S, client=_client(request))

@@ -20,7 +20,7 @@ from litestar.params import Body
 from litestar.response import Redirect
 
 from service.core.errors import Invalid, Refused
-from service.server.api import guard
+from service.server.api import fresh, guard
 from service.server.api.errors import problem_of
 from service.server.api.routes import AnyRequest, origin_of, reading
 from service.server.api.writes import run_command
@@ -63,10 +63,10 @@ async def act(
     shown = record if data.back == "record" else None
     try:
         command = actions.command_of(action, record, data)
-        await _run(request, ws, slug, command)
+        commit = await _run(request, ws, slug, command)
     except (Invalid, Refused) as exc:
         return await anyio.to_thread.run_sync(_refused, request, ws, slug, shown, exc)
-    return _back(ws, slug, shown)
+    return _back(ws, slug, shown, commit)
 
 
 @post("/ws/{ws:str}/projects/{slug:str}/records", guards=[writer])
@@ -74,20 +74,23 @@ async def add(request: AnyRequest, ws: str, slug: str, data: Annotated[AddForm, 
     """A new record of the form's kind; back to the project's page."""
     session.check_form(request, data.form_token)
     try:
-        await _run(request, ws, slug, actions.added(data))
+        commit = await _run(request, ws, slug, actions.added(data))
     except (Invalid, Refused) as exc:
         return await anyio.to_thread.run_sync(_refused, request, ws, slug, None, exc, data)
-    return _back(ws, slug, None)
+    return _back(ws, slug, None, commit)
 
 
-async def _run(request: AnyRequest, ws: str, slug: str, command: AnyCommand) -> None:
+async def _run(request: AnyRequest, ws: str, slug: str, command: AnyCommand) -> str | None:
+    """Run `command` as the session's user: the commit that holds its events."""
     given: Grant = request.state[guard.GRANT]
-    await run_command(request, ws, slug, origin_of(given.user), command)
+    return (await run_command(request, ws, slug, origin_of(given.user), command)).commit
 
 
-def _back(ws: str, slug: str, record: str | None) -> Redirect:
+def _back(ws: str, slug: str, record: str | None, commit: str | None) -> Redirect:
+    """Back to the page the form was on, naming the commit of the write as every write's answer does."""
     parts = ("ws", ws, "projects", slug, *(("records", record) if record else ()))
-    return Redirect(href(*parts), status_code=303)
+    headers = {fresh.COMMIT: commit} if commit is not None else None
+    return Redirect(href(*parts), status_code=303, headers=headers)
 
 
 def _refused(
