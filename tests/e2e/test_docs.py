@@ -265,5 +265,6 @@ def test_a_teams_setup_runs_line_by_line(tmp_path: Path) -> None:
     assert "try a static export" in ben, "the event posted over HTTP reached the second CLI"
     copied = (tmp_path / "agent-copy" / "projects" / "web" / "log" / "000000.jsonl").read_text("utf-8")
     assert "render on the server" in copied, "a reader's clone of the endpoint holds Ben's synced record"
-    assert "shb_" not in (tmp_path / "agent-copy" / ".git" / "config").read_text(), "a token stayed in the clone"
+    clone_config = (tmp_path / "agent-copy" / ".git" / "config").read_text()
+    assert "shb_" not in clone_config, "a token stayed in the clone"
     assert served == printed, "context over HTTP is the CLI's, byte for byte"

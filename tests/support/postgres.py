@@ -93,7 +93,8 @@ def _initdb(root: Path, bin_dir: Path) -> None:
 
 def _create_database(server: Postgres) -> None:
     deadline = time.monotonic() + 30
-    argv = [str(server.bin / "createdb"), "-h", "127.0.0.1", "-p", str(server.port), "-U", "selfhub", "selfhub"]
+    argv = [str(server.bin / "createdb"), "-h", "127.0.0.1", "-p", str(server.port), "-U", "selfhub"]
+    argv.append("selfhub")
     while True:
         done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
         if done.returncode == 0 or time.monotonic() > deadline:
