@@ -191,3 +191,26 @@ def test_a_record_written_here_carries_its_author_and_session() -> None:
     assert (first["author"], first["session"], first["branch"]) == ("ada", "s-42", "")
     assert (second["author"], second["session"]) == ("", "")
     assert written.texts[0].startswith('{"schema":2,"kind":"claim","id":"c1","text":"the API returns JSON"')
+
+
+def test_a_review_made_here_carries_its_note_author_and_session() -> None:
+    from service.core.commands.commands import Clock
+    from service.core.events.events import Origin
+    from service.core.ledger import ledger
+    from tests.unit.test_ledger import NOW, Book
+
+    book = Book()
+    c1 = book.claim("the API returns JSON")
+    c2 = book.claim("clients can parse every response", supports=c1)
+    book.claim("the API returns JSON with a schema", supersedes=c1, supersede_reason="revise")
+    signed = Clock(book.new_id, NOW, Origin("human", True, "s-7", "grace"), "app")
+    book.events += ledger.review(book.state(), signed, c2, "the schema changes nothing for parsing")
+    written = docket_out.docket_export(book.state(), docket_out.written_by(book.events))
+    review = written.lines[-1]
+    assert (review["id"], review["grounds"], review["note"]) == (
+        "c2.r1",
+        {"c1": "c3"},
+        "the schema changes nothing for parsing",
+    )
+    assert (review["author"], review["session"]) == ("grace", "s-7")
+    assert review["ts"] >= written.lines[-2]["ts"]  # when the review was made

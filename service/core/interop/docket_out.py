@@ -112,29 +112,44 @@ class _File:
         return self.sources.get(e.ledger.source or "", {}) if e.ledger is not None else {}
 
 
-def written_by(events: Iterable[Event]) -> dict[str, dict[str, str]]:
-    """Each record's author and session as the event that made it says them (the signed
-    author, `origin.by`; the session its writer named), for the lines of records written here."""
-    found: dict[str, dict[str, str]] = {}
-    for event in events:
-        if event.type in ("entity.confirmed", "entity.proposed") and (
-            event.origin.by or event.origin.session
-        ):
-            entity = msgspec.json.decode(event.payload, type=_Made).entity
-            if entity and entity not in found:
-                found[entity] = {"author": event.origin.by or "", "session": event.origin.session or ""}
-    return found
+class Writes(msgspec.Struct):
+    """Who wrote what here, as the events say (Docket's provenance of a line written here):
+    each record's author and session, and each record's last review (its time, author,
+    session, note and event id)."""
+
+    records: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
+    reviews: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
 
 
 class _Made(msgspec.Struct):
     entity: str = ""
+    why: str | None = None
 
 
-def docket_export(state: State, authors: Mapping[str, Mapping[str, str]] | None = None) -> DocketExport:
+def written_by(events: Iterable[Event]) -> Writes:
+    """The author (`origin.by`, the signed author) and session of each record's first event
+    and of each record's last review made here (not one an import wrote)."""
+    writes = Writes()
+    for event in events:
+        if event.type in ("entity.confirmed", "entity.proposed", "entity.reviewed"):
+            made = msgspec.json.decode(event.payload, type=_Made)
+            who = {"author": event.origin.by or "", "session": event.origin.session or ""}
+            if event.type != "entity.reviewed":
+                writes.records.setdefault(made.entity, who)
+            elif "docket" not in (event.refs or {}):
+                writes.reviews[made.entity] = who | {
+                    "ts": _iso(event.id),
+                    "note": made.why or "",
+                    "id": event.id,
+                }
+    return writes
+
+
+def docket_export(state: State, writes: Writes | None = None) -> DocketExport:
     """The ledger records of `state` as a Docket schema-2 file, in the order they were
-    recorded (an imported ledger's lines in its own order). `authors` (`written_by`): who
-    wrote each record made here, and in which session."""
-    authors = authors or {}
+    recorded (an imported ledger's lines in its own order). `writes` (`written_by`): who
+    wrote each record and review made here, and in which session."""
+    writes = writes or Writes()
     file = _File(state)
     records, names = file.records, file.names
     views = derive(state, [e.id for e in records])
@@ -145,9 +160,10 @@ def docket_export(state: State, authors: Mapping[str, Mapping[str, str]] | None 
         if trail is not None:
             out += _written_back(file, e, trail, owed[e.id])
         else:
-            line = _line(_now(e, file), names, file.rank, _stamped(e) | dict(authors.get(e.id, {})))
+            line = _line(_now(e, file), names, file.rank, _stamped(e) | writes.records.get(e.id, {}))
             out.append(_Out((e.created, 0), _with_id(line, names[e.id])))
-        out += _native_review(e, state.ledger[e.id], names, owed[e.id] | _pinned(file, e))
+        skip = owed[e.id] | _pinned(file, e)
+        out += _native_review(e, state.ledger[e.id], names, skip, writes.reviews.get(e.id, {}))
     out.sort(key=lambda o: o.key)
     renumbered = [
         (alias, names[e.id])
@@ -418,10 +434,13 @@ def _pinned(file: _File, e: Entity) -> set[tuple[str, str]]:
     return {(here[g], here[h]) for g, h in pairs if g in here and h in here}
 
 
-def _native_review(e: Entity, fact: Fact, names: Mapping[str, str], skip: Set[tuple[str, str]]) -> list[_Out]:
+def _native_review(
+    e: Entity, fact: Fact, names: Mapping[str, str], skip: Set[tuple[str, str]], last: Mapping[str, str]
+) -> list[_Out]:
     """One review line for the review marks made here on a claim or decision and still
     standing (`skip`: the grounds it owes a review on now, and those its ledger's own review
-    lines hold, written with those lines)."""
+    lines hold, written with those lines); its time, author, session and note those of the
+    record's last review here (`last`), when known."""
     marks = [
         m for m in fact.reviewed if m.ground in names and m.head in names and (m.ground, m.head) not in skip
     ]
@@ -430,16 +449,17 @@ def _native_review(e: Entity, fact: Fact, names: Mapping[str, str], skip: Set[tu
     trail = e.ledger.docket if e.ledger is not None else None
     numbers = [int(line.line["id"].rsplit(".r", 1)[1]) for line in trail.reviews] if trail else []
     name = names[e.id]
-    at = max([e.created, *(m.as_of for m in marks)])
+    at = last.get("id") or max([e.created, *(m.as_of for m in marks)])
     line = {
         "schema": docket.SCHEMA,
         "kind": "review",
         "id": f"{name}.r{max(numbers, default=0) + 1}",
         "reviews": name,
         "grounds": {names[m.ground]: names[m.head] for m in marks},
-        "note": "",
+        "note": last.get("note", ""),
         **_stamped(e),
         "ts": _iso(at),
+        **{k: last[k] for k in ("author", "session") if k in last},
     }
     return [_Out((at, 1), line)]
 
