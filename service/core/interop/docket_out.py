@@ -362,7 +362,7 @@ def _shaped(fields: Mapping[str, Any]) -> dict[str, Any]:
         out["evidence"] = [{"ref": item} if isinstance(item, str) else item for item in evidence]
     if isinstance(out.get("scope"), str):
         out["scope"] = [out["scope"]]
-    return out if out != fields else dict(fields)
+    return out
 
 
 def _provenance(raw: Mapping[str, Any]) -> dict[str, str]:
@@ -383,7 +383,7 @@ def _renamed_record(raw: dict[str, Any], rename: Mapping[str, str]) -> dict[str,
             out[name] = [g for g in groups if g]
         else:
             out[name] = [rename[t] for t in value if isinstance(t, str) and t in rename]
-    return out if out != raw else raw
+    return out
 
 
 def _series(raw: dict[str, Any], field: str, rename: Mapping[str, str]) -> dict[str, Any]:
