@@ -2,21 +2,38 @@
 
 Docket (NovusEdge/docket) prints, for `list --json --superseded`, each record with views it
 computes at read time: `project` in `docket/ledger.py` (corrections folded in by
-`corrections.py`, reviews attached by `reviews.py`, then retirement, applicability and
-resolution) and `evaluate` in `docket/support.py` (support, review owed, lost grounds). This
-module states those rules again, from reading that source, so a test can hold what Docket
-would show for a file `self export docket` wrote against selfhub's own rows. Nothing here is
-Docket's code; only the rules are. `tests/fixtures/conformance/docket-real/expected.json`
-(what Docket printed for its own ledger) is the fixed point these rules reproduce.
+`corrections.py: fold`, reviews attached by `reviews.py: fold`, then retirement,
+`_decision_applicability` and `resolved_by`) and `evaluate` in `docket/support.py` (support,
+review owed, lost grounds). This module states those rules again, from reading that source,
+so a test can hold what Docket would show for a file `self export docket` wrote against
+selfhub's own rows. Nothing here is Docket's code; only the rules are.
+`tests/fixtures/conformance/docket-real/expected.json` (what Docket printed for its own
+ledger) is the fixed point these rules reproduce.
+
+The rules are those of Docket's current source, the version whose reader numbers each kind
+on its own (`docket_reader.PER_KIND`), which reads every file the export writes. Two of them
+changed from the earlier stored versions (`ledger.py` at `049e5aa`, `support.py` at
+`55d7239`), and `expected.json` cannot tell them apart (no current decision of that ledger
+depends on a superseded record, and no review there pins a ground that inherits a flag):
+
+- a prerequisite is followed through supersessions to the head of its chain
+  (`ledger._decision_applicability`, with `support.head_of`); the earlier version asked
+  whether the record cited was itself available, so any superseded prerequisite blocked;
+- a review's pin lifts a ground's own causes and the ground is tested again for the two it
+  inherits, `blocked` and `flagged` (`support.evaluate`, its `ground`; `support.INHERITED`);
+  the earlier version cleared a pinned ground whatever flagged it.
 
 The rules, in short:
 
 - corrections: a correction line's fields replace the record's, in line order;
 - reviews: each review line's grounds (ground → head) pin flags on the record it reviews;
 - retired_by: the record whose `supersedes` names it;
-- applicable (decisions): adopted, not retired, and every `depends_on` available — a claim
-  available when accepted and not retired, a decision when applicable; `blocked_by` lists,
-  in order and once each, every unavailable prerequisite and what blocks it (a retired or
+- applicable (decisions): adopted, not retired, and every `depends_on` available, each
+  followed to the head of its chain: a `reverse` crossed makes it unavailable, naming the
+  head; otherwise the head is asked — a claim available when accepted, a decision when
+  applicable, one whose walk comes back to a decision still being asked after a supersession
+  unavailable, naming the head. `blocked_by` lists, in file order of the decisions and once
+  each, every unavailable prerequisite as cited and then what made it so (a retired or
   revoked decision names itself);
 - resolved_by (questions): the current accepted claims and current adopted applicable
   decisions that answer it; a question with one is `resolved`;
@@ -26,14 +43,15 @@ The rules, in short:
   unsupported; flagged when the head is circular, a `revise` was crossed, the head is
   unassessed or disputed, the head is a decision not applicable (`blocked`), or the head is
   itself flagged; the worst cause wins, the first of equals. A flagged ground the record's
-  reviews pinned at that head is clean. A set counts as its worst ground, a record as its
-  best set (clean with no sets). A decision whose prerequisite was revised (no reversal on
-  the way) and not pinned is flagged too. Levels are the least fixed point from
-  unsupported; records whose level differs from the greatest fixed point (from clean) are
-  circular and flagged, and circular records a review clears are cleared from the frontier
-  up. `review_owed` lists, for a flagged record, each flagged ground of each flagged set
-  (and the revised prerequisites); `lost_grounds`, for an unsupported record, each
-  unsupported ground.
+  reviews pinned at that head loses its own causes and stays flagged only for an inherited
+  one (`blocked`, else `flagged` when the head is flagged and not circular). A set counts as
+  its worst ground, a record as its best set (clean with no sets). A decision whose
+  prerequisite was revised (no reversal on the way) and not pinned is flagged too. Levels
+  are the least fixed point from unsupported; records whose level differs from the greatest
+  fixed point (from clean) are circular and flagged, and circular records a review clears are
+  cleared from the frontier up. `review_owed` lists, for a flagged record, each flagged
+  ground of each flagged set (and the revised prerequisites); `lost_grounds`, for an
+  unsupported record, each unsupported ground.
 """
 
 from __future__ import annotations
@@ -88,14 +106,57 @@ def _folded(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(records.values())
 
 
+def _head(ident: str, retired: dict[str, str], reason: dict[str, str]) -> tuple[str, list[str]]:
+    """`support.head_of`: the record a citation comes to, and the reasons crossed on the way."""
+    crossed: list[str] = []
+    while ident in retired and len(crossed) <= len(retired):  # Docket's reader refuses a loop
+        ident = retired[ident]
+        crossed.append(reason[ident])
+    return ident, crossed
+
+
+class _Loop(Exception):
+    """A prerequisite walk came back, after a supersession, to a decision still being asked."""
+
+
 def _applicability(
     entries: list[dict[str, Any]], retired: dict[str, str]
 ) -> tuple[dict[str, bool], dict[str, list[str]]]:
+    """`ledger._decision_applicability`: each decision in file order, each prerequisite
+    followed to the head of its chain."""
     by_id = {e["id"]: e for e in entries}
+    reason = {e["id"]: e.get("supersede_reason", DEFAULT_REASON) for e in entries}
     applicable: dict[str, bool] = {}
     blocked: dict[str, list[str]] = {}
+    asking: set[str] = set()
+    hops = [0]
 
     def check(ident: str) -> tuple[bool, list[str]]:
+        if ident in asking:
+            if hops[0]:
+                raise _Loop
+            raise ValueError(f"{ident}: depends_on forms a cycle")  # Docket refuses the ledger
+        asking.add(ident)
+        try:
+            return answer(ident)
+        finally:
+            asking.discard(ident)
+
+    def prerequisite(cited: str) -> tuple[bool, list[str]]:
+        head, crossed = _head(cited, retired, reason)
+        if "reverse" in crossed:
+            return False, [head]
+        if head == cited:
+            return check(head)
+        hops[0] += 1
+        try:
+            return check(head)
+        except _Loop:
+            return False, [head]
+        finally:
+            hops[0] -= 1
+
+    def answer(ident: str) -> tuple[bool, list[str]]:
         if ident in applicable:
             return applicable[ident], blocked[ident]
         e = by_id[ident]
@@ -109,10 +170,10 @@ def _applicability(
             return False, [ident]
         blockers: list[str] = []
         for dependency in e["depends_on"]:
-            ok, why = check(dependency)
-            for reason in [dependency, *why] if not ok else []:
-                if reason not in blockers:
-                    blockers.append(reason)
+            ok, why = prerequisite(dependency)
+            for name in [dependency, *why] if not ok else []:
+                if name not in blockers:
+                    blockers.append(name)
         applicable[ident], blocked[ident] = not blockers, blockers
         return not blockers, blockers
 
@@ -153,11 +214,7 @@ class _Support:
         }
 
     def head(self, ident: str) -> tuple[str, list[str]]:
-        crossed: list[str] = []
-        while ident in self.retired and len(crossed) <= len(self.retired):  # Docket's reader refuses a loop
-            ident = self.retired[ident]
-            crossed.append(self.reason[ident])
-        return ident, crossed
+        return _head(ident, self.retired, self.reason)
 
     def ground(self, owner: str, cited: str, level: dict[str, int]) -> tuple[int, str, str]:
         head, crossed = self.head(cited)
@@ -175,8 +232,12 @@ class _Support:
         ):
             if applies and to < value:
                 value, because = to, why
-        if value == FLAGGED and (cited, head) in self.pins[owner]:
+        if value == FLAGGED and (cited, head) in self.pins[owner]:  # the pin lifts the ground's own causes
             value, because = CLEAN, ""
+            if target["kind"] == "decision" and self.applicable.get(head) is False:
+                value, because = FLAGGED, "blocked"
+            elif level.get(head) == FLAGGED and head not in self.circular:
+                value, because = FLAGGED, "flagged"
         return value, head, because
 
     def prerequisites(self, e: dict[str, Any]) -> list[tuple[str, str]]:
@@ -296,32 +357,22 @@ def theirs(text: str) -> dict[str, dict[str, Any]]:
     return {row["id"]: {k: row[k] for k in keys if k in row} for row in views(text)}
 
 
-def without_reasons(row: dict[str, Any]) -> dict[str, Any]:
-    """A row without the word for why a ground is flagged: where a ground is flagged both for
-    its head's state and for a flag the head inherits, selfhub names the inherited flag and
-    Docket the state (the same grounds owe the same reviews)."""
-    if "review_owed" not in row:
-        return row
-    return row | {"review_owed": [{k: v for k, v in o.items() if k != "because"} for o in row["review_owed"]]}
-
-
-def disagreements(state: Any, seen: Any = None) -> list[str]:
-    """Each record whose views differ between selfhub and Docket's reading of the export
-    (`seen`: what of each row is compared, the whole row by default)."""
+def disagreements(state: Any) -> list[str]:
+    """Each record whose views differ between selfhub and Docket's reading of the export."""
     from service.core.interop import docket_out
     from tests.support import docket_reader
 
     written = docket_out.docket_export(state)
     text = "".join(line + "\n" for line in written.texts)
     try:
-        docket_reader.read(text, docket_reader.V049E5AA)
+        for version in (docket_reader.V049E5AA, docket_reader.PER_KIND):  # the rules above are the latter's
+            docket_reader.read(text, version)
     except docket_reader.Refused as exc:
         return [f"Docket's reader refuses the export: {exc}"]
-    mine = {k: seen(v) if seen else v for k, v in ours(state, written.names).items()}
-    read = {k: seen(v) if seen else v for k, v in theirs(text).items()}
-    found = [f"{i}: ours {mine.get(i)} != Docket's {read.get(i)}" for i in sorted(mine.keys() | read.keys())]
+    mine = ours(state, written.names)
+    read = theirs(text)
     return [
-        line
-        for line, i in zip(found, sorted(mine.keys() | read.keys()), strict=True)
+        f"{i}: ours {mine.get(i)} != Docket's {read.get(i)}"
+        for i in sorted(mine.keys() | read.keys())
         if mine.get(i) != read.get(i)
     ]

@@ -114,6 +114,51 @@ def test_a_review_made_stale_here_is_owed_in_docket_too() -> None:
     assert docket_views.theirs(exported(book.state()))["c2"]["support"] == "clean"
 
 
+def test_a_reviewed_ground_still_flagged_by_what_it_inherits_reads_alike() -> None:
+    """c3 rests on c2, which is unassessed and itself flagged (it rests on a disputed c1). A
+    review of c3 lifts c2's own cause, and c2's flag still flags the ground, in selfhub and in
+    Docket (the review line is written; Docket's pin lifts the own causes alone)."""
+    book = Book()
+    c1 = book.claim("the API returns JSON", state="disputed")
+    c2 = book.claim("clients can parse every response", state="unassessed", supports=c1)
+    c3 = book.claim("the parser needs no schema", supports=c2)
+    assert [o.reason for o in book.view(c3).review_owed] == ["unassessed"]
+    book.review(c3)
+    assert [(o.ground, o.reason) for o in book.view(c3).review_owed] == [(c2, "flagged")]
+    assert '"reviews":"c3","grounds":{"c2":"c2"}' in exported(book.state())
+    read = docket_views.theirs(exported(book.state()))["c3"]
+    assert (read["support"], read["review_owed"]) == (
+        "flagged",
+        [{"ground": "c2", "head": "c2", "because": "flagged"}],
+    )
+    assert docket_views.disagreements(book.state()) == []
+    book.review(c2)  # c2's own flag taken: c3's ground is clean in both
+    assert (book.view(c3).support, docket_views.theirs(exported(book.state()))["c3"]["support"]) == (
+        "clean",
+        "clean",
+    )
+    assert docket_views.disagreements(book.state()) == []
+
+
+def test_a_decision_whose_prerequisite_was_superseded_reads_alike() -> None:
+    """Docket follows a prerequisite to the head of its chain: a restated one still holds, a
+    disputed head blocks (naming the cited record and the head), a reversal blocks."""
+    book = Book()
+    c1 = book.claim("the license allows it")
+    d2 = book.decision("vendor the library", depends_on=c1)
+    c3 = book.claim("the license allows it, restated", supersedes=c1, supersede_reason="restate")
+    read = docket_views.theirs(exported(book.state()))["d2"]
+    assert (book.view(d2).blocked, read["applicable"], read["blocked_by"]) == (False, True, [])
+    book.assess(c3, "disputed")
+    read = docket_views.theirs(exported(book.state()))["d2"]
+    assert (book.view(d2).blocked_by, read["blocked_by"]) == ((c1, c3), ["c1", "c3"])
+    book.assess(c3, "accepted")
+    book.claim("the license forbids it", supersedes=c3, supersede_reason="reverse")
+    read = docket_views.theirs(exported(book.state()))["d2"]
+    assert (read["applicable"], read["blocked_by"]) == (False, ["c1", "c4"])
+    assert docket_views.disagreements(book.state()) == []
+
+
 class Watched(Book):
     """A Book whose every state after a ledger command is checked against Docket's reading."""
 
@@ -159,9 +204,6 @@ BEYOND_DOCKET = {
     "test_a_cycle_with_an_outside_ground_is_supported": "a relation to a later record: Docket's point back",
     "test_a_supersession_cycle_ends_the_chain": "a relation to a later record: Docket's point back",
     "test_decisions_waiting_on_each_other_stay_blocked": "a relation to a later record: Docket's point back",
-    "test_blocking_follows_supersession_chains": (
-        "a prerequisite superseded: selfhub asks the head of its chain, Docket the record cited"
-    ),
 }
 
 

@@ -5,8 +5,9 @@ correction lines and its review lines, each in the place and the bytes its ledge
 What changed here since the import is written over the record's own line — the fields
 whose value now differs from what the ledger read (a claim assessed, a decision revoked),
 each one then dropped from the correction lines that set it — and a review line keeps only
-the grounds this ledger does not owe a review on now (an assessment or a new head since the
-review makes the record owe it again, and Docket reads the line that way too). A line
+the grounds this ledger does not owe a review on now for a cause of their own (an assessment
+or a new head since the review makes the record owe it again, and Docket reads the line that
+way too; a flag the ground inherits is never a review's to lift, here or in Docket). A line
 nothing touched keeps its bytes, so `import → export` of a Docket ledger gives the file back.
 
 A record written here gets a line in the shape and key order Docket's writer gives one,
@@ -31,7 +32,7 @@ from service.core.events import ids
 from service.core.events.events import DocketLine, DocketTrail, Event, LedgerFields
 from service.core.fold.state import Entity, Fact, State
 from service.core.ledger import docket
-from service.core.ledger.derived import DEFAULT_REASON, derive
+from service.core.ledger.derived import DEFAULT_REASON, INHERITED, Owed, derive
 from service.core.ledger.ledger import aliases
 
 RELATIONS = ("supports", "depends_on", "answers", "supersedes")
@@ -153,7 +154,7 @@ def docket_export(state: State, writes: Writes | None = None) -> DocketExport:
     file = _File(state)
     records, names = file.records, file.names
     views = derive(state, [e.id for e in records])
-    owed = {i: {(o.ground, o.head) for o in view.review_owed} for i, view in views.items()}
+    owed = {i: _owed_own(view.review_owed) for i, view in views.items()}
     out: list[_Out] = []
     for e in records:
         trail = e.ledger.docket if e.ledger is not None else None
@@ -171,6 +172,14 @@ def docket_export(state: State, writes: Writes | None = None) -> DocketExport:
         if e.ledger is not None and (alias := e.ledger.alias) and alias != names[e.id]
     ]
     return DocketExport([o.line for o in out], renumbered, [_text(o) for o in out], names)
+
+
+def _owed_own(owed: Iterable[Owed]) -> set[tuple[str, str]]:
+    """The grounds and heads owed a review for a cause of their own: a review's pin there is
+    stale. A ground owed only for a flag it inherits (`blocked`, `flagged`) keeps its pin,
+    which Docket reads as selfhub does: the pin lifts the ground's own causes and the
+    inherited one still flags it (`support.evaluate` in Docket's source)."""
+    return {(o.ground, o.head) for o in owed if o.reason not in INHERITED}
 
 
 def _anchors(state: State) -> dict[str, str]:
@@ -410,7 +419,8 @@ def _review(
     raw: dict[str, Any], rename: Mapping[str, str], here: Mapping[str, str], owed: Set[tuple[str, str]]
 ) -> dict[str, Any] | None:
     """A review line with the grounds this ledger still takes as reviewed: a ground it owes
-    a review on now is left out, so Docket owes it too (None: no ground left)."""
+    a review on now for a cause of its own is left out, so Docket owes it too (None: no
+    ground left)."""
     out = _series(raw, "reviews", rename)
     grounds = {
         rename[g]: rename[h]
@@ -438,9 +448,9 @@ def _native_review(
     e: Entity, fact: Fact, names: Mapping[str, str], skip: Set[tuple[str, str]], last: Mapping[str, str]
 ) -> list[_Out]:
     """One review line for the review marks made here on a claim or decision and still
-    standing (`skip`: the grounds it owes a review on now, and those its ledger's own review
-    lines hold, written with those lines); its time, author, session and note those of the
-    record's last review here (`last`), when known."""
+    standing (`skip`: the grounds it owes a review on now for a cause of their own, and those
+    its ledger's own review lines hold, written with those lines); its time, author, session
+    and note those of the record's last review here (`last`), when known."""
     marks = [
         m for m in fact.reviewed if m.ground in names and m.head in names and (m.ground, m.head) not in skip
     ]
