@@ -37,7 +37,7 @@ from service.server.live.hub import Hub
 from service.server.mcp import ROUTES as MCP
 from service.server.mcp import Mcp
 from service.server.mirror.mirrors import Mirrors, Peers, Told
-from service.server.mirror.replicated import Replicated
+from service.server.mirror.replicated import Replicated, Turns
 from service.server.web import templating
 from service.server.web.routes import ROUTER as VIEW
 
@@ -94,6 +94,15 @@ def _peers(config: ServiceConfig, log: Any) -> Peers | None:
     return Cluster(config.identity, log)
 
 
+def _turns(config: ServiceConfig, log: Any) -> Turns | None:
+    """The instances' turns at pushing a workspace (`--replicated` on the identity database)."""
+    if config.identity is None:
+        return None
+    from service.adapters.cluster.turns import Turns as OnDatabase
+
+    return OnDatabase(config.identity, log)
+
+
 def _identity(data: Data, config: ServiceConfig, log: Any) -> Identity:
     """The users and tokens the guard asks on every request: in the PostgreSQL database
     `--identity` names, migrated now (a newer schema refused before anything binds; a database
@@ -128,7 +137,7 @@ def build(root: Path, config: ServiceConfig | None = None, log_to: TextIO | None
     peers = _peers(config, log)  # the other instances on the identity database, if any
     mirrors = Mirrors(data, hub, index.refresh, log, counted, peers=peers)  # remote-backed workspaces
     if config.replication.replicated:  # writes answered once their backend holds them
-        hub.replicate = Replicated(mirrors).push
+        hub.replicate = Replicated(mirrors, _turns(config, log))
     told.mirrors = mirrors
 
     failed = threading.Event()

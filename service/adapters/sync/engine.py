@@ -50,6 +50,7 @@ class Options:
     deadline: float = DEFAULT_DEADLINE
     pause: float = 0.05  # the first pause after a rejected push; doubles up to max_pause
     max_pause: float = 2.0
+    at_once: int = 0  # rejected pushes tried again at once, before the pauses start
     activity: Activity | None = None
     stage: Stage | None = None
     hook: Hook | None = None
@@ -87,6 +88,7 @@ class Summary(msgspec.Struct):
     bytes_received: int = 0
     bytes_sent: int = 0
     seconds: float = 0.0
+    paused: float = 0.0  # of them, the pauses between rejected pushes and the next attempt
 
 
 # --- sync -------------------------------------------------------------------------------------
@@ -108,8 +110,7 @@ def sync(
         for attempt in range(max(1, opts.tries)):
             if attempt:
                 summary.retries += 1
-                cap = min(opts.max_pause, opts.pause * 2 ** (attempt - 1))
-                time.sleep(opts.rng.uniform(cap / 2, cap))
+                summary.paused += _pause(opts, attempt)
             if _attempt(store, conn, name, opts, summary, given if attempt == 0 else None):
                 return summary
         raise KeptMoving(
@@ -121,6 +122,20 @@ def sync(
         summary.bytes_received = conn.received + (given.received if given is not None else 0)
         summary.bytes_sent = conn.sent
         summary.seconds = round(time.monotonic() - started, 3)
+        summary.paused = round(summary.paused, 3)
+
+
+def _pause(opts: Options, attempt: int) -> float:
+    """Before attempt `attempt` (1 on): none for the first `opts.at_once` (a rejected push means
+    another just landed, so the remote is likely still for a moment), then a jittered pause
+    from `opts.pause`, doubling up to `opts.max_pause`. The seconds paused."""
+    late = attempt - opts.at_once
+    if late <= 0:
+        return 0.0
+    cap = min(opts.max_pause, opts.pause * 2 ** (late - 1))
+    pause = opts.rng.uniform(cap / 2, cap)
+    time.sleep(pause)
+    return pause
 
 
 def _usable(store: Store, url: str, fetched: Fetched | None) -> Fetched | None:

@@ -10,6 +10,12 @@ without one meaning they are not on their way (`gather`) — so clients in a loo
 instead of alternating in two halves; a lone client, or one opening a new connection for each
 post, never makes a commit wait. `.git/index` is written once no job came for `INDEX_AFTER_S`
 (half a second), so a run of lone posts pays for it once.
+
+With `--replicated` (`replicate`) a batch is answered once pushed to the backend. Before its
+commit the writer waits for the workspace's push turn (`Replicate.turn`: instances pushing one
+backend take turns instead of racing its compare-and-swap), and every write that queued
+meanwhile joins the batch (`_joining`): one commit and one push carry them all, so the wait
+for a turn is shared by every write it delayed.
 """
 
 from __future__ import annotations
@@ -19,8 +25,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Protocol
 
 from service.adapters.store.unit import Unit
 from service.server.live import outside
@@ -76,10 +82,19 @@ class Returning:
         return max((job.answered for job in self._theirs), default=0.0)
 
 
-Replicate = Callable[["LiveWorkspace"], "str | None"]
-"""`--replicated`: pushes the workspace's main to its backend (the sync protocol, on the
-writer thread under the store lock) and gives the backend's head; None when the workspace has
-no backend. Raises when the push failed."""
+class Replicate(Protocol):
+    """`--replicated` (`server/mirror/replicated.py`)."""
+
+    def turn(self, live: LiveWorkspace) -> AbstractContextManager[object]:
+        """Held around a batch's commit and push: the workspace's turn at pushing (waits for
+        the other instances' pushes before it)."""
+        ...
+
+    def push(self, live: LiveWorkspace) -> str | None:
+        """Push the workspace's main to its backend (the sync protocol, on the writer thread
+        under the store lock) and give the backend's head; None when the workspace has no
+        backend. Raises when the push failed."""
+        ...
 
 
 class Writer:
@@ -92,6 +107,7 @@ class Writer:
         self.holding = False  # the store lock, for a batch or an alone job: main moves by this thread
         self._unindexed: set[str] = set()  # files committed since .git/index was written
         self._returning = Returning()
+        self._later: list[Job | None] = []  # taken from the queue while joining a batch: next
         self._thread = threading.Thread(target=self._loop, name=f"writer-{live.name}", daemon=True)
         self._thread.start()
 
@@ -140,22 +156,55 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
-            try:
-                first = self._queue.get(timeout=INDEX_AFTER_S if self._unindexed else None)
-            except queue.Empty:
-                self._index()
-                continue
-            jobs, ending = gather(self._queue, first, self._returning)
+            if self._later:
+                jobs, ending = self._taken()
+            else:
+                try:
+                    first = self._queue.get(timeout=INDEX_AFTER_S if self._unindexed else None)
+                except queue.Empty:
+                    self._index()
+                    continue
+                jobs, ending = gather(self._queue, first, self._returning)
             for group in _groups(jobs):
                 if group[0].alone:
                     self._alone(group[0])
                 else:
-                    self._commit(group)
-                    self._returning.committed(group, time.monotonic())
+                    self._batch(group)
             if ending:
                 if self._unindexed:
                     self._index()
                 return
+
+    def _taken(self) -> tuple[list[Job], bool]:
+        """The jobs `_joining` took from the queue and left for the next round, in order."""
+        taken, self._later = self._later, []
+        jobs = [job for job in taken if job is not None]
+        return jobs, len(jobs) < len(taken)
+
+    def _batch(self, jobs: list[Job]) -> None:
+        """Commit `jobs` (and with `replicate`, push them) and answer them."""
+        if self.replicate is None:
+            self._commit(jobs)
+        else:
+            with self.replicate.turn(self.live):  # never raises: without a turn, a push races
+                jobs += self._joining(MAX_JOBS - len(jobs))
+                self._commit(jobs)
+        self._returning.committed(jobs, time.monotonic())
+
+    def _joining(self, room: int) -> list[Job]:
+        """The batch jobs queued since the batch was gathered (up to `room`), to join it; an
+        `alone` job, and any after it, waits in `_later` for the next round, in order."""
+        joined: list[Job] = []
+        while len(joined) < room and not self._later:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is None or job.alone:
+                self._later.append(job)
+            else:
+                joined.append(job)
+        return joined
 
     def _commit(self, jobs: list[Job]) -> None:
         live = self.live
@@ -195,7 +244,7 @@ class Writer:
         if self.replicate is None or all(job.error is not None for job in jobs):
             return self.live.head
         try:
-            pushed = self.replicate(self.live)
+            pushed = self.replicate.push(self.live)
         except Exception as exc:
             raise NotReplicated(exc) from exc
         return pushed or self.live.head
