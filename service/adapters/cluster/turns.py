@@ -37,7 +37,16 @@ class Turns:
         """`url`: the database's libpq URL; `log`: the app's structlog logger."""
         self.url, self.log, self.wait_s, self.down_s = url, log, wait_s, down_s
         self._sessions = threading.local()  # each writer thread's connection
+        self._opened: list[psycopg.Connection[Any]] = []  # every thread's, for `close`
+        self._lock = threading.Lock()
         self._down_until = 0.0
+
+    def close(self) -> None:
+        """Close every session (their turns go with them)."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
 
     @contextmanager
     def turn(self, workspace: str) -> Iterator[bool]:
@@ -57,7 +66,6 @@ class Turns:
             return None
         try:
             conn = self._session()
-            conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self.wait_s * 1000)}ms",))
             conn.execute("SELECT pg_advisory_lock(%s)", (_key(workspace),))
             return conn
         except psycopg.errors.LockNotAvailable:
@@ -83,7 +91,10 @@ class Turns:
         if conn is None or conn.closed:
             info = make_conninfo(self.url, connect_timeout=CONNECT_S, application_name="selfhub-push")
             conn = psycopg.connect(info, autocommit=True)
+            conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self.wait_s * 1000)}ms",))
             self._sessions.conn = conn
+            with self._lock:
+                self._opened = [c for c in self._opened if not c.closed] + [conn]
         return conn
 
     def _away(self, exc: Exception) -> None:

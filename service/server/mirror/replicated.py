@@ -1,13 +1,20 @@
 """`self serve --replicated`: a write to a remote-backed workspace is answered only once its
-backend holds it. The workspace's writer (`server/live/writer.py`) calls `Replicated.push`
-after each group commit, on its thread and under the store lock: the sync protocol (the same
-as a round's, `round.py`) puts the batch on the backend's main with compare-and-swap, fetching
-and trying again after a jittered pause while other instances push first. Its answer is main
-as the backend holds it, the commit each write's answer names (`Selfhub-Commit`); a push that
-failed after its tries is the batch's `NotReplicated` (503).
+backend holds it. The workspace's writer (`server/live/writer.py`) holds the workspace's push
+turn (`Replicated.turn`) around each group commit and its push, then calls `Replicated.push`,
+on its thread and under the store lock: the sync protocol (the same as a round's, `round.py`)
+puts the batch on the backend's main with compare-and-swap. Its answer is main as the backend
+holds it, the commit each write's answer names (`Selfhub-Commit`); a push that failed after its
+tries is the batch's `NotReplicated` (503).
 
-Each push logs `replicated-push` (debug; info once it lost the compare-and-swap): its losses
-and where its time went, fetching (with the rebase on what came), pushing and pausing."""
+Instances on one database take turns (`adapters/cluster/turns.py`): racing the compare-and-swap
+instead, the instance whose fetch-rebase-push is quicker won again and again while the other
+fetched, lost and paused, its writes queued behind it for seconds. A push after its turn's wait
+fetches first (another instance most likely pushed meanwhile); a push without a turn (one
+instance, or the database away) starts from the head last synced, with no fetch, and a
+rejected push is tried again at once before the jittered pauses start.
+
+Each push logs `replicated-push` (debug; info once it lost the compare-and-swap): its losses,
+its turn and the wait for it, and where its time went: fetching, rebasing, pushing, pausing."""
 
 from __future__ import annotations
 
@@ -28,8 +35,8 @@ if TYPE_CHECKING:
     from service.server.live.space import LiveWorkspace
     from service.server.mirror.mirrors import Mirrors
 
-# Tried until it is in (instances racing to the backend take turns after jittered pauses),
-# within the write's 30 s (`api/writes.py`): a client waits for it.
+# Tried until it is in (without turns, instances racing to the backend retry at once, then
+# after jittered pauses), within the write's 30 s (`api/writes.py`): a client waits for it.
 PUSH_OPTIONS = Options(tries=40, timeout=5.0, deadline=20.0, pause=0.02, max_pause=0.4, at_once=1)
 
 
