@@ -1,8 +1,15 @@
 """One connection per thread, closed when its thread ends (a worker pool's threads come and go)
-or when its adapter is closed: neither adapter keeps a connection no thread can use."""
+or when its adapter is closed: neither adapter keeps a connection no thread can use.
+
+A connection is closed only by the process that opened it. A child forked from a threaded
+process (the git endpoint's `git` programs are spawned that way) drops the other threads'
+locals as it starts, before it runs the program: closing their connections there would wait
+on a lock some other thread of the parent held at the fork, forever, with the parent waiting
+on the child (and, for PostgreSQL, would end the parent's session on the shared socket)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -14,13 +21,14 @@ C = TypeVar("C")
 class _Held(Generic[C]):
     """A thread's connection; collected with the thread's locals, and closed then."""
 
-    __slots__ = ("__weakref__", "close", "conn")
+    __slots__ = ("__weakref__", "close", "conn", "pid")
 
     def __init__(self, conn: C, close: Callable[[C], None]) -> None:
-        self.conn, self.close = conn, close
+        self.conn, self.close, self.pid = conn, close, os.getpid()
 
     def __del__(self) -> None:
-        self.close(self.conn)
+        if os.getpid() == self.pid:  # never in a forked child (the module's docstring)
+            self.close(self.conn)
 
 
 class PerThread(Generic[C]):
