@@ -177,3 +177,29 @@ def test_a_prefetch_of_another_url_or_without_its_objects_is_not_used(tmp_path: 
         summary = sync(b, options=FAST, fetched=fetched)
         assert summary.head == remote.decode() and summary.pulled in (0, 2)
     assert b.head() == remote.decode()
+
+
+@pytest.mark.parametrize("local", [0, 2])
+def test_a_prefetch_older_than_the_last_sync_is_not_pushed_over(tmp_path: Path, local: int) -> None:
+    """A prefetch the store's own sync overtook (a `--replicated` batch pushed meanwhile) names
+    a head the backend has left: the round neither rebases onto it nor pushes over it. With
+    main where the last sync left it the round does nothing; with local events it fetches
+    again and pushes them once, without a rejected push."""
+    with counted_remote(tmp_path) as (a, b, counter):
+        live = LiveWorkspace("b", b, Quiet(), Writer)
+        try:
+            fetched = prefetch(b.root, remotes.DEFAULT, FAST)  # the backend as it was
+            append(b, 3, text="pushed by b's writer")
+            sync(b, options=FAST)  # overtakes the prefetch
+            mine = append(b, local, text="not pushed yet") if local else []
+            live.load()
+            counter.reset()
+            with b.locked():
+                summary = sync_live(live, FAST, fetched)
+            assert summary.retries == 0 and summary.pushed == local
+            assert counter.connections == (2 if local else 0), "a fetch and a push, or nothing"
+            sync(a, options=FAST)
+            assert a.head() == b.head() == live.head
+            assert {e.id for e in mine} <= set(event_ids(a))
+        finally:
+            live.close()

@@ -71,7 +71,7 @@ class Turns:
         except psycopg.errors.LockNotAvailable:
             self.log.warning("push-turn-waited", workspace=workspace, wait_s=self.wait_s)
             return None
-        except psycopg.Error as exc:
+        except Exception as exc:  # the database away (psycopg.Error), or anything else: no turn
             self._away(exc)
             return None
 
