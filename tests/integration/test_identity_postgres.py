@@ -5,7 +5,8 @@ unavailable (never as an allow or a refusal) until it is back, without a new ada
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -101,5 +102,16 @@ def test_a_thread_that_ends_leaves_no_connection_open(server: Postgres) -> None:
             thread = threading.Thread(target=identity.users)
             thread.start()
             thread.join()
-        assert held() <= 2  # this thread's, and at most one not yet collected
-    assert held() == 0
+        assert settled(held, lambda n: n <= 2)  # this thread's, and at most one not yet collected
+    assert settled(held, lambda n: n == 0)
+
+
+def settled(count: Callable[[], int], good: Callable[[int], bool]) -> bool:
+    """`count()` is good within 10 s: a backend leaves pg_stat_activity a moment after its client
+    closed the connection (later on a loaded machine)."""
+    deadline = time.monotonic() + 10
+    while not good(count()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
