@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
+from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
 
 from service.adapters.sync import Options, remotes
@@ -110,7 +111,11 @@ class Replicated:
         held, waited = self._turns.get(live.name, (False, 0.0))
         phases = Phases()
         start = None if held else known_head(live)  # after a turn's wait, most likely another's push
-        summary = sync_live(live, dataclasses.replace(self.options, hook=phases), start)
+        options = dataclasses.replace(self.options, hook=phases)
+        try:
+            summary = sync_live(live, options, start)
+        except FileLocked:  # a round's prefetch was writing the same pack at once: it is in now
+            summary = sync_live(live, options)
         self.mirrors.synced(live.name, "write", summary)  # the other instances fetch it
         (self.mirrors.log.info if summary.retries else self.mirrors.log.debug)(
             "replicated-push",
