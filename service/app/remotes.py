@@ -178,6 +178,7 @@ class Cloned(msgspec.Struct, frozen=True):
     bytes_received: int
     bytes_sent: int
     seconds: float
+    paused: float  # of the seconds, the pauses between a rejected push and the next try
 
 
 def clone_document(root: str, summary: Summary) -> Cloned:

@@ -106,7 +106,6 @@ class Hot(msgspec.Struct, gc=False):
     table: Path | sqlite3.Connection  # the cold table's file, or the table itself when held in memory
     left: list[ColdRecord] = msgspec.field(default_factory=list)  # left the slice, not in the table
     filed: dict[str, list[Report]] = msgspec.field(default_factory=dict)  # reports not in the table
-    reader: sqlite3.Connection | None = None  # the table's file held open for `near`, once opened
     fill: bool = False  # the records that only fill a section are kept out (a project's log)
     place: tuple[Path, str] | None = None  # the store and the log, to make a spoilt table anew
 
@@ -116,9 +115,6 @@ class Hot(msgspec.Struct, gc=False):
         are then in the table."""
         if self.place is None or not isinstance(self.table, Path):
             raise  # (called where a read failed) a table held in memory: nothing to mend
-        if self.reader is not None:
-            self.reader.close()
-            self.reader = None
         root, log = self.place
         _discard(self.table)
         made = _read(root, log, _paths(root, log)[0], self.table)
@@ -158,8 +154,7 @@ class Hot(msgspec.Struct, gc=False):
             (r.entity for r in left if hotslice.section(r.entity) == section), key=hotslice.placing
         )
         skip = set(self.unsaved)
-        cursor = self._reader().execute(_FILLING, (section,))
-        stored = (e for (blob,) in cursor if (e := _record_decoder.decode(blob).entity).id not in skip)
+        stored = (e for e in self._stored(section) if e.id not in skip)
         inside = self.state.entities
         return heapq.merge((e for e in stored if e.id not in inside), extra, key=hotslice.placing)
 
@@ -178,24 +173,32 @@ class Hot(msgspec.Struct, gc=False):
             return []
         return [r for r in self.left if hotslice.fills(self.state, r.entity, r.fact)]
 
-    def _reader(self) -> sqlite3.Connection:
-        if self.reader is None:  # context asks a row at a time: opened once, not for each
-            held = self.table
-            self.reader = held if isinstance(held, sqlite3.Connection) else _open_table(held)
-        return self.reader
+    def _stored(self, section: str) -> Iterator[Entity]:
+        """The table's records of `section` in render order, read in growing batches, the
+        file opened for each batch only: a reader that stops early (the budget is spent)
+        leaves no connection open behind it, whenever it is collected."""
+        offset, size = 0, _FIRST_BATCH
+        while True:
+            with _opened(self.table) as table:
+                blobs = table.execute(_FILLING_BATCH, (section, size, offset)).fetchall()
+            for (blob,) in blobs:
+                yield _record_decoder.decode(blob).entity
+            if len(blobs) < size:
+                return
+            offset, size = offset + size, min(size * 4, _LAST_BATCH)
 
     @_mended
     def near(self, ids: Collection[str]) -> list[str]:
         """The ids of records outside the slice that sort right before and after each of `ids`."""
         found = list(neighbours(sorted(self.unsaved))(ids)) if self.left else []
         wanted = list(ids)
-        reader = self._reader()
-        for start in range(0, len(wanted), 500):
-            batch = wanted[start : start + 500]
-            rows = ",".join(["(?)"] * len(batch))
-            sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
-            for before, after in reader.execute(sql, batch):
-                found += [x for x in (before, after) if x is not None]
+        with _opened(self.table) as reader:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                rows = ",".join(["(?)"] * len(batch))
+                sql = f"WITH w(id) AS (VALUES {rows}) SELECT {_BEFORE}, {_AFTER} FROM w"
+                for before, after in reader.execute(sql, batch):
+                    found += [x for x in (before, after) if x is not None]
         return found
 
     @_mended
@@ -310,6 +313,8 @@ def _alias(r: ColdRecord) -> str | None:
 
 
 _FILLING = "SELECT record FROM cold WHERE section = ? ORDER BY unset, priority, created DESC, id"  # `placing`
+_FILLING_BATCH = f"{_FILLING} LIMIT ? OFFSET ?"
+_FIRST_BATCH, _LAST_BATCH = 64, 4096  # rows of a section read at once: a budget reads tens
 _BEFORE = "(SELECT max(id) FROM cold WHERE id < w.id)"
 _AFTER = "(SELECT min(id) FROM cold WHERE id > w.id)"
 
