@@ -20,6 +20,7 @@ the web view's cookie is Secure by."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import socket
 from pathlib import Path
@@ -45,8 +46,10 @@ class Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, settings: ServiceConfig, log: Any) -> None:
         super().__init__(config)
         self.settings, self.log = settings, log
+        self.loop: asyncio.AbstractEventLoop | None = None  # the one serving, once started
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started:
             bound = [s.getsockname() for server in self.servers for s in server.sockets]
@@ -58,14 +61,21 @@ class Server(uvicorn.Server):
             )
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """A stop asked for by a signal. This runs as a signal handler, between two bytecodes
+        of whatever the main thread was doing, perhaps inside a lock (the hub's, the log's):
+        it takes none, and leaves the line and the end of the streams to the event loop."""
+        if not self.should_exit:
+            if self.loop is not None:
+                self.loop.call_soon_threadsafe(self._stopping, sig)
+            else:
+                self._stopping(sig)
+        super().handle_exit(sig, frame)
+
+    def _stopping(self, sig: int) -> None:
         state = getattr(self.config.app, "state", None)
         if state is not None and "hub" in state:
             state["hub"].end_streams()  # a stream never ends by itself
-        if not self.should_exit:
-            self.log.info(
-                "stopping", signal=signal.Signals(sig).name, grace_s=self.settings.limits.shutdown_s
-            )
-        super().handle_exit(sig, frame)
+        self.log.info("stopping", signal=signal.Signals(sig).name, grace_s=self.settings.limits.shutdown_s)
 
 
 def serve(
